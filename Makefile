@@ -1,0 +1,55 @@
+# Thin wrapper over CMake. `make` builds Release into build/; see README.md.
+PREFIX ?= /usr/local
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+PY     ?= /usr/bin/python3
+CMAKE_FLAGS ?=
+
+.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz clean
+
+all: build/Makefile
+	@$(MAKE) --no-print-directory -C build -j$(JOBS)
+
+build/Makefile: CMakeLists.txt
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+
+run: all
+	./build/bin/cort demo demo/digits_cnn.onnx demo/samples
+
+# Installs what the tests need (Debian packages) if missing, builds, runs every test.
+check: deps all
+	@scripts/run_tests.sh build
+
+deps:
+	@scripts/install_deps.sh
+
+test: all
+	@scripts/run_tests.sh build
+
+conformance: all
+	@scripts/conformance.sh build
+
+build-asan/Makefile: CMakeLists.txt
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCORT_SANITIZE=address -DCMAKE_C_COMPILER=clang-14 >/dev/null
+build-tsan/Makefile: CMakeLists.txt
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_SANITIZE=thread -DCMAKE_C_COMPILER=clang-14 >/dev/null
+
+asan: build-asan/Makefile
+	@$(MAKE) --no-print-directory -C build-asan -j$(JOBS)
+tsan: build-tsan/Makefile
+	@$(MAKE) --no-print-directory -C build-tsan -j$(JOBS)
+
+asan-check: deps asan
+	@CORT_LANE=asan scripts/run_tests.sh build-asan
+tsan-check: deps tsan
+	@CORT_LANE=tsan scripts/run_tests.sh build-tsan
+
+install: all
+	@cmake --install build --prefix $(PREFIX)
+
+fuzz:
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 >/dev/null
+	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) fuzz_model
+	@scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,249 @@
+/*
+ * cort — an ONNX inference runtime in C11.  This is the only public header.
+ *
+ * General rules (they apply to every function below unless its comment says otherwise):
+ *  - Every fallible call returns a cort_status*: NULL means success.  A non-NULL status is owned by
+ *    the caller and must be freed with cort_status_free().  Out-of-memory is always reported: the
+ *    OOM status is a preallocated static object (freeing it is a harmless no-op).
+ *  - The library never aborts, exits or prints.
+ *  - Output parameters (`out`) are written only on success; on failure they are left untouched
+ *    and no reference is leaked.
+ *  - "Borrowed" pointers stay owned by the object they come from and are valid as long as it is.
+ *  - Objects are thread-safe where said; options objects are not: configure them from one thread,
+ *    then they may be shared read-only (e.g. passed to many cort_session_create calls at once).
+ */
+#ifndef CORT_H
+#define CORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CORT_API
+#else
+#define CORT_API __attribute__((visibility("default")))
+#endif
+
+#define CORT_VERSION_MAJOR 0
+#define CORT_VERSION_MINOR 1
+#define CORT_VERSION_PATCH 0
+/* "MAJOR.MINOR.PATCH"; static string. Thread-safe. */
+CORT_API const char *cort_version(void);
+
+/* ---- status: every fallible call returns cort_status*; NULL means success ---- */
+typedef struct cort_status cort_status;
+typedef enum cort_code {
+    CORT_OK = 0,
+    CORT_ERROR_INVALID_ARGUMENT,   /* bad argument, unknown input/output name, wrong dtype/shape */
+    CORT_ERROR_INVALID_MODEL,      /* malformed or inconsistent model file */
+    CORT_ERROR_NOT_IMPLEMENTED,    /* operator, opset version or type not supported (reported at session creation) */
+    CORT_ERROR_OUT_OF_MEMORY,      /* returnable even when allocating the status itself fails */
+    CORT_ERROR_IO,                 /* file cannot be read */
+    CORT_ERROR_CANCELLED,          /* run stopped through cort_run_options_set_terminate */
+    CORT_ERROR_RUNTIME             /* a kernel failed at run time (message names node and op) */
+} cort_code;
+/* The code of a status; CORT_OK for NULL. Thread-safe. */
+CORT_API cort_code   cort_status_code(const cort_status *status);
+/* Borrowed message, valid until the status is freed; "" for NULL. Thread-safe. */
+CORT_API const char *cort_status_message(const cort_status *status);
+/* Frees a status. NULL is a no-op; the static out-of-memory status is never freed. */
+CORT_API void        cort_status_free(cort_status *status);
+/* Static name of a code, e.g. "INVALID_ARGUMENT". */
+CORT_API const char *cort_code_name(cort_code code);
+
+/* ---- element types: values equal ONNX TensorProto.DataType ---- */
+typedef enum cort_type {
+    CORT_TYPE_UNDEFINED = 0, CORT_TYPE_FLOAT = 1, CORT_TYPE_UINT8 = 2, CORT_TYPE_INT8 = 3,
+    CORT_TYPE_UINT16 = 4, CORT_TYPE_INT16 = 5, CORT_TYPE_INT32 = 6, CORT_TYPE_INT64 = 7,
+    CORT_TYPE_STRING = 8, CORT_TYPE_BOOL = 9, CORT_TYPE_FLOAT16 = 10, CORT_TYPE_DOUBLE = 11,
+    CORT_TYPE_UINT32 = 12, CORT_TYPE_UINT64 = 13, CORT_TYPE_COMPLEX64 = 14,
+    CORT_TYPE_COMPLEX128 = 15, CORT_TYPE_BFLOAT16 = 16
+} cort_type;
+/* Bytes per element (strings: sizeof(char*)); 0 for an unknown type. */
+CORT_API size_t      cort_type_size(cort_type type);
+/* Static lower-case ONNX name, e.g. "float", "int64", "bfloat16"; "undefined" for unknown values. */
+CORT_API const char *cort_type_name(cort_type type);
+
+/* ---- session options ----
+ * Not thread-safe while being modified; a session copies what it needs, so options may be freed
+ * right after cort_session_create returns. */
+typedef struct cort_session_options cort_session_options;
+CORT_API cort_status *cort_session_options_create(cort_session_options **out);
+CORT_API void         cort_session_options_free(cort_session_options *options);   /* NULL is a no-op */
+/* intra-op threads for this session; 0 = one per available core; 1 = no extra thread
+ * (run_async still works with 1). Negative values are rejected. */
+CORT_API cort_status *cort_session_options_set_threads(cort_session_options *options, int threads);
+/* 0 = no graph optimization, 1 = basic (constant folding, eliminations), 2 = all (fusions, layout).
+ * Default 2. Other values are rejected. */
+CORT_API cort_status *cort_session_options_set_optimization_level(cort_session_options *options, int level);
+/* append an execution provider by name ("cpu", "xnnpack"); providers are tried in order,
+ * the CPU provider is always the fallback. keys/values may be NULL when count is 0.
+ * Unknown providers, or providers not built into this library, return CORT_ERROR_NOT_IMPLEMENTED. */
+CORT_API cort_status *cort_session_options_append_provider(cort_session_options *options, const char *name,
+                                                           const char *const *keys, const char *const *values,
+                                                           size_t count);
+/* Value for a symbolic dimension (ValueInfo dim_param) used for creation-time shape inference and
+ * to validate inputs at run time. The name is copied. */
+CORT_API cort_status *cort_session_options_set_dim(cort_session_options *options, const char *name, int64_t value);
+
+/* ---- session: thread-safe; any number of threads may run it at once ---- */
+typedef struct cort_session cort_session;
+/* options may be NULL (defaults). The path is not used after the call returns (the file is
+ * memory-mapped; the mapping belongs to the session). Thread-safe: sessions may be created
+ * concurrently from many threads. */
+CORT_API cort_status *cort_session_create(const char *path, const cort_session_options *options, cort_session **out);
+/* the bytes are not used after the call returns */
+CORT_API cort_status *cort_session_create_from_memory(const void *bytes, size_t length,
+                                                      const cort_session_options *options, cort_session **out);
+/* adds a reference; returns session. Thread-safe. */
+CORT_API cort_session *cort_session_retain(cort_session *session);
+/* drops the caller's reference. Runs in flight keep the session alive until their callbacks return.
+ * Safe to call from inside a run_async callback, including for the last reference: it does not
+ * deadlock and does not leak. NULL is a no-op. Thread-safe. */
+CORT_API void         cort_session_release(cort_session *session);
+/* Graph inputs that are not initializers, and graph outputs. Thread-safe. */
+CORT_API size_t       cort_session_input_count(const cort_session *session);
+CORT_API size_t       cort_session_output_count(const cort_session *session);
+/* borrowed; valid while the session lives; NULL for an index out of range */
+CORT_API const char  *cort_session_input_name(const cort_session *session, size_t index);
+CORT_API const char  *cort_session_output_name(const cort_session *session, size_t index);
+
+/* Declared type of an input/output (value_info of the graph). kind: 1 tensor, 2 sequence,
+ * 3 optional, 4 map, 0 unknown. For tensors *elem_type is the element type and *rank / dims the
+ * declared shape (-1 in a dim for a symbolic or unknown dimension; rank -1 if unknown).
+ * dims may be NULL to query the rank only; at most max_dims entries are written. Borrowed
+ * symbolic names are available through cort_session_input_dim_name. Thread-safe. */
+typedef struct cort_value_type {
+    int       kind;
+    cort_type elem_type;
+    int       rank;
+} cort_value_type;
+CORT_API cort_status *cort_session_input_type(const cort_session *session, size_t index, cort_value_type *type,
+                                              int64_t *dims, size_t max_dims);
+CORT_API cort_status *cort_session_output_type(const cort_session *session, size_t index, cort_value_type *type,
+                                               int64_t *dims, size_t max_dims);
+/* Symbolic name of dimension `dim` of input/output `index` (borrowed), or NULL if it is not symbolic. */
+CORT_API const char  *cort_session_input_dim_name(const cort_session *session, size_t index, size_t dim);
+CORT_API const char  *cort_session_output_dim_name(const cort_session *session, size_t index, size_t dim);
+/* Model metadata (borrowed strings living with the session; "" when absent). key: "producer_name",
+ * "producer_version", "domain", "doc_string", "graph_name", "graph_doc_string", or "metadata:KEY" for
+ * metadata_props entries (NULL if that key is absent). */
+CORT_API const char  *cort_session_metadata(const cort_session *session, const char *key);
+/* IR version and opset version imported for `domain` ("" or "ai.onnx" for the default domain; 0 if not imported). */
+CORT_API int64_t      cort_session_ir_version(const cort_session *session);
+CORT_API int64_t      cort_session_opset(const cort_session *session, const char *domain);
+
+/* ---- values: reference counted; a tensor, a sequence, an optional or a map ----
+ * Reference counting is thread-safe. The contents of a value are not synchronized: do not write a
+ * tensor's data while a run reads it. */
+typedef struct cort_value cort_value;
+/* runtime-owned, zero-filled buffer (string tensors: every element is ""). rank may be 0 (scalar);
+ * shape may be NULL when rank is 0. Dimensions must be >= 0. */
+CORT_API cort_status *cort_tensor_create(cort_type type, const int64_t *shape, size_t rank, cort_value **out);
+/* caller-owned buffer: the runtime never frees it; the caller keeps it valid until the value's
+ * last reference is released (the runtime may hold references while a run is in flight).
+ * bytes must be at least element_count * cort_type_size(type). For CORT_TYPE_STRING, data is an
+ * array of element_count `char*` (NUL-terminated UTF-8), also caller-owned. */
+CORT_API cort_status *cort_tensor_wrap(void *data, size_t bytes, cort_type type, const int64_t *shape, size_t rank,
+                                       cort_value **out);
+/* Borrowed; NULL for a value that is not a tensor. For strings: an array of `char*`. */
+CORT_API void          *cort_tensor_data(const cort_value *value);
+CORT_API cort_type      cort_tensor_type(const cort_value *value);
+CORT_API size_t         cort_tensor_rank(const cort_value *value);
+CORT_API const int64_t *cort_tensor_shape(const cort_value *value);   /* borrowed, rank entries */
+CORT_API size_t         cort_tensor_element_count(const cort_value *value);
+CORT_API size_t         cort_tensor_bytes(const cort_value *value);
+/* Replaces string element `index` of a runtime-owned string tensor with a copy of s. */
+CORT_API cort_status   *cort_tensor_set_string(cort_value *value, size_t index, const char *s);
+/* adds a reference; returns value. NULL-safe. */
+CORT_API cort_value    *cort_value_retain(cort_value *value);
+CORT_API void           cort_value_release(cort_value *value);              /* NULL is a no-op */
+/* 1 tensor, 2 sequence, 3 optional, 4 map, 0 for NULL. */
+CORT_API int            cort_value_kind(const cort_value *value);
+
+/* Sequences: an ordered list of values (tensors of one element type). */
+/* Creates a sequence holding new references to items[0..count). elem_type is used when count is 0. */
+CORT_API cort_status   *cort_sequence_create(cort_type elem_type, cort_value *const *items, size_t count, cort_value **out);
+CORT_API size_t         cort_sequence_length(const cort_value *sequence);
+/* borrowed item (retain it to keep it beyond the sequence's life); NULL if out of range */
+CORT_API cort_value    *cort_sequence_at(const cort_value *sequence, size_t index);
+CORT_API cort_type      cort_sequence_elem_type(const cort_value *sequence);
+/* Optionals: contents NULL means "no value". contents is retained. For an empty optional,
+ * contents_kind (1 tensor, 2 sequence) and elem_type describe the declared type. */
+CORT_API cort_status   *cort_optional_create(cort_value *contents, int contents_kind, cort_type elem_type, cort_value **out);
+CORT_API cort_value    *cort_optional_value(const cort_value *optional);   /* borrowed, NULL if empty */
+/* Maps: keys tensor (1-D, integer or string) and values tensor or sequence, both retained. */
+CORT_API cort_status   *cort_map_create(cort_value *keys, cort_value *values, cort_value **out);
+CORT_API cort_value    *cort_map_keys(const cort_value *map);     /* borrowed */
+CORT_API cort_value    *cort_map_values(const cort_value *map);   /* borrowed */
+
+/* ---- run options: shared by reference with runs in flight ----
+ * Thread-safe: set_terminate may be called from any thread at any time. */
+typedef struct cort_run_options cort_run_options;
+CORT_API cort_status *cort_run_options_create(cort_run_options **out);
+CORT_API void         cort_run_options_free(cort_run_options *options);   /* NULL is a no-op; safe while runs using it are in flight */
+/* may be called from any thread at any time; every run using these options that has not finished
+ * stops at the next node boundary (or sooner) and fails with CORT_ERROR_CANCELLED. terminate = 0
+ * clears the flag for runs that start afterwards. */
+CORT_API void         cort_run_options_set_terminate(cort_run_options *options, int terminate);
+
+/* ---- run ----
+ * run_options may be NULL. outputs[i] == NULL on entry: the runtime allocates the output and stores
+ * a new reference in outputs[i]. outputs[i] != NULL: the result is written into that tensor (its
+ * type and shape must match, else CORT_ERROR_INVALID_ARGUMENT). On failure no reference is leaked
+ * and entries that were NULL on entry are NULL again. Thread-safe: any number of threads may run one
+ * session at once; inputs are only read. */
+CORT_API cort_status *cort_session_run(cort_session *session, const cort_run_options *run_options,
+                                       const char *const *input_names, cort_value *const *inputs, size_t input_count,
+                                       const char *const *output_names, size_t output_count, cort_value **outputs);
+
+/* Called exactly once per accepted run, on a runtime thread, never on the submitting thread before
+ * cort_session_run_async has returned. The callback owns status (NULL on success) and one
+ * reference to each outputs[i] (n_outputs equals the requested count on success, 0 on failure);
+ * the outputs array itself is only valid during the call. */
+typedef void (*cort_run_callback)(void *user_data, cort_status *status, cort_value **outputs, size_t n_outputs);
+/* Everything it needs from its arguments is copied or retained before it returns: the caller may
+ * free the name and value arrays, release the input and output values and free the run options
+ * right after the call. outputs may be NULL (all allocated by the runtime) or an array whose
+ * non-NULL entries are written into. A non-NULL return means the run was not accepted and the
+ * callback will not be called. Works with any thread count, including 1. */
+CORT_API cort_status *cort_session_run_async(cort_session *session, const cort_run_options *run_options,
+                                             const char *const *input_names, cort_value *const *inputs, size_t input_count,
+                                             const char *const *output_names, size_t output_count, cort_value *const *outputs,
+                                             cort_run_callback callback, void *user_data);
+
+/* ---- process-wide CPU allocator ---- */
+/* Statistics of the process-wide CPU allocator (thread-safe; callable at any time). */
+typedef struct cort_allocator_stats {
+    size_t bytes_in_use;    /* bytes currently allocated through it */
+    size_t peak_bytes;      /* largest bytes_in_use seen so far */
+    size_t allocations;     /* number of allocations made so far */
+} cort_allocator_stats;
+CORT_API cort_status *cort_allocator_get_stats(cort_allocator_stats *out);
+/* Identity of the process-wide allocator that the session's `provider` ("cpu", later "xnnpack") allocates
+ * from: the same non-NULL pointer for every session of the process once initialization has succeeded, and
+ * it stays valid after every session is released. NULL when the session has no such provider. */
+CORT_API const void  *cort_session_allocator(const cort_session *session, const char *provider);
+
+/* A user allocator. alloc returns memory aligned to at least `alignment` (a power of two >= 64)
+ * or NULL; free accepts what alloc returned. Both must be thread-safe. */
+#define CORT_ALLOCATOR_VERSION 1
+typedef struct cort_allocator {
+    uint32_t version;                                   /* CORT_ALLOCATOR_VERSION */
+    void *(*alloc)(void *context, size_t size, size_t alignment);
+    void  (*free)(void *context, void *ptr);
+    void  *context;
+} cort_allocator;
+/* Installs a user allocator for the whole process. The struct is copied; context must stay valid for
+ * the life of the process. Allowed only before the first allocation through cort (any create call);
+ * afterwards it fails with CORT_ERROR_INVALID_ARGUMENT. Thread-safe. */
+CORT_API cort_status *cort_set_allocator(const cort_allocator *allocator);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CORT_H */

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# ONNX backend-test conformance: runs every test of the node, pytorch-converted, pytorch-operator and
+# simple suites with `cort test` and compares the failures with tests/conformance/expected_failures.txt.
+#
+#   scripts/conformance.sh BUILD_DIR
+#
+# Exits nonzero on an unexpected failure (a failing test not in the list) or an unexpected pass (a
+# listed test that passes: remove it from the list). CORT_CONFORMANCE_UPDATE=1 rewrites the list
+# with the current failures instead (existing reasons are kept, new entries get "TODO: <message>").
+# Other knobs: CORT_TESTDATA (data folder), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
+# CORT_CONFORMANCE_TIMEOUT (seconds per test, default 300), CORT_CONFORMANCE_ARGS (extra `cort test` options).
+set -u
+
+if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$1
+CORT=$BUILD/bin/cort
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LIST=$ROOT/tests/conformance/expected_failures.txt
+DATA=${CORT_TESTDATA:-/usr/share/libonnx-testdata/data}
+SUITES="node pytorch-converted pytorch-operator simple"
+JOBS=${CORT_CONFORMANCE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+TIMEOUT=${CORT_CONFORMANCE_TIMEOUT:-300}
+
+if [ ! -x "$CORT" ]; then
+    echo "conformance: $CORT not found (build first)" >&2
+    exit 2
+fi
+DIRS=""
+for s in $SUITES; do
+    if [ ! -d "$DATA/$s" ]; then
+        echo "conformance: test data $DATA/$s not found (install libonnx-testdata)" >&2
+        exit 2
+    fi
+    DIRS="$DIRS $DATA/$s"
+done
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+start=$(date +%s)
+# shellcheck disable=SC2086
+"$CORT" test --quiet --jobs "$JOBS" --timeout "$TIMEOUT" --list-failures "$TMP/failures" ${CORT_CONFORMANCE_ARGS:-} $DIRS \
+    > "$TMP/out"
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+if [ $rc -ne 0 ] && [ $rc -ne 1 ] || [ ! -f "$TMP/failures" ]; then
+    echo "conformance: '$CORT test' did not complete (exit status $rc)" >&2
+    tail -n 20 "$TMP/out" >&2
+    exit 2
+fi
+summary=$(tail -n 1 "$TMP/out")
+
+# failure reasons: "FAIL suite/name: reason"
+sed -n 's/^FAIL \([^:]*\): \(.*\)$/\1\t\2/p' "$TMP/out" > "$TMP/reasons"
+sort -u "$TMP/failures" > "$TMP/failed"
+
+# expected list: first token of each non-comment line
+touch "$LIST"
+sed -e 's/#.*$//' -e 's/[[:space:]]*$//' -e 's/^[[:space:]]*//' "$LIST" | awk 'NF { print $1 }' | sort -u > "$TMP/expected"
+
+# every test id that exists
+: > "$TMP/all"
+for s in $SUITES; do
+    for m in "$DATA/$s"/*/model.onnx; do
+        [ -f "$m" ] || continue
+        t=$(basename "$(dirname "$m")")
+        echo "$s/$t" >> "$TMP/all"
+    done
+done
+sort -u -o "$TMP/all" "$TMP/all"
+
+if [ "${CORT_CONFORMANCE_UPDATE:-0}" = "1" ]; then
+    {
+        # keep the leading comment block of the old list
+        awk '/^[[:space:]]*#/ || /^[[:space:]]*$/ { print; next } { exit }' "$LIST"
+        if ! grep -q '^[[:space:]]*#' "$LIST"; then
+            echo "# ONNX backend tests that are expected to fail: 'suite/name  # reason', one per line."
+            echo "# Checked by scripts/conformance.sh; regenerate with CORT_CONFORMANCE_UPDATE=1 make conformance."
+            echo
+        fi
+        while IFS= read -r id; do
+            old=$(awk -v id="$id" '{ line = $0; sub(/^[[:space:]]+/, "", line); split(line, f, /[[:space:]]+/)
+                                     if (f[1] == id && index(line, "#")) { sub(/^[^#]*#[[:space:]]*/, "", line); print line; exit } }' "$LIST")
+            if [ -z "$old" ]; then
+                msg=$(awk -F '\t' -v id="$id" '$1 == id { print $2; exit }' "$TMP/reasons" | cut -c1-160)
+                old="TODO: ${msg:-reason}"
+            fi
+            printf '%s  # %s\n' "$id" "$old"
+        done < "$TMP/failed"
+    } > "$TMP/newlist"
+    cp "$TMP/newlist" "$LIST"
+    echo "conformance: rewrote $LIST with $(wc -l < "$TMP/failed") failing tests"
+    echo "$summary"
+    exit 0
+fi
+
+unexpected_fail=$(comm -23 "$TMP/failed" "$TMP/expected")
+unexpected_pass=$(comm -12 <(comm -23 "$TMP/expected" "$TMP/failed") "$TMP/all")
+stale=$(comm -23 "$TMP/expected" "$TMP/all")
+
+echo "conformance ($elapsed s): $summary"
+for s in $SUITES; do
+    total=$(grep -c "^$s/" "$TMP/all")
+    failed=$(grep -c "^$s/" "$TMP/failed")
+    expected=$(grep -c "^$s/" "$TMP/expected")
+    printf '  %-18s %4d/%-4d passed  (%d failed, %d expected to fail)\n' "$s" $((total - failed)) "$total" "$failed" "$expected"
+done
+total=$(wc -l < "$TMP/all")
+failed=$(wc -l < "$TMP/failed")
+printf '  %-18s %4d/%-4d passed  (%d failed, %d expected to fail)\n' "overall" $((total - failed)) "$total" "$failed" \
+    "$(wc -l < "$TMP/expected")"
+
+status=0
+if [ -n "$unexpected_fail" ]; then
+    status=1
+    echo "UNEXPECTED FAILURES ($(echo "$unexpected_fail" | wc -l)):"
+    while IFS= read -r id; do
+        msg=$(awk -F '\t' -v id="$id" '$1 == id { print $2; exit }' "$TMP/reasons")
+        echo "  $id: ${msg:-see cort test output}"
+    done <<< "$unexpected_fail"
+fi
+if [ -n "$unexpected_pass" ]; then
+    status=1
+    echo "UNEXPECTED PASSES ($(echo "$unexpected_pass" | wc -l)) - remove it from the list ($LIST):"
+    echo "$unexpected_pass" | sed 's/^/  /'
+fi
+if [ -n "$stale" ]; then
+    status=1
+    echo "LISTED TESTS THAT DO NOT EXIST - remove it from the list ($LIST):"
+    echo "$stale" | sed 's/^/  /'
+fi
+if [ $status -eq 0 ]; then
+    echo "conformance: OK (all failures are expected)"
+fi
+exit $status

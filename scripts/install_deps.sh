@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need (Debian packages), only if something is missing.
+set -euo pipefail
+pkgs=(cmake make gcc clang-14 libclang-rt-14-dev libonnx-testdata python3-onnx python3-numpy python3-pytest)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "installing: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

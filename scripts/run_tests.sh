@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test against one build folder: unit tests (ctest), CLI tests, the ONNX backend
+# conformance suite against its expected-failures list. Prints a final "N passed, M failed".
+# Usage: scripts/run_tests.sh BUILD_DIR      (CORT_LANE=asan|tsan selects the sanitizer lane's subset)
+set -uo pipefail
+build=${1:-build}
+lane=${CORT_LANE:-release}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+passed=0; failed=0
+step() {   # name, command...
+    local name=$1; shift
+    echo "=== $name"
+    if "$@"; then passed=$((passed+1)); echo "--- ok: $name"; else failed=$((failed+1)); echo "--- FAILED: $name"; fi
+}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
+if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
+if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
+if [ "$lane" = release ] && [ -x scripts/fuzz.sh ] && [ -n "${CORT_FUZZ_SECONDS:-}" ]; then
+    step "fuzz" scripts/fuzz.sh build-fuzz "$CORT_FUZZ_SECONDS"
+fi
+echo "test suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,156 @@
+/* The process-wide CPU allocator: one owner object, created, published and initialized inside
+ * one once-guard (the XNNPACK lesson: never publish an owner that a racing initializer can
+ * replace). Blocks carry a 64-byte header holding their size, so statistics are exact and the
+ * data stays 64-byte aligned. */
+#include "alloc.h"
+#include "once.h"
+#include "status.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu_allocator {
+    cort_allocator impl;          /* system or user allocator */
+    atomic_size_t  in_use, peak, allocations;
+} cpu_allocator;
+
+static cort_once g_once = CORT_ONCE_INIT;
+static cpu_allocator *_Atomic g_owner;
+static const cort_allocator *g_pending_user;  /* read only inside the once initializer */
+
+static atomic_long fail_at;    /* test hook: 0 = off */
+static atomic_long alloc_count;
+
+static void *sys_alloc(void *ctx, size_t size, size_t alignment) {
+    (void)ctx;
+    void *p = NULL;
+    if (posix_memalign(&p, alignment, size ? size : 1)) return NULL;
+    return p;
+}
+static void sys_free(void *ctx, void *p) { (void)ctx; free(p); }
+
+static cort_status *init_owner(void *arg) {
+    (void)arg;
+    /* The owner lives for the whole process: allocated from the system, never freed, never replaced. */
+    cpu_allocator *a = NULL;
+    if (posix_memalign((void **)&a, CORT_ALIGNMENT, sizeof *a)) return cort_error_oom();
+    memset(a, 0, sizeof *a);
+    if (g_pending_user) a->impl = *g_pending_user;
+    else a->impl = (cort_allocator){ CORT_ALLOCATOR_VERSION, sys_alloc, sys_free, NULL };
+    atomic_init(&a->in_use, 0);
+    atomic_init(&a->peak, 0);
+    atomic_init(&a->allocations, 0);
+    atomic_store_explicit(&g_owner, a, memory_order_release);
+    return NULL;
+}
+
+cort_status *cort_alloc_init(void) { return cort_once_run(&g_once, init_owner, NULL); }
+
+static cpu_allocator *owner(void) {
+    cpu_allocator *a = atomic_load_explicit(&g_owner, memory_order_acquire);
+    if (a && cort_once_done(&g_once)) return a;
+    cort_status *st = cort_alloc_init();
+    if (st) { cort_status_free(st); return NULL; }
+    return atomic_load_explicit(&g_owner, memory_order_acquire);
+}
+
+const void *cort_cpu_allocator_identity(void) { return owner(); }
+
+cort_status *cort_set_allocator(const cort_allocator *allocator) {
+    if (!allocator) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: allocator is NULL");
+    if (allocator->version != CORT_ALLOCATOR_VERSION)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: version %u, expected %u",
+                          allocator->version, CORT_ALLOCATOR_VERSION);
+    if (!allocator->alloc || !allocator->free)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: alloc and free must be set");
+    /* Installing the allocator IS the one-time initialization, done under the guard's lock so a
+     * concurrent first allocation either happens before (and we refuse) or after (and uses it). */
+    static cort_allocator copy;   /* written once, before publication, under the once lock below */
+    pthread_mutex_lock(&g_once.lock);
+    if (atomic_load(&g_once.done)) {
+        pthread_mutex_unlock(&g_once.lock);
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_set_allocator: the allocator is already in use; install it before the first cort call");
+    }
+    copy = *allocator;
+    g_pending_user = &copy;
+    cort_status *st = init_owner(NULL);
+    if (!st) atomic_store_explicit(&g_once.done, 1, memory_order_release);
+    pthread_mutex_unlock(&g_once.lock);
+    return st;
+}
+
+cort_status *cort_allocator_get_stats(cort_allocator_stats *out) {
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_allocator_get_stats: out is NULL");
+    cpu_allocator *a = owner();
+    if (!a) return cort_error_oom();
+    out->bytes_in_use = atomic_load(&a->in_use);
+    out->peak_bytes = atomic_load(&a->peak);
+    out->allocations = atomic_load(&a->allocations);
+    return NULL;
+}
+
+void cort_test_alloc_fail_at(long n) {
+    atomic_store(&alloc_count, 0);
+    atomic_store(&fail_at, n);
+}
+long cort_test_alloc_count(void) { return atomic_load(&alloc_count); }
+
+typedef struct block_header { size_t size; size_t magic; } block_header;
+#define HEADER CORT_ALIGNMENT
+#define MAGIC ((size_t)0xC0A7C0A7u)
+
+void *cort_malloc(size_t size) {
+    long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
+    long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    if (f > 0 && n >= f) return NULL;
+    cpu_allocator *a = owner();
+    if (!a || size > SIZE_MAX - HEADER) return NULL;
+    char *base = a->impl.alloc(a->impl.context, size + HEADER, CORT_ALIGNMENT);
+    if (!base) return NULL;
+    block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
+    h->size = size;
+    h->magic = MAGIC;
+    size_t now = atomic_fetch_add_explicit(&a->in_use, size, memory_order_relaxed) + size;
+    atomic_fetch_add_explicit(&a->allocations, 1, memory_order_relaxed);
+    size_t peak = atomic_load_explicit(&a->peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {}
+    return base + HEADER;
+}
+
+void cort_free(void *ptr) {
+    if (!ptr) return;
+    cpu_allocator *a = atomic_load_explicit(&g_owner, memory_order_acquire);
+    char *base = (char *)ptr - HEADER;
+    block_header *h = (block_header *)((char *)ptr - sizeof(block_header));
+    atomic_fetch_sub_explicit(&a->in_use, h->size, memory_order_relaxed);
+    h->magic = 0;
+    a->impl.free(a->impl.context, base);
+}
+
+void *cort_calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = cort_malloc(count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+void *cort_realloc(void *ptr, size_t size) {
+    if (!ptr) return cort_malloc(size);
+    block_header *h = (block_header *)((char *)ptr - sizeof(block_header));
+    if (size <= h->size && size >= h->size / 2) return ptr;
+    void *n = cort_malloc(size);
+    if (!n) return NULL;
+    memcpy(n, ptr, h->size < size ? h->size : size);
+    cort_free(ptr);
+    return n;
+}
+
+char *cort_strndup(const char *s, size_t n) {
+    char *d = cort_malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+char *cort_strdup(const char *s) { return s ? cort_strndup(s, strlen(s)) : NULL; }

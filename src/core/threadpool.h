@@ -1,0 +1,21 @@
+/* Persistent thread pool. One parallel_for at a time is dispatched to the workers; a caller that
+ * finds the pool busy (another concurrent run) runs its loop inline, so concurrent runs never
+ * oversubscribe the cores. Idle workers spin briefly, then sleep on a condition variable. */
+#ifndef CORT_CORE_THREADPOOL_H
+#define CORT_CORE_THREADPOOL_H
+#include <stddef.h>
+#include "cort.h"
+
+typedef struct cort_pool cort_pool;
+typedef void (*cort_range_fn)(void *arg, size_t begin, size_t end);
+
+/* threads = total participants including the caller (1 = no worker threads). */
+cort_status *cort_pool_create(int threads, cort_pool **out);
+void         cort_pool_free(cort_pool *pool);
+int          cort_pool_threads(const cort_pool *pool);    /* 1 for NULL */
+/* Calls fn(arg, begin, end) over disjoint ranges covering [0, n). Ranges hold at least `grain`
+ * items (except possibly the last). pool may be NULL (runs inline). Returns after all ranges ran. */
+void         cort_parallel_for(cort_pool *pool, size_t n, size_t grain, cort_range_fn fn, void *arg);
+/* Number of online CPUs (>= 1). */
+int          cort_cpu_count(void);
+#endif

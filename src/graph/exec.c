@@ -1,0 +1,154 @@
+/* The executor: runs a compiled graph once. All per-run state lives here (values, scratch arrays);
+ * the graph itself is only read, so concurrent runs need no locks. */
+#include "graph.h"
+#include <string.h>
+
+#define MAX_SUBGRAPH_DEPTH 64
+
+cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
+                                cort_value **out) {
+    if (i >= ctx->n_outputs)
+        return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "kernel asked for output %zu of %zu", i, ctx->n_outputs);
+    cort_value *v;
+    cort_status *st = cort_tensor_alloc(type, dims, rank, &v);
+    if (st) {
+        if (cort_status_code(st) == CORT_ERROR_OUT_OF_MEMORY) return st;
+        return cort_error_wrap(st, "node '%s' (%s): output %zu: ", ctx->node->name, ctx->node->op_type, i);
+    }
+    cort_value_release(ctx->outputs[i]);
+    ctx->outputs[i] = v;
+    *out = v;
+    return NULL;
+}
+
+void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
+    if (i >= ctx->n_outputs) { cort_value_release(value); return; }
+    cort_value_release(ctx->outputs[i]);
+    ctx->outputs[i] = value;
+}
+
+int cort_kernel_cancelled(const cort_kernel_ctx *ctx) {
+    return ctx->exec && ctx->exec->terminate && atomic_load_explicit(ctx->exec->terminate, memory_order_relaxed);
+}
+
+cort_status *cort_kernel_cancelled_status(const cort_kernel_ctx *ctx) {
+    return cort_node_error(ctx->node, CORT_ERROR_CANCELLED, "run cancelled (terminate was set)");
+}
+
+int cort_node_output_used(const cort_node *node, size_t i) {
+    if (i >= node->n_outputs || node->out_slot[i] < 0) return 0;
+    return node->graph->last_use[node->out_slot[i]] >= 0;
+}
+
+cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *const *inputs,
+                                cort_value *const *outer, cort_value **outputs) {
+    cort_status *st = NULL;
+    size_t max_io = 1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cort_node *n = &g->nodes[i];
+        size_t m = n->n_inputs > n->n_outputs ? n->n_inputs : n->n_outputs;
+        if (n->n_implicit > m) m = n->n_implicit;
+        if (m > max_io) max_io = m;
+    }
+    cort_value **values = cort_calloc(g->n_slots + 3 * max_io + 1, sizeof *values);
+    if (!values) return cort_error_oom();
+    cort_value **in = values + g->n_slots, **outs = in + max_io, **impl = outs + max_io;
+
+    for (size_t s = 0; s < g->n_slots; s++)
+        if (g->consts[s]) values[s] = cort_value_retain(g->consts[s]);
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        cort_value_release(values[g->input_slots[i]]);
+        values[g->input_slots[i]] = cort_value_retain(inputs[i]);
+    }
+    for (size_t i = 0; i < g->n_outer; i++) values[g->outer_slots[i]] = cort_value_retain(outer[i]);
+
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->skip[i]) continue;
+        const cort_node *n = &g->nodes[i];
+        if (ex->terminate && atomic_load_explicit(ex->terminate, memory_order_relaxed)) {
+            st = cort_error(CORT_ERROR_CANCELLED, "run cancelled (terminate was set) before node '%s' (%s)", n->name,
+                            n->op_type);
+            goto done;
+        }
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            in[k] = n->in_slot[k] >= 0 ? values[n->in_slot[k]] : NULL;
+            if (n->in_slot[k] >= 0 && !in[k]) {
+                st = cort_node_error(n, CORT_ERROR_RUNTIME, "input %zu '%s' has no value (an optional output that was not produced?)",
+                                     k, n->ir->inputs[k]);
+                goto done;
+            }
+        }
+        for (size_t k = 0; k < n->n_implicit; k++) impl[k] = values[n->implicit_slot[k]];
+        memset(outs, 0, n->n_outputs * sizeof *outs);
+        cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs,
+                                impl, n->n_implicit, ex->pool, ex };
+        st = n->op->run(&ctx);
+        if (st) {
+            for (size_t k = 0; k < n->n_outputs; k++) cort_value_release(outs[k]);
+            if (strncmp(cort_status_message(st), "node '", 6) && cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY)
+                st = cort_error_wrap(st, "node '%s' (%s): ", n->name, n->op_type);
+            goto done;
+        }
+        for (size_t k = 0; k < n->n_outputs; k++) {
+            int32_t s = n->out_slot[k];
+            if (s < 0) { cort_value_release(outs[k]); continue; }
+            cort_value_release(values[s]);
+            values[s] = outs[k];
+        }
+        for (const int32_t *r = g->release[i]; r && *r >= 0; r++) {
+            cort_value_release(values[*r]);
+            values[*r] = NULL;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        if (!values[g->output_slots[i]]) {
+            st = cort_error(CORT_ERROR_RUNTIME, "graph output %zu '%s' was not produced", i, g->slot_names[g->output_slots[i]]);
+            for (size_t k = 0; k < i; k++) { cort_value_release(outputs[k]); outputs[k] = NULL; }
+            goto done;
+        }
+        outputs[i] = cort_value_retain(values[g->output_slots[i]]);
+    }
+done:
+    for (size_t s = 0; s < g->n_slots; s++) cort_value_release(values[s]);
+    cort_free(values);
+    return st;
+}
+
+/* ---- subgraphs ---- */
+struct cort_subgraph { cort_graph g; };
+
+cort_status *cort_subgraph_compile(const cort_node *node, const cort_graph_ir *gi, cort_subgraph **out) {
+    cort_graph *g;
+    CORT_TRY(cort_graph_compile(gi, node->graph->opts, node->graph, node, &g));
+    *out = (cort_subgraph *)g;
+    return NULL;
+}
+
+void cort_subgraph_free(cort_subgraph *sg) { cort_graph_free((cort_graph *)sg); }
+size_t cort_subgraph_input_count(const cort_subgraph *sg) { return ((const cort_graph *)sg)->n_inputs; }
+size_t cort_subgraph_output_count(const cort_subgraph *sg) { return ((const cort_graph *)sg)->n_outputs; }
+const cort_tinfo *cort_subgraph_output_info(const cort_subgraph *sg, size_t i) {
+    const cort_graph *g = (const cort_graph *)sg;
+    return i < g->n_outputs ? &g->slot_info[g->output_slots[i]] : NULL;
+}
+
+cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, cort_value *const *inputs, size_t n_inputs,
+                               cort_value **outputs, size_t n_outputs) {
+    const cort_graph *g = (const cort_graph *)sg;
+    if (n_inputs != g->n_inputs)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "subgraph expects %zu inputs, given %zu", g->n_inputs,
+                               n_inputs);
+    if (n_outputs != g->n_outputs)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "subgraph has %zu outputs, expected %zu", g->n_outputs,
+                               n_outputs);
+    if (ctx->exec && ctx->exec->depth >= MAX_SUBGRAPH_DEPTH)
+        return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "subgraphs nested deeper than %d", MAX_SUBGRAPH_DEPTH);
+    cort_value *outer_stack[16], **outer = outer_stack;
+    if (g->n_outer > 16 && !(outer = cort_calloc(g->n_outer, sizeof *outer))) return cort_error_oom();
+    for (size_t i = 0; i < g->n_outer; i++) outer[i] = ctx->implicit[g->outer_index[i]];
+    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0 };
+    sub.depth++;
+    cort_status *st = cort_graph_execute(&sub, g, inputs, outer, outputs);
+    if (outer != outer_stack) cort_free(outer);
+    return st;
+}

@@ -1,0 +1,54 @@
+/* A compiled graph: value slots, nodes in execution order with kernels resolved and state built,
+ * statically inferred types/shapes, constants, and a release schedule. Immutable after creation,
+ * so any number of runs may execute it concurrently. */
+#ifndef CORT_GRAPH_GRAPH_H
+#define CORT_GRAPH_GRAPH_H
+#include "op.h"
+#include "namemap.h"
+
+typedef struct cort_compile_opts {
+    const cort_model_ir *model;
+    int optimization_level;
+    const char **dim_names; const int64_t *dim_values; size_t n_dims;   /* symbolic dims (session options) */
+} cort_compile_opts;
+
+typedef struct cort_graph {
+    const cort_graph_ir *ir;
+    struct cort_graph *parent;        /* enclosing graph for subgraphs */
+    const cort_node *parent_node;     /* node owning this subgraph */
+    const cort_compile_opts *opts;
+    cort_arena *arena;                /* expanded node IR (functions), names */
+
+    size_t n_slots, cap_slots;
+    const char **slot_names;
+    cort_tinfo *slot_info;
+    cort_value **consts;              /* owned reference per constant slot (initializers, folded) */
+    int32_t *last_use;                /* last node index reading the slot; INT32_MAX for graph outputs */
+    cort_namemap names;
+
+    size_t n_inputs;  int32_t *input_slots;   const cort_value_info_ir **input_info;   /* non-initializer inputs */
+    size_t n_outputs; int32_t *output_slots;  const cort_value_info_ir **output_info;
+    size_t n_outer;   int32_t *outer_slots;   const char **outer_names;   /* subgraph: values from outer scope */
+    int32_t *outer_index;             /* into the parent node's implicit inputs */
+
+    size_t n_nodes; cort_node *nodes;  /* execution order */
+    uint8_t *skip;                    /* per node: folded into constants, not executed */
+    int32_t **release;                /* per node: slots to release after it (-1 terminated) */
+} cort_graph;
+
+cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
+                                const cort_node *parent_node, cort_graph **out);
+void cort_graph_free(cort_graph *g);
+
+/* Per-run executor state. */
+struct cort_exec {
+    const atomic_int *terminate;      /* run options' flag, or NULL */
+    cort_pool *pool;
+    int depth;                        /* subgraph nesting, to bound recursion */
+};
+
+/* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new
+ * references (g->n_outputs). */
+cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *const *inputs,
+                                cort_value *const *outer, cort_value **outputs);
+#endif

@@ -1,0 +1,159 @@
+/* The operator (kernel) interface. Every operator implementation is a `cort_op_def`:
+ *
+ *   infer  — creation time: from input types (and shapes / constant values where known) set the
+ *            output types, and the output shapes when they can be known. Must always set the output
+ *            element types it can; must not fail because something is unknown.
+ *   init   — creation time (optional): parse and validate attributes once into an immutable state
+ *            shared by all concurrent runs. Fail here, not at run time, for bad attributes.
+ *   run    — run time: read ctx->inputs, produce every output through cort_kernel_output() (or
+ *            cort_kernel_set_output()), use ctx->pool for large loops. Must never crash on any input:
+ *            return cort_node_error(...) naming the input and the bad value instead.
+ *
+ * Kernels never keep per-run data in the state (runs are concurrent).
+ */
+#ifndef CORT_GRAPH_OP_H
+#define CORT_GRAPH_OP_H
+#include <stddef.h>
+#include <stdint.h>
+#include "cort.h"
+#include "ir.h"
+#include "../core/status.h"
+#include "../core/value.h"
+#include "../core/types.h"
+#include "../core/alloc.h"
+#include "../core/threadpool.h"
+
+typedef struct cort_op_def cort_op_def;
+typedef struct cort_exec cort_exec;          /* per-run executor state (opaque to kernels) */
+typedef struct cort_subgraph cort_subgraph;  /* a compiled subgraph (If/Loop/Scan bodies) */
+
+/* A node after compilation. Kernels read it; only the graph compiler writes it. */
+typedef struct cort_node {
+    const cort_node_ir *ir;        /* name, op_type, domain, attributes */
+    const char *name;              /* never NULL ("" if unnamed) */
+    const char *op_type;
+    const char *domain;            /* "" for ai.onnx */
+    int         opset;             /* version of this node's domain imported by the model */
+    const cort_op_def *op;
+    void       *state;             /* from op->init */
+    size_t      n_inputs, n_outputs;
+    int32_t    *in_slot;           /* value slot per input; -1 = missing optional input */
+    int32_t    *out_slot;          /* value slot per output; -1 = output not requested ("") */
+    size_t      n_implicit;        /* outer-scope values used by subgraph attributes */
+    int32_t    *implicit_slot;
+    const char **implicit_names;
+    struct cort_graph *graph;      /* owning compiled graph */
+    size_t      index;             /* position in execution order */
+} cort_node;
+
+/* What is statically known about a value during creation-time inference. */
+typedef struct cort_tinfo {
+    cort_vkind kind;                /* CORT_VKIND_UNKNOWN if not known */
+    cort_type  elem;                /* element type (tensor; sequence items; optional contents); UNDEFINED if unknown */
+    cort_vkind inner;               /* for optionals: the contents' kind */
+    int        rank;                /* -1 if unknown */
+    int64_t    dims[CORT_MAX_RANK]; /* -1 for an unknown dimension */
+    const cort_value *value;        /* constant contents when known (initializer, Constant, folded), else NULL */
+    int        present;             /* 0 for a missing optional input */
+} cort_tinfo;
+
+typedef struct cort_infer_ctx {
+    const cort_node *node;
+    int opset;
+    const void *state;              /* from init (init runs before infer) */
+    size_t n_inputs;  const cort_tinfo *inputs;
+    size_t n_outputs; cort_tinfo *outputs;   /* preset to unknown (kind UNKNOWN, rank -1) */
+} cort_infer_ctx;
+
+typedef struct cort_kernel_ctx {
+    const cort_node *node;
+    const void *state;
+    int opset;
+    cort_value *const *inputs; size_t n_inputs;   /* NULL entries for missing optional inputs */
+    cort_value **outputs;      size_t n_outputs;  /* NULL on entry; filled by the kernel */
+    cort_value *const *implicit; size_t n_implicit; /* outer-scope values for subgraphs */
+    cort_pool *pool;
+    cort_exec *exec;
+} cort_kernel_ctx;
+
+struct cort_op_def {
+    const char *name;
+    const char *domain;          /* "" for ai.onnx */
+    int   min_opset, max_opset;  /* inclusive range of the domain's opset versions this entry handles */
+    uint32_t types;              /* CORT_TBIT mask for the element type of input `type_input` (0 = any) */
+    int   type_input;
+    cort_status *(*init)(const cort_node *node, void **state);  /* optional */
+    void (*free_state)(void *state);                             /* optional */
+    cort_status *(*infer)(cort_infer_ctx *ctx);                  /* required */
+    cort_status *(*run)(cort_kernel_ctx *ctx);                   /* required */
+};
+
+/* ---- registry ---- */
+/* Finds the implementation of (domain, op_type) for the given opset version; NULL if none. */
+const cort_op_def *cort_op_find(const char *domain, const char *op_type, int opset);
+/* Whether any version of (domain, op_type) exists (for better error messages). */
+int cort_op_known(const char *domain, const char *op_type, int *min_opset, int *max_opset);
+
+/* ---- errors ---- */
+/* A status whose message starts with "node 'NAME' (OP_TYPE): ". */
+cort_status *cort_node_error(const cort_node *node, cort_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- attributes (creation or run time; return defaults when absent) ---- */
+const cort_attr_ir *cort_attr_get(const cort_node *node, const char *name);
+int64_t      cort_attr_int(const cort_node *node, const char *name, int64_t dflt);
+float        cort_attr_float(const cort_node *node, const char *name, float dflt);
+const char  *cort_attr_str(const cort_node *node, const char *name, const char *dflt);
+size_t       cort_attr_ints(const cort_node *node, const char *name, const int64_t **out);   /* 0, *out=NULL if absent */
+size_t       cort_attr_floats(const cort_node *node, const char *name, const float **out);
+size_t       cort_attr_strings(const cort_node *node, const char *name, const char *const **out);
+const cort_value *cort_attr_tensor(const cort_node *node, const char *name);
+const cort_graph_ir *cort_attr_graph(const cort_node *node, const char *name);
+
+/* ---- kernel helpers ---- */
+/* Allocates output i as a tensor (uninitialized data; strings ""), stores it in ctx->outputs[i] and
+ * returns it (borrowed) in *out. */
+cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
+                                cort_value **out);
+/* Stores a value as output i, taking over one reference (e.g. a retained input for Identity). */
+void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value);
+/* Whether the run was asked to stop; long kernels check this at chunk boundaries and return
+ * cort_kernel_cancelled_status(ctx). */
+int          cort_kernel_cancelled(const cort_kernel_ctx *ctx);
+cort_status *cort_kernel_cancelled_status(const cort_kernel_ctx *ctx);
+/* Whether output i is consumed (graph output or used by a later node). */
+int cort_node_output_used(const cort_node *node, size_t i);
+
+/* ---- inference helpers ---- */
+void cort_tinfo_unknown(cort_tinfo *t);                         /* kind UNKNOWN, rank -1 */
+void cort_tinfo_tensor(cort_tinfo *t, cort_type elem);          /* tensor of elem, unknown shape */
+void cort_tinfo_tensor_shape(cort_tinfo *t, cort_type elem, const int64_t *dims, int rank);
+int  cort_tinfo_shape_known(const cort_tinfo *t);               /* rank >= 0 and every dim >= 0 */
+/* out0 = in0 (type and shape). */
+cort_status *cort_infer_same(cort_infer_ctx *ctx);
+/* every output = in0 (type and shape). */
+cort_status *cort_infer_same_all(cort_infer_ctx *ctx);
+/* out0 type = in0 type, shape = numpy broadcast of all present inputs (unknown dims propagate). */
+cort_status *cort_infer_broadcast(cort_infer_ctx *ctx);
+/* as above with out0 type bool. */
+cort_status *cort_infer_broadcast_bool(cort_infer_ctx *ctx);
+/* Numpy broadcast of two static shapes; -1 dims allowed (propagate as unknown). Fails with
+ * INVALID_ARGUMENT on incompatible known dims. */
+cort_status *cort_broadcast_shapes(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
+/* Element strides of an input of shape in_dims[in_rank] broadcast to out_dims[out_rank]
+ * (0 for broadcast dimensions); strides has out_rank entries. */
+void cort_broadcast_strides(const int64_t *out_dims, size_t out_rank, const int64_t *in_dims, size_t in_rank,
+                            int64_t *strides);
+
+/* ---- subgraphs (If/Loop/Scan) ---- */
+/* Compiles a graph attribute of `node` (outer-scope names resolved against the node's implicit inputs). */
+cort_status *cort_subgraph_compile(const cort_node *node, const cort_graph_ir *g, cort_subgraph **out);
+void         cort_subgraph_free(cort_subgraph *sg);
+size_t       cort_subgraph_input_count(const cort_subgraph *sg);
+size_t       cort_subgraph_output_count(const cort_subgraph *sg);
+/* Output type info of the subgraph (from its declared outputs / inference). */
+const cort_tinfo *cort_subgraph_output_info(const cort_subgraph *sg, size_t i);
+/* Runs the subgraph: inputs are borrowed; outputs[i] receive new references. */
+cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, cort_value *const *inputs, size_t n_inputs,
+                               cort_value **outputs, size_t n_outputs);
+#endif

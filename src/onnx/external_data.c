@@ -1,0 +1,140 @@
+/* TensorProto external data: bytes in a file next to the model (data_location = EXTERNAL).
+ * The location must be relative to the model's folder without any ".." component, so a model can
+ * never read outside its folder through this path (symbolic links inside the folder are followed).
+ * The bytes are read (pread) into an owned tensor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "load.h"
+#include "../core/alloc.h"
+#include "../core/status.h"
+
+/* Parses a non-negative decimal; 0 on success. */
+static int parse_u64(const uint8_t *s, size_t n, uint64_t *out) {
+    if (!n || n > 20) return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = s[i] - '0';
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Rejects absolute paths, ".." components, empty names and embedded NULs. */
+static const char *bad_location(const uint8_t *s, size_t n) {
+    if (!n) return "is empty";
+    if (memchr(s, 0, n)) return "contains a NUL byte";
+    if (s[0] == '/' || s[0] == '\\') return "is an absolute path";
+    if (n >= 2 && s[1] == ':') return "is an absolute path";
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == '/' || s[i] == '\\') {
+            if (i - start == 2 && s[start] == '.' && s[start + 1] == '.') return "contains a '..' component";
+            start = i + 1;
+        }
+    return NULL;
+}
+
+cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const cort_pb *tensor_msg, const char *tname,
+                                void *dst, size_t bytes) {
+    const uint8_t *loc = NULL;
+    size_t loc_len = 0;
+    uint64_t offset = 0, length = 0;
+    int has_length = 0;
+    cort_pb r = *tensor_msg;
+    cort_pb_field f;
+    int got;
+    for (;;) {
+        CORT_TRY(cort_pb_next(&r, path, &f, &got));
+        if (!got) break;
+        if (f.num != 13) continue;
+        CORT_TRY(cort_pb_expect(path, &f, CORT_PB_LEN));
+        cort_pb e;
+        cort_pb_sub(&e, &r, &f);
+        cort_pb_field ef;
+        const uint8_t *k = NULL, *v = NULL;
+        size_t klen = 0, vlen = 0;
+        for (;;) {
+            CORT_TRY(cort_pb_next(&e, path, &ef, &got));
+            if (!got) break;
+            if (ef.num == 1 || ef.num == 2) {
+                CORT_TRY(cort_pb_expect(path, &ef, CORT_PB_LEN));
+                if (ef.num == 1) { k = e.buf + ef.data; klen = ef.len; }
+                else { v = e.buf + ef.data; vlen = ef.len; }
+            }
+        }
+        if (!k) continue;
+        if (klen == 8 && !memcmp(k, "location", 8)) { loc = v ? v : (const uint8_t *)""; loc_len = vlen; }
+        else if (klen == 6 && !memcmp(k, "offset", 6)) {
+            if (parse_u64(v, vlen, &offset))
+                return cort_pb_error(path, 13, f.off, "tensor '%s': external data offset '%.*s' is not a number", tname,
+                                     (int)(vlen > 40 ? 40 : vlen), v ? (const char *)v : "");
+        } else if (klen == 6 && !memcmp(k, "length", 6)) {
+            if (parse_u64(v, vlen, &length))
+                return cort_pb_error(path, 13, f.off, "tensor '%s': external data length '%.*s' is not a number", tname,
+                                     (int)(vlen > 40 ? 40 : vlen), v ? (const char *)v : "");
+            has_length = 1;
+        }
+    }
+    if (!loc) return cort_pb_error(path, 13, tensor_msg->pos, "tensor '%s': external data has no location", tname);
+    const char *why = bad_location(loc, loc_len);
+    if (why)
+        return cort_pb_error(path, 13, tensor_msg->pos, "tensor '%s': external data location '%.*s' %s", tname,
+                             (int)(loc_len > 200 ? 200 : loc_len), (const char *)loc, why);
+    if (has_length && length != bytes)
+        return cort_pb_error(path, 13, tensor_msg->pos, "tensor '%s': external data length %llu, the shape needs %zu bytes",
+                             tname, (unsigned long long)length, bytes);
+    if (!L->dir)
+        return cort_pb_error(path, 13, tensor_msg->pos,
+                             "tensor '%s': external data '%.*s' needs a model loaded from a file path", tname,
+                             (int)(loc_len > 200 ? 200 : loc_len), (const char *)loc);
+    size_t dlen = strlen(L->dir);
+    char *full = cort_malloc(dlen + 1 + loc_len + 1);
+    if (!full) return cort_error_oom();
+    memcpy(full, L->dir, dlen);
+    full[dlen] = '/';
+    memcpy(full + dlen + 1, loc, loc_len);
+    full[dlen + 1 + loc_len] = 0;
+
+    cort_status *st = NULL;
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        char eb[128];
+        st = cort_error(CORT_ERROR_IO, "tensor '%s': cannot open external data file '%s': %s", tname, full,
+                        strerror_r(errno, eb, sizeof eb));
+        goto done;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        st = cort_error(CORT_ERROR_IO, "tensor '%s': external data '%s' is not a regular file", tname, full);
+        goto done;
+    }
+    if (offset > (uint64_t)sb.st_size || bytes > (uint64_t)sb.st_size - offset) {
+        st = cort_pb_error(path, 13, tensor_msg->pos,
+                           "tensor '%s': external data '%s' has %lld bytes, offset %llu + %zu bytes exceeds it", tname,
+                           full, (long long)sb.st_size, (unsigned long long)offset, bytes);
+        goto done;
+    }
+    size_t done_bytes = 0;
+    while (done_bytes < bytes) {
+        size_t chunk = bytes - done_bytes > ((size_t)1 << 30) ? ((size_t)1 << 30) : bytes - done_bytes;
+        ssize_t n = pread(fd, (uint8_t *)dst + done_bytes, chunk, (off_t)(offset + done_bytes));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            st = cort_error(CORT_ERROR_IO, "tensor '%s': reading external data '%s' failed at byte %llu", tname, full,
+                            (unsigned long long)(offset + done_bytes));
+            goto done;
+        }
+        done_bytes += (size_t)n;
+    }
+done:
+    if (fd >= 0) close(fd);
+    cort_free(full);
+    return st;
+}

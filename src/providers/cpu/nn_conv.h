@@ -1,0 +1,24 @@
+/* Float convolution kernels (shared by Conv, ConvTranspose, and tests).
+ * Layout NC[D]HW, geometry normalized to 3 spatial dims (nn_geom). */
+#ifndef CORT_CPU_NN_CONV_H
+#define CORT_CPU_NN_CONV_H
+#include "nn_common.h"
+#include "nn_gemm.h"
+
+typedef struct nn_conv_shape {
+    size_t  N, C, M, group;   /* batch, input channels, output channels, groups */
+    nn_geom g;                /* Conv: in = X spatial, out = Y spatial. ConvTranspose: in = X, out = Y. */
+} nn_conv_shape;
+
+/* Conv: x[N,C,in], w[M,C/group,k], bias[M] or NULL -> y[N,M,out].
+ * Uses the direct depthwise kernel when C/group == 1, else packed SGEMM with implicit im2col.
+ * kernel: gemm micro-kernel (NULL = best). */
+cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                         const float *w, const float *bias, float *y);
+void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
+
+/* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */
+cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
+                                  const float *x, const float *w, const float *bias, float *y);
+void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
+#endif

@@ -1,0 +1,277 @@
+/* Float Conv / ConvTranspose kernels. Conv runs as SGEMM W[Mg, Cg*K] x im2col(X)[Cg*K, OUT] per
+ * (batch, group), the im2col matrix never materialized: the gemm's B packer reads patches straight
+ * from X. Depthwise convs (one input channel per group) use a direct row kernel instead, since a
+ * gemm with K = 9 would be all packing. ConvTranspose is SGEMM W^T X followed by col2im. */
+#include <string.h>
+#include "nn_conv.h"
+
+typedef struct im2col_ctx {
+    const float   *x;     /* first input channel of the group */
+    const nn_geom *g;
+} im2col_ctx;
+
+/* rows k = ((c*KD + kd)*KH + kh)*KW + kw, columns j = (od*OH + oh)*OW + ow */
+static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, size_t ncols, size_t nr, float *dst) {
+    const im2col_ctx *c = b->ctx;
+    const nn_geom *g = c->g;
+    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+    const int64_t OH = g->out[1], OW = g->out[2];
+    const int64_t in_size = ID * IH * IW;
+    for (size_t p = 0; p < kc; p++) {
+        int64_t k = (int64_t)(k0 + p);
+        int64_t kw = k % KW, t = k / KW;
+        int64_t kh = t % KH; t /= KH;
+        int64_t kd = t % KD, ch = t / KD;
+        const float *xc = c->x + ch * in_size;
+        float *d = dst + p * nr;
+        int64_t j = (int64_t)j0;
+        int64_t ow = j % OW; t = j / OW;
+        int64_t oh = t % OH, od = t / OH;
+        size_t q = 0;
+        const int64_t off_w = kw * g->d[2] - g->pb[2], sw = g->s[2];
+        while (q < ncols) {
+            size_t run = (size_t)(OW - ow);
+            if (run > ncols - q) run = ncols - q;
+            int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+            int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+            if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
+                memset(d + q, 0, run * sizeof(float));
+            } else {
+                const float *xr = xc + (id * IH + ih) * IW;
+                int64_t iw0 = ow * sw + off_w, iw_last = (ow + (int64_t)run - 1) * sw + off_w;
+                if (sw == 1 && iw0 >= 0 && iw_last < IW) {
+                    memcpy(d + q, xr + iw0, run * sizeof(float));
+                } else {
+                    for (size_t r = 0; r < run; r++) {
+                        int64_t iw = iw0 + (int64_t)r * sw;
+                        d[q + r] = iw >= 0 && iw < IW ? xr[iw] : 0.0f;
+                    }
+                }
+            }
+            q += run;
+            ow = 0;
+            if (++oh == OH) { oh = 0; od++; }
+        }
+        for (size_t r = ncols; r < nr; r++) d[r] = 0.0f;
+    }
+}
+
+/* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
+ * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
+static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, float *y) {
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const int64_t sw = g->s[2];
+    for (int64_t od = 0; od < OD; od++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + (od * OH + oh) * OW;
+            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
+            for (int64_t kd = 0; kd < KD; kd++) {
+                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                if (id < 0 || id >= ID) continue;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (ih < 0 || ih >= IH) continue;
+                    const float *xr = x + (id * IH + ih) * IW;
+                    const float *wr = w + (kd * KH + kh) * KW;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float wv = wr[kw];
+                        const int64_t off = kw * g->d[2] - g->pb[2];
+                        /* valid ow: 0 <= ow*sw + off < IW */
+                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                        int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
+                        if (hi > OW - 1) hi = OW - 1;
+                        if (sw == 1) {
+                            const float *xs = xr + off;
+                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xs[ow];
+                        } else {
+                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xr[ow * sw + off];
+                        }
+                    }
+                }
+            }
+        }
+}
+
+typedef struct dw_job {
+    const nn_conv_shape *s;
+    const float *x, *w, *bias;
+    float *y;
+} dw_job;
+
+static void dw_run(void *arg, size_t begin, size_t end) {
+    const dw_job *j = arg;
+    const nn_conv_shape *s = j->s;
+    const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
+    const size_t ks = (size_t)nn_geom_k_size(&s->g), mult = s->M / s->group;
+    for (size_t t = begin; t < end; t++) {
+        size_t n = t / s->M, m = t % s->M, c = m / mult;
+        depthwise_plane(&s->g, j->x + (n * s->C + c) * in_size, j->w + m * ks, j->bias ? j->bias[m] : 0.0f,
+                        j->y + (n * s->M + m) * out_size);
+    }
+}
+
+cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                         const float *w, const float *bias, float *y) {
+    const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
+    const size_t ks = (size_t)nn_geom_k_size(&s->g);
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
+    if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
+    if (Cg == 1 && s->group > 1) {
+        dw_job j = { s, x, w, bias, y };
+        size_t planes = s->N * s->M;
+        cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
+        return NULL;
+    }
+    const nn_geom *g = &s->g;
+    const int pointwise = ks == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[0] == 0 &&
+                          g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
+    for (size_t n = 0; n < s->N; n++)
+        for (size_t gi = 0; gi < s->group; gi++) {
+            const float *xg = x + (n * s->C + gi * Cg) * in_size;
+            float *yg = y + (n * s->M + gi * Mg) * out_size;
+            im2col_ctx ic = { xg, g };
+            nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
+            if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
+            if (bias)
+                for (size_t m = 0; m < Mg; m++) {
+                    float bv = bias[gi * Mg + m], *yr = yg + m * out_size;
+                    for (size_t q = 0; q < out_size; q++) yr[q] = bv;
+                }
+            CORT_TRY(nn_sgemm(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, bias ? 1.0f : 0.0f,
+                              yg, out_size));
+        }
+    return NULL;
+}
+
+void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y) {
+    const nn_geom *g = &s->g;
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
+    const int64_t in_size = nn_geom_in_size(g), ks = nn_geom_k_size(g);
+    size_t yi = 0;
+    for (size_t n = 0; n < s->N; n++)
+        for (size_t m = 0; m < s->M; m++) {
+            size_t gi = m / Mg;
+            for (int64_t od = 0; od < g->out[0]; od++)
+                for (int64_t oh = 0; oh < g->out[1]; oh++)
+                    for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                        double acc = bias ? bias[m] : 0.0;
+                        for (size_t c = 0; c < Cg; c++) {
+                            const float *xc = x + (int64_t)(n * s->C + gi * Cg + c) * in_size;
+                            const float *wc = w + (int64_t)(m * Cg + c) * ks;
+                            for (int64_t kd = 0; kd < g->k[0]; kd++)
+                                for (int64_t kh = 0; kh < g->k[1]; kh++)
+                                    for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                                        int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                                        int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                                        int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1] || iw < 0 ||
+                                            iw >= g->in[2])
+                                            continue;
+                                        acc += (double)xc[(id * g->in[1] + ih) * g->in[2] + iw] *
+                                               wc[(kd * g->k[1] + kh) * g->k[2] + kw];
+                                    }
+                        }
+                        y[yi++] = (float)acc;
+                    }
+        }
+}
+
+typedef struct col2im_job {
+    const nn_conv_shape *s;
+    const float *col;     /* [Mg*ks, in_size] */
+    const float *bias;    /* already offset to the group, or NULL */
+    float *y;             /* first output channel of the group */
+} col2im_job;
+
+static void col2im_run(void *arg, size_t begin, size_t end) {
+    const col2im_job *j = arg;
+    const nn_geom *g = &j->s->g;
+    const int64_t in_size = nn_geom_in_size(g), out_size = nn_geom_out_size(g), ks = nn_geom_k_size(g);
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    for (size_t m = begin; m < end; m++) {
+        float *ym = j->y + (int64_t)m * out_size;
+        float bv = j->bias ? j->bias[m] : 0.0f;
+        for (int64_t q = 0; q < out_size; q++) ym[q] = bv;
+        for (int64_t k = 0; k < ks; k++) {
+            int64_t kw = k % g->k[2], kh = (k / g->k[2]) % g->k[1], kd = k / (g->k[2] * g->k[1]);
+            const float *cr = j->col + ((int64_t)m * ks + k) * in_size;
+            for (int64_t id = 0; id < g->in[0]; id++) {
+                int64_t od = id * g->s[0] - g->pb[0] + kd * g->d[0];
+                if (od < 0 || od >= OD) continue;
+                for (int64_t ih = 0; ih < g->in[1]; ih++) {
+                    int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (oh < 0 || oh >= OH) continue;
+                    const float *crow = cr + (id * g->in[1] + ih) * g->in[2];
+                    float *yrow = ym + (od * OH + oh) * OW;
+                    for (int64_t iw = 0; iw < g->in[2]; iw++) {
+                        int64_t ow = iw * g->s[2] - g->pb[2] + kw * g->d[2];
+                        if (ow >= 0 && ow < OW) yrow[ow] += crow[iw];
+                    }
+                }
+            }
+        }
+    }
+}
+
+cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
+                                  const float *x, const float *w, const float *bias, float *y) {
+    const nn_geom *g = &s->g;
+    const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
+    const size_t ks = (size_t)nn_geom_k_size(g);
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
+    if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
+    if (Mg * ks > SIZE_MAX / sizeof(float) / (in_size ? in_size : 1)) return cort_error_oom();
+    float *col = cort_malloc(Mg * ks * (in_size ? in_size : 1) * sizeof(float));
+    if (!col) return cort_error_oom();
+    cort_status *st = NULL;
+    for (size_t n = 0; n < s->N && !st; n++)
+        for (size_t gi = 0; gi < s->group; gi++) {
+            const float *xg = x + (n * s->C + gi * Cg) * in_size;
+            nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
+            st = nn_sgemm(pool, kernel, Mg * ks, in_size, Cg, 1.0f, w + gi * Cg * Mg * ks, Mg * ks, 1, &b, 0.0f, col,
+                          in_size);
+            if (st) break;
+            col2im_job j = { s, col, bias ? bias + gi * Mg : NULL, y + (n * s->M + gi * Mg) * out_size };
+            cort_parallel_for(pool, Mg, 1, col2im_run, &j);
+        }
+    cort_free(col);
+    return st;
+}
+
+void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y) {
+    const nn_geom *g = &s->g;
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
+    const int64_t in_size = nn_geom_in_size(g), out_size = nn_geom_out_size(g), ks = nn_geom_k_size(g);
+    for (size_t n = 0; n < s->N; n++)
+        for (size_t m = 0; m < s->M; m++)
+            for (int64_t q = 0; q < out_size; q++) y[(n * s->M + m) * out_size + q] = bias ? bias[m] : 0.0f;
+    for (size_t n = 0; n < s->N; n++)
+        for (size_t c = 0; c < s->C; c++) {
+            size_t gi = c / Cg;
+            for (size_t mg = 0; mg < Mg; mg++) {
+                size_t m = gi * Mg + mg;
+                const float *wk = w + (int64_t)(c * Mg + mg) * ks;
+                float *ym = y + (n * s->M + m) * out_size;
+                for (int64_t id = 0; id < g->in[0]; id++)
+                    for (int64_t ih = 0; ih < g->in[1]; ih++)
+                        for (int64_t iw = 0; iw < g->in[2]; iw++) {
+                            float xv = x[(n * s->C + c) * in_size + (id * g->in[1] + ih) * g->in[2] + iw];
+                            for (int64_t kd = 0; kd < g->k[0]; kd++)
+                                for (int64_t kh = 0; kh < g->k[1]; kh++)
+                                    for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                                        int64_t od = id * g->s[0] - g->pb[0] + kd * g->d[0];
+                                        int64_t oh = ih * g->s[1] - g->pb[1] + kh * g->d[1];
+                                        int64_t ow = iw * g->s[2] - g->pb[2] + kw * g->d[2];
+                                        if (od < 0 || od >= g->out[0] || oh < 0 || oh >= g->out[1] || ow < 0 ||
+                                            ow >= g->out[2])
+                                            continue;
+                                        ym[(od * g->out[1] + oh) * g->out[2] + ow] +=
+                                            xv * wk[(kd * g->k[1] + kh) * g->k[2] + kw];
+                                    }
+                        }
+            }
+        }
+}

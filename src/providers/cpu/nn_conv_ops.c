@@ -1,0 +1,361 @@
+/* Conv, ConvTranspose, ConvInteger, QLinearConv operators (ai.onnx). */
+#include <math.h>
+#include <string.h>
+#include "nn_conv.h"
+#include "nn_quant.h"
+
+typedef struct conv_state {
+    nn_window w;
+    int64_t   group;
+    int64_t   output_padding[NN_MAX_SPATIAL];
+    int64_t   output_shape[NN_MAX_SPATIAL + 2];
+    size_t    n_output_shape;
+} conv_state;
+
+static cort_status *conv_init(const cort_node *node, void **state) {
+    conv_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    cort_status *st = nn_window_parse(node, 0, &s->w);
+    if (st) goto error;
+    s->group = cort_attr_int(node, "group", 1);
+    if (s->group < 1) {
+        st = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'group' = %lld, expected >= 1",
+                             (long long)s->group);
+        goto error;
+    }
+    const int64_t *v;
+    size_t n = cort_attr_ints(node, "output_padding", &v);
+    if (n > NN_MAX_SPATIAL) {
+        st = cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_padding' has %zu values", n);
+        goto error;
+    }
+    for (size_t i = 0; i < n; i++) s->output_padding[i] = v[i];
+    n = cort_attr_ints(node, "output_shape", &v);
+    if (n > NN_MAX_SPATIAL + 2) {
+        st = cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_shape' has %zu values", n);
+        goto error;
+    }
+    for (size_t i = 0; i < n; i++) s->output_shape[i] = v[i];
+    s->n_output_shape = n;
+    *state = s;
+    return NULL;
+error:
+    cort_free(s);
+    return st;
+}
+
+/* ConvTranspose geometry: g->in = X spatial dims, g->out = Y spatial dims, pads resolved. */
+static cort_status *convt_geom(const cort_node *node, const conv_state *s, int nd, const int64_t *in,
+                               const int64_t *k, nn_geom *g) {
+    if (nd < 1 || nd > NN_MAX_SPATIAL)
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "%d spatial dimensions (supported: 1 to %d)", nd,
+                               NN_MAX_SPATIAL);
+    const nn_window *w = &s->w;
+    if (w->nd && w->nd != nd)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                               "attributes describe %d spatial dimensions but the input has %d", w->nd, nd);
+    for (int i = 0; i < 3; i++) {
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        g->pb[i] = g->pe[i] = 0;
+    }
+    g->nd = nd;
+    const int64_t *oshape = NULL;
+    if (s->n_output_shape == (size_t)nd) oshape = s->output_shape;
+    else if (s->n_output_shape == (size_t)nd + 2) oshape = s->output_shape + 2;
+    else if (s->n_output_shape)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "attribute 'output_shape' has %zu values for %d "
+                               "spatial dimensions", s->n_output_shape, nd);
+    for (int i = 0; i < nd; i++) {
+        int j = 3 - nd + i;
+        g->in[j] = in[i];
+        g->k[j] = k[i];
+        g->s[j] = w->strides[i];
+        g->d[j] = w->dilations[i];
+        int64_t ext = g->d[j] * (g->k[j] - 1) + 1, op = s->output_padding[i];
+        if (in[i] < 0 || k[i] < 0) { g->out[j] = -1; continue; }
+        if (oshape || w->auto_pad == NN_PAD_SAME_UPPER || w->auto_pad == NN_PAD_SAME_LOWER) {
+            int64_t out = oshape ? oshape[i] : in[i] * g->s[j];
+            int64_t total = g->s[j] * (in[i] - 1) + op + ext - out;
+            if (!oshape && total < 0) total = 0;
+            if (w->auto_pad == NN_PAD_SAME_UPPER) { g->pb[j] = total / 2; g->pe[j] = total - total / 2; }
+            else { g->pb[j] = total - total / 2; g->pe[j] = total / 2; }
+            g->out[j] = out;
+        } else {
+            if (w->auto_pad == NN_PAD_NOTSET) { g->pb[j] = w->pads[i]; g->pe[j] = w->pads[nd + i]; }
+            g->out[j] = g->s[j] * (in[i] - 1) + op + ext - g->pb[j] - g->pe[j];
+        }
+        if (g->out[j] < 0)
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "spatial dimension %d: output size %lld < 0", i,
+                                   (long long)g->out[j]);
+    }
+    return NULL;
+}
+
+/* ---- inference ---- */
+static cort_status *conv_infer_common(cort_infer_ctx *ctx, int transpose, cort_type out_type) {
+    nn_infer_type(ctx, 0, out_type);
+    const conv_state *s = ctx->state;
+    const size_t wi = transpose == 2 ? 3 : 1;   /* QLinearConv: w is input 3 */
+    const cort_tinfo *x = &ctx->inputs[0], *wt = ctx->n_inputs > wi ? &ctx->inputs[wi] : NULL;
+    if (x->rank < 3 || !wt) return NULL;
+    int nd = x->rank - 2;
+    if (nd > NN_MAX_SPATIAL) return NULL;
+    int64_t k[NN_MAX_SPATIAL], dims[CORT_MAX_RANK];
+    for (int i = 0; i < nd; i++)
+        k[i] = s->w.has_kernel ? s->w.kernel[i] : (wt->rank == x->rank ? wt->dims[2 + i] : -1);
+    nn_geom g;
+    cort_status *st = transpose == 1 ? convt_geom(ctx->node, s, nd, x->dims + 2, k, &g)
+                                     : nn_window_geom(ctx->node, &s->w, nd, x->dims + 2, k, 0, &g);
+    if (st) { cort_status_free(st); return NULL; }   /* reported at run time with the real shapes */
+    dims[0] = x->dims[0];
+    dims[1] = -1;
+    if (wt->rank == x->rank) {
+        if (transpose == 1) dims[1] = wt->dims[1] >= 0 ? wt->dims[1] * s->group : -1;
+        else dims[1] = wt->dims[0];
+    }
+    nn_geom_out_dims(&g, dims + 2);
+    cort_tinfo_tensor_shape(&ctx->outputs[0], out_type, dims, x->rank);
+    return NULL;
+}
+
+static cort_status *conv_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 0, ctx->inputs[0].elem); }
+static cort_status *convt_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 1, ctx->inputs[0].elem); }
+static cort_status *convint_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 0, CORT_TYPE_INT32); }
+static cort_status *qlconv_infer(cort_infer_ctx *ctx) {
+    cort_type t = ctx->n_inputs > 7 ? ctx->inputs[7].elem : CORT_TYPE_UNDEFINED;
+    if (t == CORT_TYPE_UNDEFINED) t = ctx->inputs[0].elem;
+    return conv_infer_common(ctx, 2, t);
+}
+
+/* ---- run-time validation shared by the float and integer convs ---- */
+static cort_status *conv_prepare(cort_kernel_ctx *ctx, size_t xi, size_t wi, int transpose, nn_conv_shape *cs,
+                                 int64_t *ydims) {
+    const conv_state *s = ctx->state;
+    CORT_TRY(nn_check_input(ctx, xi, "X", 3, -1));
+    const cort_value *x = ctx->inputs[xi];
+    CORT_TRY(nn_check_input(ctx, wi, "W", (int)x->rank, (int)x->rank));
+    const cort_value *w = ctx->inputs[wi];
+    char bx[160], bw[160];
+    int nd = (int)x->rank - 2;
+    const int64_t *k = w->shape + 2;
+    for (int i = 0; i < nd && s->w.has_kernel; i++)
+        if (s->w.kernel[i] != k[i])
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input %zu 'W' has shape %s but attribute kernel_shape[%d] = %lld", wi,
+                                   nn_shape(w, bw, sizeof bw), i, (long long)s->w.kernel[i]);
+    cs->N = (size_t)x->shape[0];
+    cs->C = (size_t)x->shape[1];
+    cs->group = (size_t)s->group;
+    if (cs->C % cs->group)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'X' has shape %s: %zu channels are not divisible by group %zu", xi,
+                               nn_shape(x, bx, sizeof bx), cs->C, cs->group);
+    if (!transpose) {
+        cs->M = (size_t)w->shape[0];
+        if ((size_t)w->shape[1] * cs->group != cs->C || cs->M % cs->group)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input %zu 'W' has shape %s, expected [M,%zu,...] with M divisible by group %zu "
+                                   "(X has shape %s)", wi, nn_shape(w, bw, sizeof bw), cs->C / cs->group, cs->group,
+                                   nn_shape(x, bx, sizeof bx));
+        CORT_TRY(nn_window_geom(ctx->node, &s->w, nd, x->shape + 2, k, 0, &cs->g));
+    } else {
+        if ((size_t)w->shape[0] != cs->C)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input %zu 'W' has shape %s, expected [%zu,M/group,...] (X has shape %s)", wi,
+                                   nn_shape(w, bw, sizeof bw), cs->C, nn_shape(x, bx, sizeof bx));
+        cs->M = (size_t)w->shape[1] * cs->group;
+        CORT_TRY(convt_geom(ctx->node, s, nd, x->shape + 2, k, &cs->g));
+    }
+    ydims[0] = (int64_t)cs->N;
+    ydims[1] = (int64_t)cs->M;
+    nn_geom_out_dims(&cs->g, ydims + 2);
+    return NULL;
+}
+
+static cort_status *check_bias(cort_kernel_ctx *ctx, size_t bi, size_t M) {
+    const cort_value *b = nn_opt_input(ctx, bi);
+    if (!b) return NULL;
+    char buf[160];
+    if (b->kind != CORT_VKIND_TENSOR || b->count != M || b->rank != 1)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu 'B' has shape %s, expected [%zu]", bi,
+                               nn_shape(b, buf, sizeof buf), M);
+    return NULL;
+}
+
+static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
+    nn_conv_shape cs;
+    int64_t ydims[NN_MAX_SPATIAL + 2];
+    CORT_TRY(conv_prepare(ctx, 0, 1, transpose, &cs, ydims));
+    CORT_TRY(check_bias(ctx, 2, cs.M));
+    const cort_value *x = ctx->inputs[0], *w = ctx->inputs[1], *b = nn_opt_input(ctx, 2);
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, x->type, ydims, x->rank, &y));
+    nn_fbuf fx = { 0 }, fw = { 0 }, fb = { 0 }, fy = { 0 };
+    cort_status *st = nn_fbuf_in(x, &fx);
+    if (!st) st = nn_fbuf_in(w, &fw);
+    if (!st && b) st = nn_fbuf_in(b, &fb);
+    if (!st) st = nn_fbuf_out(y, &fy);
+    if (!st) {
+        st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p)
+                       : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+        if (!st) nn_fbuf_commit(&fy, y);
+    }
+    nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
+    return st;
+}
+
+static cort_status *conv_run(cort_kernel_ctx *ctx) { return conv_float_run(ctx, 0); }
+static cort_status *convt_run(cort_kernel_ctx *ctx) { return conv_float_run(ctx, 1); }
+
+/* ---- integer convolution: int32 accumulation of (x - x_zp) * (w - w_zp[m]) ---- */
+typedef struct iconv_job {
+    const nn_conv_shape *s;
+    const int32_t *x, *w;   /* zero points already subtracted */
+    int32_t *y;
+} iconv_job;
+
+static void iconv_run(void *arg, size_t begin, size_t end) {
+    const iconv_job *j = arg;
+    const nn_conv_shape *s = j->s;
+    const nn_geom *g = &s->g;
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
+    const int64_t in_size = nn_geom_in_size(g), ks = nn_geom_k_size(g), out_size = nn_geom_out_size(g);
+    for (size_t t = begin; t < end; t++) {
+        size_t n = t / s->M, m = t % s->M, gi = m / Mg;
+        int32_t *y = j->y + (int64_t)t * out_size;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++)
+                for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                    int32_t acc = 0;
+                    for (size_t c = 0; c < Cg; c++) {
+                        const int32_t *xc = j->x + (int64_t)(n * s->C + gi * Cg + c) * in_size;
+                        const int32_t *wc = j->w + (int64_t)(m * Cg + c) * ks;
+                        for (int64_t kd = 0; kd < g->k[0]; kd++) {
+                            int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                            if (id < 0 || id >= g->in[0]) continue;
+                            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                                if (ih < 0 || ih >= g->in[1]) continue;
+                                for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                                    int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                    if (iw < 0 || iw >= g->in[2]) continue;
+                                    acc += xc[(id * g->in[1] + ih) * g->in[2] + iw] *
+                                           wc[(kd * g->k[1] + kh) * g->k[2] + kw];
+                                }
+                            }
+                        }
+                    }
+                    *y++ = acc;
+                }
+    }
+}
+
+/* Computes the int32 conv of inputs x (xi), w (wi) with zero points (indices, may be absent) into acc. */
+static cort_status *int_conv(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t wi, size_t wzi, nn_conv_shape *cs,
+                             int64_t *ydims, int32_t **acc_out) {
+    CORT_TRY(conv_prepare(ctx, xi, wi, 0, cs, ydims));
+    const cort_value *x = ctx->inputs[xi], *w = ctx->inputs[wi];
+    const cort_value *xz = nn_opt_input(ctx, xzi), *wz = nn_opt_input(ctx, wzi);
+    if (!nn_q_is_8bit(x->type) || !nn_q_is_8bit(w->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'x'/'w' have types %s/%s, expected "
+                               "int8 or uint8", cort_type_name(x->type), cort_type_name(w->type));
+    char buf[160];
+    if (xz && xz->count != 1)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'x_zero_point' has shape %s, expected a scalar", xzi,
+                               nn_shape(xz, buf, sizeof buf));
+    if (wz && wz->count != 1 && wz->count != cs->M)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'w_zero_point' has shape %s, expected a scalar or [%zu]", wzi,
+                               nn_shape(wz, buf, sizeof buf), cs->M);
+    int32_t *xb = cort_malloc((x->count ? x->count : 1) * sizeof(int32_t));
+    int32_t *wb = cort_malloc((w->count ? w->count : 1) * sizeof(int32_t));
+    int32_t *acc = cort_malloc((cs->N * cs->M * (size_t)nn_geom_out_size(&cs->g) + 1) * sizeof(int32_t));
+    if (!xb || !wb || !acc) {
+        cort_free(xb); cort_free(wb); cort_free(acc);
+        return cort_error_oom();
+    }
+    int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
+    for (size_t i = 0; i < x->count; i++) xb[i] = nn_q_load(x, i) - xzp;
+    size_t per_m = cs->M ? w->count / cs->M : 0;
+    for (size_t i = 0; i < w->count; i++) {
+        int32_t zp = !wz ? 0 : wz->count == 1 ? nn_q_load(wz, 0) : nn_q_load(wz, i / per_m);
+        wb[i] = nn_q_load(w, i) - zp;
+    }
+    iconv_job j = { cs, xb, wb, acc };
+    cort_parallel_for(ctx->pool, cs->N * cs->M, 1, iconv_run, &j);
+    cort_free(xb);
+    cort_free(wb);
+    *acc_out = acc;
+    return NULL;
+}
+
+static cort_status *convint_run(cort_kernel_ctx *ctx) {
+    nn_conv_shape cs;
+    int64_t ydims[NN_MAX_SPATIAL + 2];
+    int32_t *acc;
+    CORT_TRY(int_conv(ctx, 0, 2, 1, 3, &cs, ydims, &acc));
+    cort_value *y;
+    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, ydims, ctx->inputs[0]->rank, &y);
+    if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
+    cort_free(acc);
+    return st;
+}
+
+/* QLinearConv inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B */
+static cort_status *qlconv_run(cort_kernel_ctx *ctx) {
+    nn_conv_shape cs;
+    int64_t ydims[NN_MAX_SPATIAL + 2];
+    for (size_t i = 0; i < 8; i++)
+        if (i != 2 && i != 5 && i != 7 && !nn_opt_input(ctx, i))
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is missing", i);
+    const cort_value *xs = ctx->inputs[1], *ws = ctx->inputs[4], *ys = ctx->inputs[6];
+    const cort_value *yz = nn_opt_input(ctx, 7), *b = nn_opt_input(ctx, 8);
+    char buf[160];
+    if (xs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "x_scale, y_scale and y_zero_point must be scalars (x_scale has shape %s)",
+                               nn_shape(xs, buf, sizeof buf));
+    int32_t *acc;
+    CORT_TRY(int_conv(ctx, 0, 2, 3, 5, &cs, ydims, &acc));
+    cort_status *st = NULL;
+    if (ws->count != 1 && ws->count != cs.M) {
+        st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                             "input 4 'w_scale' has shape %s, expected a scalar or [%zu]", nn_shape(ws, buf, sizeof buf),
+                             cs.M);
+        goto done;
+    }
+    if (b && (b->count != cs.M || b->type != CORT_TYPE_INT32)) {
+        st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 8 'B' is %s%s, expected int32[%zu]",
+                             cort_type_name(b->type), nn_shape(b, buf, sizeof buf), cs.M);
+        goto done;
+    }
+    cort_type yt = yz ? yz->type : ctx->inputs[0]->type;
+    cort_value *y;
+    st = cort_kernel_output(ctx, 0, yt, ydims, ctx->inputs[0]->rank, &y);
+    if (st) goto done;
+    {
+        float xsc = nn_q_scale(xs, 0), ysc = nn_q_scale(ys, 0);
+        int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
+        size_t out_size = (size_t)nn_geom_out_size(&cs.g);
+        for (size_t n = 0; n < cs.N; n++)
+            for (size_t m = 0; m < cs.M; m++) {
+                float mult = xsc * nn_q_scale(ws, ws->count == 1 ? 0 : m) / ysc;
+                int32_t bias = b ? ((const int32_t *)b->data)[m] : 0;
+                size_t base = (n * cs.M + m) * out_size;
+                for (size_t q = 0; q < out_size; q++)
+                    nn_q_store(y, base + q, nn_q_round((float)(acc[base + q] + bias) * mult) + yzp);
+            }
+    }
+done:
+    cort_free(acc);
+    return st;
+}
+
+const cort_op_def nn_op_conv = { "Conv", "", 1, 18, CORT_TMASK_FLOATS, 0, conv_init, cort_free, conv_infer, conv_run };
+const cort_op_def nn_op_conv_transpose = { "ConvTranspose", "", 1, 18, CORT_TMASK_FLOATS, 0, conv_init, cort_free,
+                                           convt_infer, convt_run };
+const cort_op_def nn_op_conv_integer = { "ConvInteger", "", 10, 18, 0, 0, conv_init, cort_free, convint_infer,
+                                         convint_run };
+const cort_op_def nn_op_qlinear_conv = { "QLinearConv", "", 10, 18, 0, 0, conv_init, cort_free, qlconv_infer,
+                                         qlconv_run };

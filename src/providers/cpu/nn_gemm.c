@@ -1,0 +1,225 @@
+/* Packed SGEMM (BLIS-style): for each KC slice of K, A is packed into MR-row panels (alpha folded
+ * in) and B into NR-column panels, then tiles of the C matrix are distributed over the pool. Each
+ * task walks NR panels of B (kept hot in L1) against a block of A panels (kept in L2). */
+#include <stdint.h>
+#include <string.h>
+#include "nn_gemm.h"
+#include "../../core/alloc.h"
+
+#define NN_KC 256              /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
+#define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
+#define NN_BLOCK_COLS 256      /* columns of B per task block */
+#define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
+
+static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16 };
+#ifdef NN_HAVE_X86_UKERNELS
+static const nn_gemm_kernel k_avx2 = { "avx2_6x16", 6, 16, nn_ukr_avx2_6x16 };
+static const nn_gemm_kernel k_avx512 = { "avx512_12x32", 12, 32, nn_ukr_avx512_12x32 };
+static const nn_gemm_kernel *const all_kernels[] = { &k_avx512, &k_avx2, &k_scalar };
+
+static int kernel_supported(const nn_gemm_kernel *k) {
+    if (k == &k_avx512) return __builtin_cpu_supports("avx512f");
+    if (k == &k_avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return 1;
+}
+#else
+static const nn_gemm_kernel *const all_kernels[] = { &k_scalar };
+static int kernel_supported(const nn_gemm_kernel *k) { (void)k; return 1; }
+#endif
+
+const nn_gemm_kernel *nn_gemm_best_kernel(void) {
+    for (size_t i = 0; i < sizeof all_kernels / sizeof all_kernels[0]; i++)
+        if (kernel_supported(all_kernels[i])) return all_kernels[i];
+    return &k_scalar;
+}
+
+size_t nn_gemm_kernels(const nn_gemm_kernel *const **out) {
+    /* all_kernels is ordered best-first and every kernel after a supported one is supported too */
+    size_t n = sizeof all_kernels / sizeof all_kernels[0], first = 0;
+    while (first + 1 < n && !kernel_supported(all_kernels[first])) first++;
+    *out = all_kernels + first;
+    return n - first;
+}
+
+static void pack_b_matrix(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, size_t ncols, size_t nr, float *dst) {
+    if (!b->trans) {
+        const float *src = b->data + k0 * b->ld + j0;
+        for (size_t p = 0; p < kc; p++, src += b->ld, dst += nr) {
+            memcpy(dst, src, ncols * sizeof(float));
+            for (size_t j = ncols; j < nr; j++) dst[j] = 0.0f;
+        }
+    } else {
+        for (size_t j = 0; j < ncols; j++) {
+            const float *src = b->data + (j0 + j) * b->ld + k0;
+            for (size_t p = 0; p < kc; p++) dst[p * nr + j] = src[p];
+        }
+        for (size_t j = ncols; j < nr; j++)
+            for (size_t p = 0; p < kc; p++) dst[p * nr + j] = 0.0f;
+    }
+}
+
+float nn_gemm_b_at(const nn_gemm_b *B, size_t k, size_t j) {
+    float v;
+    (B->pack ? B->pack : pack_b_matrix)(B, k, 1, j, 1, 1, &v);
+    return v;
+}
+
+static void pack_a_panel(const float *A, size_t lda, int transA, float alpha, size_t i0, size_t rows, size_t k0,
+                         size_t kc, size_t mr, float *dst) {
+    if (!transA) {
+        for (size_t i = 0; i < rows; i++) {
+            const float *src = A + (i0 + i) * lda + k0;
+            for (size_t p = 0; p < kc; p++) dst[p * mr + i] = alpha * src[p];
+        }
+    } else {
+        for (size_t p = 0; p < kc; p++) {
+            const float *src = A + (k0 + p) * lda + i0;
+            for (size_t i = 0; i < rows; i++) dst[p * mr + i] = alpha * src[i];
+        }
+    }
+    for (size_t i = rows; i < mr; i++)
+        for (size_t p = 0; p < kc; p++) dst[p * mr + i] = 0.0f;
+}
+
+typedef struct gemm_job {
+    const nn_gemm_kernel *k;
+    size_t M, N, k0, kc;
+    float alpha;
+    const float *A; size_t lda; int transA;
+    const nn_gemm_b *B;
+    float *C; size_t ldc;
+    int accumulate;
+    float *apack, *bpack;
+    size_t mpanels, npanels, bm, bn, tasks_n;   /* block sizes in panels; tasks laid out [m][n] */
+} gemm_job;
+
+static void job_pack_a(void *arg, size_t begin, size_t end) {
+    const gemm_job *j = arg;
+    const size_t mr = j->k->mr;
+    for (size_t ip = begin; ip < end; ip++) {
+        size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
+        pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, j->k0, j->kc, mr, j->apack + ip * mr * j->kc);
+    }
+}
+
+static void job_pack_b(void *arg, size_t begin, size_t end) {
+    const gemm_job *j = arg;
+    const size_t nr = j->k->nr;
+    nn_pack_b_fn pack = j->B->pack ? j->B->pack : pack_b_matrix;
+    for (size_t jp = begin; jp < end; jp++) {
+        size_t j0 = jp * nr, cols = j->N - j0 < nr ? j->N - j0 : nr;
+        pack(j->B, j->k0, j->kc, j0, cols, nr, j->bpack + jp * nr * j->kc);
+    }
+}
+
+static void job_compute(void *arg, size_t begin, size_t end) {
+    const gemm_job *j = arg;
+    const size_t mr = j->k->mr, nr = j->k->nr, kc = j->kc;
+    float tile[NN_MAX_TILE];
+    for (size_t t = begin; t < end; t++) {
+        size_t mb = t / j->tasks_n, nb = t % j->tasks_n;
+        size_t ip0 = mb * j->bm, ip1 = ip0 + j->bm < j->mpanels ? ip0 + j->bm : j->mpanels;
+        size_t jp0 = nb * j->bn, jp1 = jp0 + j->bn < j->npanels ? jp0 + j->bn : j->npanels;
+        for (size_t jp = jp0; jp < jp1; jp++) {
+            const float *bp = j->bpack + jp * nr * kc;
+            size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+            for (size_t ip = ip0; ip < ip1; ip++) {
+                const float *ap = j->apack + ip * mr * kc;
+                size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
+                float *c = j->C + r0 * j->ldc + c0;
+                if (rows == mr && cols == nr) {
+                    j->k->ukr(kc, ap, bp, c, j->ldc, j->accumulate);
+                } else {
+                    j->k->ukr(kc, ap, bp, tile, nr, 0);
+                    for (size_t r = 0; r < rows; r++) {
+                        float *cr = c + r * j->ldc;
+                        const float *tr = tile + r * nr;
+                        if (j->accumulate)
+                            for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
+                        else
+                            for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void scale_c(size_t M, size_t N, float beta, float *C, size_t ldc) {
+    for (size_t i = 0; i < M; i++) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f) memset(c, 0, N * sizeof(float));
+        else for (size_t q = 0; q < N; q++) c[q] *= beta;
+    }
+}
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                      const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc) {
+    if (M == 0 || N == 0) return NULL;
+    if (K == 0 || alpha == 0.0f) {
+        if (beta != 1.0f) scale_c(M, N, beta, C, ldc);
+        return NULL;
+    }
+    if (beta != 0.0f && beta != 1.0f) {
+        scale_c(M, N, beta, C, ldc);
+        beta = 1.0f;
+    }
+    gemm_job j;
+    memset(&j, 0, sizeof j);
+    j.k = kernel ? kernel : nn_gemm_best_kernel();
+    const size_t mr = j.k->mr, nr = j.k->nr;
+    j.M = M; j.N = N; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
+    j.mpanels = div_up(M, mr);
+    j.npanels = div_up(N, nr);
+    const size_t kc_max = K < NN_KC ? K : NN_KC;
+    /* one allocation for both packed operands; fails cleanly on overflow */
+    size_t a_elems = j.mpanels * mr * kc_max, b_elems = j.npanels * nr * kc_max;
+    if (j.mpanels > SIZE_MAX / (mr * kc_max) || j.npanels > SIZE_MAX / (nr * kc_max) ||
+        a_elems > SIZE_MAX / sizeof(float) - b_elems)
+        return cort_error_oom();
+    float *scratch = cort_malloc((a_elems + b_elems) * sizeof(float));
+    if (!scratch) return cort_error_oom();
+    j.apack = scratch;
+    j.bpack = scratch + a_elems;
+
+    /* small problems are not worth waking the workers */
+    double flops = (double)M * (double)N * (double)K;
+    cort_pool *p = flops < 64.0 * 64.0 * 64.0 ? NULL : pool;
+    int threads = cort_pool_threads(p);
+    j.bm = div_up(NN_BLOCK_ROWS, mr);
+    j.bn = div_up(NN_BLOCK_COLS, nr);
+    /* shrink blocks until every thread has a few tasks */
+    while (div_up(j.mpanels, j.bm) * div_up(j.npanels, j.bn) < (size_t)threads * 3 && (j.bm > 1 || j.bn > 1)) {
+        if (j.bn >= j.bm && j.bn > 1) j.bn = div_up(j.bn, 2);
+        else j.bm = div_up(j.bm, 2);
+    }
+    j.tasks_n = div_up(j.npanels, j.bn);
+    size_t tasks = div_up(j.mpanels, j.bm) * j.tasks_n;
+
+    for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
+        j.k0 = k0;
+        j.kc = K - k0 < NN_KC ? K - k0 : NN_KC;
+        j.accumulate = k0 > 0 || beta == 1.0f;
+        cort_parallel_for(p, j.mpanels, 4, job_pack_a, &j);
+        cort_parallel_for(p, j.npanels, 4, job_pack_b, &j);
+        cort_parallel_for(p, tasks, 1, job_compute, &j);
+    }
+    cort_free(scratch);
+    return NULL;
+}
+
+void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,
+                  const nn_gemm_b *B, float beta, float *C, size_t ldc) {
+    for (size_t i = 0; i < M; i++)
+        for (size_t q = 0; q < N; q++) {
+            double s = 0.0;
+            for (size_t p = 0; p < K; p++) {
+                float a = transA ? A[p * lda + i] : A[i * lda + p];
+                s += (double)a * (double)nn_gemm_b_at(B, p, q);
+            }
+            float prev = beta == 0.0f ? 0.0f : beta * C[i * ldc + q];
+            C[i * ldc + q] = (float)(alpha * s) + prev;
+        }
+}

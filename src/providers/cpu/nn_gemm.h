@@ -1,0 +1,45 @@
+/* Packed, cache-blocked SGEMM shared by MatMul, Gemm and Conv:
+ *   C[M,N] = alpha * op(A)[M,K] * B[K,N] + beta * C
+ * A is a plain row-major matrix (transposed when transA). B is described by an nn_gemm_b so that
+ * Conv can pack image patches straight from the input (implicit im2col) instead of materializing
+ * the column matrix. beta == 0 means C is write-only (NaNs in C do not propagate). */
+#ifndef CORT_CPU_NN_GEMM_H
+#define CORT_CPU_NN_GEMM_H
+#include <stddef.h>
+#include "../../core/status.h"
+#include "../../core/threadpool.h"
+#include "simd/gemm_ukernels.h"
+
+typedef struct nn_gemm_b nn_gemm_b;
+/* Packs rows [k0, k0+kc) and columns [j0, j0+ncols) of B into dst[kc][nr] (ncols <= nr; columns
+ * ncols..nr-1 must be written as zeros). */
+typedef void (*nn_pack_b_fn)(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, size_t ncols, size_t nr,
+                             float *dst);
+struct nn_gemm_b {
+    nn_pack_b_fn pack;    /* NULL: B is the plain matrix below */
+    const float *data;    /* row-major B[K][N] (trans = 0) or B^T stored as [N][K] (trans = 1) */
+    size_t       ld;
+    int          trans;
+    const void  *ctx;     /* for custom packers */
+};
+
+static inline nn_gemm_b nn_gemm_b_matrix(const float *data, size_t ld, int trans) {
+    nn_gemm_b b = { NULL, data, ld, trans, NULL };
+    return b;
+}
+
+/* The best micro-kernel this CPU supports. */
+const nn_gemm_kernel *nn_gemm_best_kernel(void);
+/* Every micro-kernel usable on this CPU (for tests); returns the count, *out points to a static list. */
+size_t nn_gemm_kernels(const nn_gemm_kernel *const **out);
+
+/* kernel may be NULL (best). pool may be NULL (single thread). Fails only on out-of-memory. */
+cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                      const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc);
+
+/* Naive triple loop, kept as the reference the tests compare against (double accumulation). */
+void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,
+                  const nn_gemm_b *B, float beta, float *C, size_t ldc);
+/* Reads element (k, j) of B through its packer (slow; for reference code and tests). */
+float nn_gemm_b_at(const nn_gemm_b *B, size_t k, size_t j);
+#endif

@@ -1,0 +1,9 @@
+/* Operator list of the 'reduce' family (see registry.c). The kernels live in rd_*.c. */
+#include "rd_ops.h"
+
+const cort_op_def *const cort_ops_reduce[] = {
+    &rd_op_reduce_sum, &rd_op_reduce_mean, &rd_op_reduce_max, &rd_op_reduce_min, &rd_op_reduce_prod,
+    &rd_op_reduce_l1, &rd_op_reduce_l2, &rd_op_reduce_log_sum, &rd_op_reduce_log_sum_exp, &rd_op_reduce_sum_square,
+    &rd_op_softmax, &rd_op_log_softmax, &rd_op_hardmax,
+    NULL
+};

@@ -1,0 +1,172 @@
+/* cort_session_run: argument validation, input checking against the declared types, execution,
+ * and delivery into caller-preallocated outputs. */
+#include "session.h"
+#include <stdio.h>
+#include <string.h>
+
+static int dims_str(char *buf, size_t n, const int64_t *d, int rank) {
+    cort_shape_str(d, rank < 0 ? 0 : (size_t)rank, buf, n);
+    return 0;
+}
+
+static const char *kind_name(int k) {
+    switch (k) {
+    case CORT_VKIND_TENSOR: return "tensor";
+    case CORT_VKIND_SEQUENCE: return "sequence";
+    case CORT_VKIND_OPTIONAL: return "optional";
+    case CORT_VKIND_MAP: return "map";
+    default: return "unknown";
+    }
+}
+
+/* Checks a fed value against the input's compiled (declared + session dims) type. */
+static cort_status *check_input(const cort_graph *g, size_t idx, const cort_value *v) {
+    const char *name = g->input_info[idx]->name;
+    const cort_tinfo *t = &g->slot_info[g->input_slots[idx]];
+    if (t->kind == CORT_VKIND_UNKNOWN) return NULL;
+    if (t->kind != v->kind)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "input '%s': expected a %s, got a %s", name, kind_name(t->kind),
+                          kind_name(v->kind));
+    if (t->kind == CORT_VKIND_TENSOR) {
+        if (t->elem && t->elem != v->type)
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "input '%s': expected element type %s, got %s", name,
+                              cort_type_name(t->elem), cort_type_name(v->type));
+        if (t->rank >= 0) {
+            char want[256], got[256];
+            int bad = (size_t)t->rank != v->rank;
+            size_t bad_dim = 0;
+            for (int i = 0; !bad && i < t->rank; i++)
+                if (t->dims[i] >= 0 && t->dims[i] != v->shape[i]) { bad = 1; bad_dim = (size_t)i; }
+            if (bad) {
+                dims_str(want, sizeof want, t->dims, t->rank);
+                dims_str(got, sizeof got, v->shape, (int)v->rank);
+                if ((size_t)t->rank != v->rank)
+                    return cort_error(CORT_ERROR_INVALID_ARGUMENT, "input '%s': expected rank %d %s, got rank %zu %s", name,
+                                      t->rank, want, v->rank, got);
+                return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                                  "input '%s': expected shape %s, got %s (dimension %zu is %lld, expected %lld)", name,
+                                  want, got, bad_dim, (long long)v->shape[bad_dim], (long long)t->dims[bad_dim]);
+            }
+        }
+    } else if (t->elem && v->type && t->elem != v->type && t->kind == CORT_VKIND_SEQUENCE) {
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "input '%s': expected a sequence of %s, got a sequence of %s", name,
+                          cort_type_name(t->elem), cort_type_name(v->type));
+    }
+    return NULL;
+}
+
+static cort_status *deliver(const char *name, cort_value *dst, const cort_value *src) {
+    if (dst->kind != CORT_VKIND_TENSOR || src->kind != CORT_VKIND_TENSOR)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "output '%s': only tensors can be written into a preallocated value",
+                          name);
+    char want[256], got[256];
+    if (dst->type != src->type)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "output '%s': preallocated tensor has element type %s, result is %s",
+                          name, cort_type_name(dst->type), cort_type_name(src->type));
+    int same = dst->rank == src->rank;
+    for (size_t i = 0; same && i < src->rank; i++) same = dst->shape[i] == src->shape[i];
+    if (!same) {
+        dims_str(want, sizeof want, dst->shape, (int)dst->rank);
+        dims_str(got, sizeof got, src->shape, (int)src->rank);
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "output '%s': preallocated tensor has shape %s, result has shape %s",
+                          name, want, got);
+    }
+    if (src->type == CORT_TYPE_STRING) {
+        if (!dst->owns_data)
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "output '%s': string outputs need a runtime-owned tensor", name);
+        for (size_t i = 0; i < src->count; i++) {
+            const char *s = cort_string_get(src, i);
+            CORT_TRY(cort_string_set(dst, i, s, strlen(s)));
+        }
+    } else if (src->bytes && dst->data != src->data) memcpy(dst->data, src->data, src->bytes);
+    return NULL;
+}
+
+cort_status *cort_session_run(cort_session *session, const cort_run_options *run_options, const char *const *input_names,
+                              cort_value *const *inputs, size_t input_count, const char *const *output_names,
+                              size_t output_count, cort_value **outputs) {
+    if (!session) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: session is NULL");
+    if (input_count && (!input_names || !inputs))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input_count is %zu but input_names or inputs is NULL",
+                          input_count);
+    if (output_count && (!output_names || !outputs))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_run: output_count is %zu but output_names or outputs is NULL", output_count);
+    const cort_graph *g = session->graph;
+    cort_status *st = NULL;
+    cort_value **fed = cort_calloc(g->n_inputs + g->n_outputs + 1, sizeof *fed);
+    if (!fed) return cort_error_oom();
+    cort_value **results = fed + g->n_inputs;
+    size_t *out_idx = cort_calloc(output_count + 1, sizeof *out_idx);
+    if (!out_idx) { cort_free(fed); return cort_error_oom(); }
+
+    for (size_t i = 0; i < input_count; i++) {
+        if (!input_names[i]) { st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input_names[%zu] is NULL", i); goto done; }
+        if (!inputs[i]) {
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: inputs[%zu] ('%s') is NULL", i, input_names[i]);
+            goto done;
+        }
+        size_t k = 0;
+        while (k < g->n_inputs && strcmp(g->input_info[k]->name, input_names[i])) k++;
+        if (k == g->n_inputs) {
+            char list[512] = "";
+            size_t o = 0;
+            for (size_t q = 0; q < g->n_inputs && o < sizeof list; q++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", q ? ", " : "", g->input_info[q]->name);
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: unknown input name '%s' (the model's inputs are: %s)",
+                            input_names[i], list);
+            goto done;
+        }
+        if (fed[k]) {
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input '%s' is given twice", input_names[i]);
+            goto done;
+        }
+        if ((st = check_input(g, k, inputs[i]))) goto done;
+        fed[k] = inputs[i];
+    }
+    for (size_t k = 0; k < g->n_inputs; k++)
+        if (!fed[k]) {
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input '%s' was not given", g->input_info[k]->name);
+            goto done;
+        }
+    for (size_t i = 0; i < output_count; i++) {
+        if (!output_names[i]) {
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: output_names[%zu] is NULL", i);
+            goto done;
+        }
+        size_t k = 0;
+        while (k < g->n_outputs && strcmp(g->output_info[k]->name, output_names[i])) k++;
+        if (k == g->n_outputs) {
+            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: unknown output name '%s'", output_names[i]);
+            goto done;
+        }
+        out_idx[i] = k;
+    }
+
+    {
+        cort_run_options *ro = (cort_run_options *)run_options;
+        cort_run_options_retain_internal(ro);
+        cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0 };
+        st = cort_graph_execute(&ex, g, fed, NULL, results);
+        cort_run_options_free(ro);
+    }
+    if (st) goto done;
+    for (size_t i = 0; i < output_count; i++)
+        if (outputs[i] && (st = deliver(output_names[i], outputs[i], results[out_idx[i]]))) goto done;
+    for (size_t i = 0; i < output_count; i++)
+        if (!outputs[i]) outputs[i] = cort_value_retain(results[out_idx[i]]);
+done:
+    for (size_t k = 0; k < g->n_outputs; k++) cort_value_release(results[k]);
+    cort_free(out_idx);
+    cort_free(fed);
+    return st;
+}
+
+cort_status *cort_session_run_async(cort_session *session, const cort_run_options *run_options,
+                                    const char *const *input_names, cort_value *const *inputs, size_t input_count,
+                                    const char *const *output_names, size_t output_count, cort_value *const *outputs,
+                                    cort_run_callback callback, void *user_data) {
+    (void)session; (void)run_options; (void)input_names; (void)inputs; (void)input_count;
+    (void)output_names; (void)output_count; (void)outputs; (void)callback; (void)user_data;
+    return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "cort_session_run_async is not implemented yet");
+}

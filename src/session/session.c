@@ -1,0 +1,267 @@
+/* Session options, session creation (all one-time work happens here) and metadata queries. */
+#include "session.h"
+#include <string.h>
+
+/* ---------------------------------------------------------------- session options */
+cort_status *cort_session_options_create(cort_session_options **out) {
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_create: out is NULL");
+    cort_session_options *o = cort_calloc(1, sizeof *o);
+    if (!o) return cort_error_oom();
+    o->threads = 0;
+    o->level = 2;
+    *out = o;
+    return NULL;
+}
+
+static void provider_cfg_free(cort_provider_cfg *p) {
+    for (size_t i = 0; i < p->n; i++) { cort_free(p->keys[i]); cort_free(p->values[i]); }
+    cort_free(p->keys);
+    cort_free(p->values);
+    cort_free(p->name);
+    memset(p, 0, sizeof *p);
+}
+
+void cort_session_options_free(cort_session_options *o) {
+    if (!o) return;
+    for (size_t i = 0; i < o->n_providers; i++) provider_cfg_free(&o->providers[i]);
+    for (size_t i = 0; i < o->n_dims; i++) cort_free(o->dim_names[i]);
+    cort_free(o->dim_names);
+    cort_free(o->dim_values);
+    cort_free(o);
+}
+
+cort_status *cort_session_options_set_threads(cort_session_options *o, int threads) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_threads: options is NULL");
+    if (threads < 0)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_threads: threads is %d, expected >= 0", threads);
+    o->threads = threads;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_optimization_level(cort_session_options *o, int level) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_optimization_level: options is NULL");
+    if (level < 0 || level > 2)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_options_set_optimization_level: level is %d, expected 0, 1 or 2", level);
+    o->level = level;
+    return NULL;
+}
+
+cort_status *cort_session_options_append_provider(cort_session_options *o, const char *name, const char *const *keys,
+                                                  const char *const *values, size_t count) {
+    if (!o || !name) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: options or name is NULL");
+    if (count && (!keys || !values))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: %zu options but keys/values is NULL",
+                          count);
+    if (strcmp(name, "cpu"))
+        return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
+                          "cort_session_options_append_provider: provider '%s' is not available in this build (available: cpu)",
+                          name);
+    if (count)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_options_append_provider: provider 'cpu' has no options (got key '%s'); use "
+                          "cort_session_options_set_threads for the thread count", keys[0] ? keys[0] : "(null)");
+    if (o->n_providers == CORT_MAX_PROVIDERS)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: more than %d providers",
+                          CORT_MAX_PROVIDERS);
+    cort_provider_cfg *p = &o->providers[o->n_providers];
+    if (!(p->name = cort_strdup(name))) return cort_error_oom();
+    o->n_providers++;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_dim(cort_session_options *o, const char *name, int64_t value) {
+    if (!o || !name) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_dim: options or name is NULL");
+    if (value < 0)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_dim: dimension '%s' = %lld, expected >= 0",
+                          name, (long long)value);
+    for (size_t i = 0; i < o->n_dims; i++)
+        if (!strcmp(o->dim_names[i], name)) { o->dim_values[i] = value; return NULL; }
+    char **nn = cort_realloc(o->dim_names, (o->n_dims + 1) * sizeof *nn);
+    if (!nn) return cort_error_oom();
+    o->dim_names = nn;
+    int64_t *nv = cort_realloc(o->dim_values, (o->n_dims + 1) * sizeof *nv);
+    if (!nv) return cort_error_oom();
+    o->dim_values = nv;
+    if (!(nn[o->n_dims] = cort_strdup(name))) return cort_error_oom();
+    nv[o->n_dims++] = value;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- run options */
+cort_status *cort_run_options_create(cort_run_options **out) {
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_run_options_create: out is NULL");
+    cort_run_options *o = cort_calloc(1, sizeof *o);
+    if (!o) return cort_error_oom();
+    atomic_init(&o->refs, 1);
+    atomic_init(&o->terminate, 0);
+    *out = o;
+    return NULL;
+}
+
+void cort_run_options_retain_internal(cort_run_options *o) {
+    if (o) atomic_fetch_add(&o->refs, 1);
+}
+
+void cort_run_options_free(cort_run_options *o) {
+    if (o && atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) cort_free(o);
+}
+
+void cort_run_options_set_terminate(cort_run_options *o, int terminate) {
+    if (o) atomic_store(&o->terminate, terminate ? 1 : 0);
+}
+
+/* ---------------------------------------------------------------- session */
+static void session_destroy(cort_session *s) {
+    cort_graph_free(s->graph);
+    cort_pool_free(s->pool);
+    cort_model_free(s->model);
+    for (size_t i = 0; i < s->n_dims; i++) cort_free(s->dim_names[i]);
+    cort_free(s->dim_names);
+    cort_free(s->dim_values);
+    cort_free(s);
+}
+
+static cort_status *session_finish(cort_model_ir *model, const cort_session_options *o, cort_session **out) {
+    cort_status *st = NULL;
+    cort_session *s = cort_calloc(1, sizeof *s);
+    if (!s) { cort_model_free(model); return cort_error_oom(); }
+    atomic_init(&s->refs, 1);
+    s->model = model;
+    s->threads = o ? o->threads : 0;
+    if (s->threads <= 0) s->threads = cort_cpu_count();
+    s->copts.model = model;
+    s->copts.optimization_level = o ? o->level : 2;
+    if (o && o->n_dims) {
+        s->dim_names = cort_calloc(o->n_dims, sizeof *s->dim_names);
+        s->dim_values = cort_calloc(o->n_dims, sizeof *s->dim_values);
+        if (!s->dim_names || !s->dim_values) { st = cort_error_oom(); goto error; }
+        for (size_t i = 0; i < o->n_dims; i++) {
+            if (!(s->dim_names[i] = cort_strdup(o->dim_names[i]))) { st = cort_error_oom(); goto error; }
+            s->dim_values[i] = o->dim_values[i];
+            s->n_dims++;
+        }
+    }
+    s->copts.dim_names = (const char **)s->dim_names;
+    s->copts.dim_values = s->dim_values;
+    s->copts.n_dims = s->n_dims;
+    if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
+    if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
+    if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
+    s->cpu_allocator = cort_cpu_allocator_identity();
+    *out = s;
+    return NULL;
+error:
+    session_destroy(s);
+    return st;
+}
+
+cort_status *cort_session_create(const char *path, const cort_session_options *options, cort_session **out) {
+    if (!path) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: path is NULL");
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: out is NULL");
+    CORT_TRY(cort_alloc_init());
+    cort_model_ir *model;
+    CORT_TRY(cort_model_load_file(path, &model));
+    return session_finish(model, options, out);
+}
+
+cort_status *cort_session_create_from_memory(const void *bytes, size_t length, const cort_session_options *options,
+                                             cort_session **out) {
+    if (!bytes && length) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: bytes is NULL");
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: out is NULL");
+    CORT_TRY(cort_alloc_init());
+    cort_model_ir *model;
+    CORT_TRY(cort_model_load_memory(bytes ? bytes : "", length, &model));
+    return session_finish(model, options, out);
+}
+
+cort_session *cort_session_retain(cort_session *s) {
+    if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void cort_session_release(cort_session *s) {
+    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) session_destroy(s);
+}
+
+size_t cort_session_input_count(const cort_session *s) { return s ? s->graph->n_inputs : 0; }
+size_t cort_session_output_count(const cort_session *s) { return s ? s->graph->n_outputs : 0; }
+const char *cort_session_input_name(const cort_session *s, size_t i) {
+    return s && i < s->graph->n_inputs ? s->graph->input_info[i]->name : NULL;
+}
+const char *cort_session_output_name(const cort_session *s, size_t i) {
+    return s && i < s->graph->n_outputs ? s->graph->output_info[i]->name : NULL;
+}
+
+static cort_status *value_type(const cort_value_info_ir *vi, cort_value_type *type, int64_t *dims, size_t max_dims) {
+    if (!type) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "type is NULL");
+    const cort_type_ir *t = &vi->type;
+    type->kind = t->kind;
+    type->elem_type = t->kind == CORT_VKIND_TENSOR ? t->elem_type
+                    : t->inner ? (t->inner->kind == CORT_VKIND_TENSOR ? t->inner->elem_type
+                                  : t->inner->inner ? t->inner->inner->elem_type : CORT_TYPE_UNDEFINED)
+                               : CORT_TYPE_UNDEFINED;
+    type->rank = t->kind == CORT_VKIND_TENSOR ? t->rank : -1;
+    for (int i = 0; dims && i < type->rank && (size_t)i < max_dims; i++) dims[i] = t->dims[i];
+    return NULL;
+}
+
+cort_status *cort_session_input_type(const cort_session *s, size_t i, cort_value_type *type, int64_t *dims, size_t max_dims) {
+    if (!s || i >= s->graph->n_inputs)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_input_type: index %zu out of range", i);
+    return value_type(s->graph->input_info[i], type, dims, max_dims);
+}
+
+cort_status *cort_session_output_type(const cort_session *s, size_t i, cort_value_type *type, int64_t *dims,
+                                      size_t max_dims) {
+    if (!s || i >= s->graph->n_outputs)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_output_type: index %zu out of range", i);
+    return value_type(s->graph->output_info[i], type, dims, max_dims);
+}
+
+static const char *dim_name(const cort_value_info_ir *vi, size_t d) {
+    const cort_type_ir *t = &vi->type;
+    if (t->kind != CORT_VKIND_TENSOR || t->rank < 0 || d >= (size_t)t->rank || !t->dim_params) return NULL;
+    return t->dim_params[d];
+}
+const char *cort_session_input_dim_name(const cort_session *s, size_t i, size_t d) {
+    return s && i < s->graph->n_inputs ? dim_name(s->graph->input_info[i], d) : NULL;
+}
+const char *cort_session_output_dim_name(const cort_session *s, size_t i, size_t d) {
+    return s && i < s->graph->n_outputs ? dim_name(s->graph->output_info[i], d) : NULL;
+}
+
+const char *cort_session_metadata(const cort_session *s, const char *key) {
+    if (!s || !key) return NULL;
+    const cort_model_ir *m = s->model;
+#define OR_EMPTY(x) ((x) ? (x) : "")
+    if (!strcmp(key, "producer_name")) return OR_EMPTY(m->producer_name);
+    if (!strcmp(key, "producer_version")) return OR_EMPTY(m->producer_version);
+    if (!strcmp(key, "domain")) return OR_EMPTY(m->domain);
+    if (!strcmp(key, "doc_string")) return OR_EMPTY(m->doc);
+    if (!strcmp(key, "graph_name")) return OR_EMPTY(m->graph ? m->graph->name : NULL);
+    if (!strcmp(key, "graph_doc_string")) return OR_EMPTY(m->graph ? m->graph->doc : NULL);
+    if (!strncmp(key, "metadata:", 9))
+        for (size_t i = 0; i < m->n_metadata; i++)
+            if (!strcmp(m->metadata[i].key, key + 9)) return OR_EMPTY(m->metadata[i].value);
+#undef OR_EMPTY
+    return NULL;
+}
+
+int64_t cort_session_ir_version(const cort_session *s) { return s ? s->model->ir_version : 0; }
+int64_t cort_session_opset(const cort_session *s, const char *domain) {
+    if (!s) return 0;
+    if (!domain || !strcmp(domain, "ai.onnx")) domain = "";
+    for (size_t i = 0; i < s->model->n_opsets; i++) {
+        const char *d = s->model->opsets[i].domain ? s->model->opsets[i].domain : "";
+        if (!strcmp(d, "ai.onnx")) d = "";
+        if (!strcmp(d, domain)) return s->model->opsets[i].version;
+    }
+    return 0;
+}
+
+const void *cort_session_allocator(const cort_session *s, const char *provider) {
+    if (!s || !provider) return NULL;
+    if (!strcmp(provider, "cpu")) return s->cpu_allocator;
+    return NULL;
+}

@@ -1,0 +1,44 @@
+/* Session internals shared by session create, run and run_async. */
+#ifndef CORT_SESSION_SESSION_H
+#define CORT_SESSION_SESSION_H
+#include <stdatomic.h>
+#include "../graph/graph.h"
+
+#define CORT_MAX_PROVIDERS 8
+
+typedef struct cort_provider_cfg {
+    char *name;
+    char **keys, **values;
+    size_t n;
+} cort_provider_cfg;
+
+struct cort_session_options {
+    int threads;
+    int level;
+    cort_provider_cfg providers[CORT_MAX_PROVIDERS];
+    size_t n_providers;
+    char **dim_names;
+    int64_t *dim_values;
+    size_t n_dims;
+};
+
+struct cort_run_options {
+    atomic_long refs;
+    atomic_int terminate;
+};
+
+struct cort_session {
+    atomic_long refs;
+    cort_model_ir *model;
+    cort_graph *graph;
+    cort_compile_opts copts;
+    char **dim_names;
+    int64_t *dim_values;
+    size_t n_dims;
+    cort_pool *pool;
+    int threads;
+    const void *cpu_allocator;
+};
+
+void cort_run_options_retain_internal(cort_run_options *o);
+#endif

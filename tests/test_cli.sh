@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `cort` command-line tool: every command, exit codes (0 ok, 1 failure,
+# 2 usage), .npy/.pb input and output, random inputs, backend-test runs, bench --json and demo.
+#   tests/test_cli.sh BUILD_DIR
+# Ends with "N passed, M failed"; exit status 1 if any check failed.
+set -u
+if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
+CORT=$(cd "$1" && pwd)/bin/cort
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PY:-/usr/bin/python3}
+DATA=${CORT_TESTDATA:-/usr/share/libonnx-testdata/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+
+ok()   { passed=$((passed + 1)); }
+bad()  { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+
+# expect_rc RC DESC CMD... : runs CMD (stdout -> $T/stdout, stderr -> $T/stderr), checks the exit status
+expect_rc() {
+    local want=$1 desc=$2; shift 2
+    "$@" > "$T/stdout" 2> "$T/stderr"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else
+        bad "$desc: exit status $rc, expected $want"
+        sed 's/^/    stdout: /' "$T/stdout" | head -5 >&2
+        sed 's/^/    stderr: /' "$T/stderr" | head -5 >&2
+    fi
+}
+# expect_in FILE TEXT DESC : FILE contains TEXT
+expect_in() {
+    if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not found in $(basename "$1")"; head -20 "$1" | sed 's/^/    /' >&2; fi
+}
+expect_file() { if [ -s "$1" ]; then ok; else bad "$2: $1 missing or empty"; fi; }
+
+if [ ! -x "$CORT" ]; then echo "cort binary not found at $CORT" >&2; echo "0 passed, 1 failed"; exit 1; fi
+
+# ---- models made for these tests ----
+"$PY" - "$T" <<'PYEOF'
+import sys, os, numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+T = sys.argv[1]
+# add: alpha_in [N,3] + beta_in [1,3] -> sum_out [N,3]
+g = helper.make_graph([helper.make_node("Add", ["alpha_in", "beta_in"], ["sum_out"])], "cli_add",
+    [helper.make_tensor_value_info("alpha_in", TensorProto.FLOAT, ["N", 3]),
+     helper.make_tensor_value_info("beta_in", TensorProto.FLOAT, [1, 3])],
+    [helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, ["N", 3])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{T}/add.onnx")
+os.makedirs(f"{T}/add_data", exist_ok=True)
+a = np.arange(6, dtype=np.float32).reshape(2, 3); b = np.array([[10, 20, 30]], dtype=np.float32)
+open(f"{T}/add_data/input_0.pb", "wb").write(numpy_helper.from_array(a, "alpha_in").SerializeToString())
+open(f"{T}/add_data/input_1.pb", "wb").write(numpy_helper.from_array(b, "beta_in").SerializeToString())
+np.save(f"{T}/alpha.npy", a)
+np.save(f"{T}/add_expected.npy", a + b)
+# fortran-order .npy must be rejected
+np.save(f"{T}/fortran.npy", np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
+# identity models and inputs for the .npy dtype round trip
+dtypes = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE, "float16": TensorProto.FLOAT16,
+          "int8": TensorProto.INT8, "int16": TensorProto.INT16, "int32": TensorProto.INT32, "int64": TensorProto.INT64,
+          "uint8": TensorProto.UINT8, "uint16": TensorProto.UINT16, "uint32": TensorProto.UINT32,
+          "uint64": TensorProto.UINT64, "bool": TensorProto.BOOL, "str": TensorProto.STRING}
+for name, et in dtypes.items():
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "id_" + name,
+        [helper.make_tensor_value_info("x", et, None)], [helper.make_tensor_value_info("y", et, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{T}/id_{name}.onnx")
+    if name == "str":
+        arr = np.array([["hello", "wörld", ""], ["日本", "x", "ok"]])
+    elif name == "bool":
+        arr = np.array([[True, False, True], [False, False, True]])
+    else:
+        arr = (np.arange(6).reshape(2, 3) * 3).astype(name)
+    np.save(f"{T}/id_{name}.npy", arr)
+# backend-test layout: a suite with a good and a broken test
+for tname, delta in (("test_good", 0.0), ("test_broken", 1.0)):
+    d = f"{T}/mysuite/{tname}/test_data_set_0"
+    os.makedirs(d, exist_ok=True)
+    os.system(f"cp {T}/add.onnx {T}/mysuite/{tname}/model.onnx")
+    open(f"{d}/input_0.pb", "wb").write(numpy_helper.from_array(a, "alpha_in").SerializeToString())
+    open(f"{d}/input_1.pb", "wb").write(numpy_helper.from_array(b, "beta_in").SerializeToString())
+    open(f"{d}/output_0.pb", "wb").write(numpy_helper.from_array(a + b + delta, "sum_out").SerializeToString())
+PYEOF
+if [ $? -ne 0 ]; then echo "cannot generate test models with $PY" >&2; echo "0 passed, 1 failed"; exit 1; fi
+M=$T/add.onnx
+
+# ---- usage and help ----
+expect_rc 2 "no command" "$CORT"
+expect_rc 0 "--help" "$CORT" --help
+expect_in "$T/stdout" "usage" "--help"
+expect_rc 2 "unknown command" "$CORT" frobnicate
+for c in info run test bench demo; do
+    expect_rc 0 "$c --help" "$CORT" $c --help
+    expect_in "$T/stdout" "usage: cort $c" "$c --help"
+done
+expect_rc 2 "run without model" "$CORT" run
+expect_rc 2 "run bad --threads" "$CORT" run "$M" --threads abc
+expect_rc 2 "run bad --output-format" "$CORT" run "$M" --output-format xml
+expect_rc 2 "run bad --input" "$CORT" run "$M" --input alpha_in
+expect_rc 2 "run unknown option" "$CORT" run "$M" --bogus
+expect_rc 2 "info without model" "$CORT" info
+expect_rc 2 "test without dir" "$CORT" test
+expect_rc 2 "bench bad --runs" "$CORT" bench "$M" --runs 0
+expect_rc 2 "demo without samples" "$CORT" demo "$M"
+
+# ---- missing or bad files -> 1 with a message ----
+expect_rc 1 "run missing model" "$CORT" run "$T/nope.onnx"
+[ -s "$T/stderr" ] && ok || bad "run missing model: no message on stderr"
+expect_rc 1 "info missing model" "$CORT" info "$T/nope.onnx"
+expect_rc 1 "bench missing model" "$CORT" bench "$T/nope.onnx"
+expect_rc 1 "demo missing model" "$CORT" demo "$T/nope.onnx" "$T"
+expect_rc 1 "test missing dir" "$CORT" test "$T/nope"
+expect_rc 1 "run unknown input name" "$CORT" run "$M" --input nosuch="$T/alpha.npy"
+expect_in "$T/stderr" "nosuch" "unknown input message"
+expect_rc 1 "run missing input file" "$CORT" run "$M" --input alpha_in="$T/nope.npy"
+expect_rc 1 "run fortran-order npy" "$CORT" run "$M" --input alpha_in="$T/fortran.npy"
+expect_in "$T/stderr" "fortran" "fortran-order message"
+
+# ---- info ----
+expect_rc 0 "info" "$CORT" info "$M"
+for s in alpha_in beta_in sum_out "float[N,3]" "Add" "ai.onnx 13"; do expect_in "$T/stdout" "$s" "info"; done
+
+# ---- run ----
+expect_rc 0 "run random inputs" "$CORT" run "$M" --seed 7 --dim N=4
+expect_in "$T/stdout" "sum_out: float[4,3]" "run summary"
+"$CORT" run "$M" --seed 7 --dim N=4 > "$T/again" 2>/dev/null
+if diff <(grep -v 'ms' "$T/stdout") <(grep -v 'ms' "$T/again") > /dev/null; then ok; else bad "run: same seed gives different values"; fi
+
+expect_rc 0 "run --input-dir --output-dir npy" "$CORT" run "$M" --input-dir "$T/add_data" --output-dir "$T/out_npy"
+expect_file "$T/out_npy/output_0.npy" "run npy output"
+expect_rc 0 "run --output-format pb" "$CORT" run "$M" --input-dir "$T/add_data" --output-dir "$T/out_pb" --output-format pb
+expect_file "$T/out_pb/output_0.pb" "run pb output"
+expect_rc 0 "run --input NAME=FILE.npy" "$CORT" run "$M" --input alpha_in="$T/alpha.npy" \
+    --input beta_in="$T/add_data/input_1.pb" --output-dir "$T/out_mixed" --threads 1 --optimization 0
+"$PY" - "$T" <<'PYEOF' && ok || bad "run outputs differ from numpy"
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+T = sys.argv[1]
+exp = np.load(f"{T}/add_expected.npy")
+a = np.load(f"{T}/out_npy/output_0.npy")
+t = onnx.TensorProto(); t.ParseFromString(open(f"{T}/out_pb/output_0.pb", "rb").read())
+b = numpy_helper.to_array(t)
+c = np.load(f"{T}/out_mixed/output_0.npy")
+assert a.dtype == np.float32 and a.shape == (2, 3), (a.dtype, a.shape)
+assert np.array_equal(a, exp) and np.array_equal(b, exp) and np.array_equal(c, exp), (a, b, c)
+assert t.name == "sum_out", t.name
+PYEOF
+
+# ---- .npy dtype round trip through Identity ----
+for d in float32 float64 float16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool str; do
+    expect_rc 0 "npy round trip $d" "$CORT" run "$T/id_$d.onnx" --input x="$T/id_$d.npy" --output-dir "$T/rt_$d"
+done
+"$PY" - "$T" <<'PYEOF' && ok || bad "npy round trip values"
+import sys, numpy as np
+T = sys.argv[1]
+bad = []
+for d in "float32 float64 float16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool str".split():
+    try:
+        a = np.load(f"{T}/id_{d}.npy"); b = np.load(f"{T}/rt_{d}/output_0.npy")
+        if a.dtype.kind != b.dtype.kind or (d != "str" and a.dtype != b.dtype) or a.shape != b.shape or not np.array_equal(a, b):
+            bad.append(f"{d}: {a!r} vs {b!r}")
+    except Exception as e:
+        bad.append(f"{d}: {e}")
+if bad:
+    print("\n".join(bad), file=sys.stderr); sys.exit(1)
+PYEOF
+
+# ---- test ----
+NODE=$DATA/node
+expect_rc 0 "test 3 node tests" "$CORT" test "$NODE/test_add" "$NODE/test_relu" "$NODE/test_abs"
+expect_in "$T/stdout" "PASS node/test_add" "test per-test line"
+if [ "$(tail -n 1 "$T/stdout")" = "3 passed, 0 failed" ]; then ok; else bad "test summary: '$(tail -n 1 "$T/stdout")'"; fi
+expect_rc 0 "test --no-fork --concurrency 1" "$CORT" test --no-fork --concurrency 1 --threads 1 "$NODE/test_add"
+expect_in "$T/stdout" "1 passed, 0 failed" "test --no-fork"
+expect_rc 1 "test suite folder with a broken test" "$CORT" test --list-failures "$T/failures" -j 2 "$T/mysuite"
+expect_in "$T/stdout" "PASS mysuite/test_good" "test suite discovery"
+expect_in "$T/stdout" "FAIL mysuite/test_broken: " "test failure line"
+expect_in "$T/stdout" "sum_out" "failure names the output"
+if [ "$(tail -n 1 "$T/stdout")" = "1 passed, 1 failed" ]; then ok; else bad "test summary: '$(tail -n 1 "$T/stdout")'"; fi
+if [ "$(cat "$T/failures" 2>/dev/null)" = "mysuite/test_broken" ]; then ok; else bad "--list-failures content"; fi
+expect_rc 1 "test --quiet" "$CORT" test --quiet "$T/mysuite"
+if grep -q '^PASS' "$T/stdout"; then bad "--quiet printed PASS lines"; else ok; fi
+expect_in "$T/stdout" "FAIL mysuite/test_broken" "test --quiet shows failures"
+
+# ---- bench ----
+expect_rc 0 "bench --json" "$CORT" bench "$M" --runs 5 --warmup 1 --json --dim N=2
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["create_ms", "first_run_ms", "median_ms", "p90_ms", "min_ms", "runs", "peak_rss_kb"]
+missing = [k for k in keys if k not in d]
+assert not missing, missing
+assert d["runs"] == 5 and d["min_ms"] <= d["median_ms"] <= d["p90_ms"], d
+' "$T/stdout" && ok || bad "bench --json output: $(cat "$T/stdout")"
+expect_rc 0 "bench text" "$CORT" bench "$M" --runs 3 --input-dir "$T/add_data" --threads 1
+expect_in "$T/stdout" "median" "bench text"
+
+# ---- demo ----
+if [ -f "$ROOT/demo/digits_cnn.onnx" ] && [ -d "$ROOT/demo/samples" ]; then
+    expect_rc 0 "demo" "$CORT" demo "$ROOT/demo/digits_cnn.onnx" "$ROOT/demo/samples"
+    expect_in "$T/stdout" "accuracy" "demo output"
+    expect_in "$T/stdout" "median latency" "demo output"
+fi
+expect_rc 1 "demo missing samples" "$CORT" demo "$M" "$T/nope"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,45 @@
+#include "testutil.h"
+#include <stdlib.h>
+#include <string.h>
+
+int tu_passed, tu_failed;
+
+int tu_check_ok(cort_status *st, const char *file, int line, const char *expr) {
+    if (!st) { tu_passed++; return 1; }
+    tu_failed++;
+    fprintf(stderr, "%s:%d: %s failed: [%s] %s\n", file, line, expr, cort_code_name(cort_status_code(st)),
+            cort_status_message(st));
+    cort_status_free(st);
+    return 0;
+}
+
+int tu_check_code(cort_status *st, cort_code code, const char *file, int line, const char *expr, const char *needle) {
+    int ok = cort_status_code(st) == code && (!needle || strstr(cort_status_message(st), needle));
+    if (ok) tu_passed++;
+    else {
+        tu_failed++;
+        fprintf(stderr, "%s:%d: %s: expected %s%s%s, got [%s] %s\n", file, line, expr, cort_code_name(code),
+                needle ? " containing " : "", needle ? needle : "", cort_code_name(cort_status_code(st)),
+                cort_status_message(st));
+    }
+    cort_status_free(st);
+    return ok;
+}
+
+int tu_finish(void) {
+    printf("%d passed, %d failed\n", tu_passed, tu_failed);
+    return tu_failed ? 1 : 0;
+}
+
+void *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf && len) *len = (size_t)n;
+    return buf;
+}
