@@ -47,7 +47,7 @@ def test_status(path):
         return "not run", ""
     text = open(path, errors="replace").read()
     for line in text.splitlines():
-        m = re.match(r"^(PASS|FAIL|SKIP)\b[^:]*:?\s*(.*)$", line)
+        m = re.match(r"^(PASS|FAIL|SKIP)\b[^:]*:?\s*(.*?)(?:\s*\(\d+(?:\.\d+)? ms\))?$", line)
         if m:
             return m.group(1), m.group(2)
     last = text.strip().splitlines()[-1] if text.strip() else "no output"

@@ -7,7 +7,7 @@
 # Exits nonzero on an unexpected failure (a failing test not in the list) or an unexpected pass (a
 # listed test that passes: remove it from the list). CORT_CONFORMANCE_UPDATE=1 rewrites the list
 # with the current failures instead (existing reasons are kept, new entries get "TODO: <message>").
-# Other knobs: CORT_TESTDATA (data folder), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
+# Other knobs: CORT_CONFORMANCE_LIST (list file), CORT_TESTDATA (data folder), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
 # CORT_CONFORMANCE_TIMEOUT (seconds per test, default 300), CORT_CONFORMANCE_ARGS (extra `cort test` options).
 set -u
 
@@ -18,7 +18,7 @@ fi
 BUILD=$1
 CORT=$BUILD/bin/cort
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-LIST=$ROOT/tests/conformance/expected_failures.txt
+LIST=${CORT_CONFORMANCE_LIST:-$ROOT/tests/conformance/expected_failures.txt}
 DATA=${CORT_TESTDATA:-/usr/share/libonnx-testdata/data}
 SUITES="node pytorch-converted pytorch-operator simple"
 JOBS=${CORT_CONFORMANCE_JOBS:-$(nproc 2>/dev/null || echo 2)}

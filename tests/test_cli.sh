@@ -22,6 +22,11 @@ expect_rc() {
     local want=$1 desc=$2; shift 2
     "$@" > "$T/stdout" 2> "$T/stderr"
     local rc=$?
+    if grep -qE 'Sanitizer|runtime error:' "$T/stderr"; then
+        bad "$desc: sanitizer report"
+        grep -E -A3 'Sanitizer|runtime error:' "$T/stderr" | head -12 >&2
+        return
+    fi
     if [ "$rc" -eq "$want" ]; then ok; else
         bad "$desc: exit status $rc, expected $want"
         sed 's/^/    stdout: /' "$T/stdout" | head -5 >&2

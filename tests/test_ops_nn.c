@@ -37,9 +37,9 @@ static void test_gemm(cort_pool *pool) {
     static const size_t sizes[][3] = {
         {1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 5, 7}, {12, 32, 16}, {13, 33, 17}, {6, 16, 1}, {7, 17, 255},
         {24, 64, 256}, {25, 65, 257}, {100, 3, 40}, {3, 100, 600}, {64, 64, 64}, {97, 131, 300}, {1, 1000, 512},
-        {200, 49, 512}, {31, 200, 8},
+        {200, 49, 512}, {31, 200, 8}, {1, 300, 70}, {1, 513, 1}, {1, 1, 300},
     };
-    for (size_t ki = 0; ki < nk; ki++)
+    for (size_t ki = 0; ki <= nk; ki++)   /* ki == nk: NULL = automatic choice (incl. the M == 1 path) */
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
             for (int tr = 0; tr < 4; tr++) {
                 size_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
@@ -50,10 +50,16 @@ static void test_gemm(cort_pool *pool) {
                 float *C = rand_buf(M * ldc), *R = malloc(M * ldc * sizeof(float));
                 memcpy(R, C, M * ldc * sizeof(float));
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
-                CHECK_OK(nn_sgemm((si & 1) ? pool : NULL, kernels[ki], M, N, K, alpha, A, lda, ta, &b, beta, C, ldc));
+                const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
+                float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
+                CHECK_OK(nn_sgemm_bias((si & 1) ? pool : NULL, kern, M, N, K, alpha, A, lda, ta, &b, beta, bias, C,
+                                       ldc));
                 nn_sgemm_ref(M, N, K, alpha, A, lda, ta, &b, beta, R, ldc);
+                for (size_t i = 0; i < M && bias; i++)
+                    for (size_t q = 0; q < N; q++) R[i * ldc + q] += bias[i];
+                free(bias);
                 double err = max_rel_err(C, R, M * ldc);
-                CHECK_MSG(err < 1e-4, "gemm %s M=%zu N=%zu K=%zu ta=%d tb=%d: err %g", kernels[ki]->name, M, N, K, ta,
+                CHECK_MSG(err < 1e-4, "gemm %s M=%zu N=%zu K=%zu ta=%d tb=%d: err %g", kern ? kern->name : "auto", M, N, K, ta,
                           tb, err);
                 free(A); free(B); free(C); free(R);
             }
@@ -97,6 +103,10 @@ static void test_conv(cort_pool *pool) {
         {2, 1, 16, 16, 16, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},   /* depthwise */
         {2, 2, 8, 16, 8, {9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}},       /* depthwise x2 */
         {2, 1, 8, 8, 8, {12, 12}, {5, 5}, {2, 3}, {2, 1}, {2, 4}, {3, 1}},      /* depthwise odd */
+        {2, 1, 4, 4, 4, {5, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},       /* depthwise, wide rows */
+        {2, 1, 4, 8, 4, {6, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},       /* depthwise stride 2 */
+        {2, 1, 3, 3, 3, {6, 77}, {3, 5}, {1, 3}, {1, 2}, {2, 3}, {0, 5}},       /* depthwise stride 3 */
+        {1, 2, 5, 5, 5, {100}, {7}, {2}, {1}, {3}, {3}},                        /* depthwise 1-D */
         {2, 1, 32, 24, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},      /* pointwise */
         {2, 3, 13, 29, 1, {5, 6}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},      /* strided 1x1 */
         {1, 2, 5, 7, 1, {20}, {4}, {3}, {2}, {3}, {1}},

@@ -352,7 +352,7 @@ static uint64_t seq_elem(const cort_value *s) { return s->n_items ? kind_elem(s-
 /* Map values as a sequence: a 1-D tensor is split into scalar tensors on the fly. */
 static size_t map_value_item_size(const cort_value *vals, size_t i) {
     if (vals->kind == CORT_VKIND_SEQUENCE) return value_size(vals->items[i], NULL);
-    size_t s = 2 + cort_pb_varint_size((uint64_t)vals->type);
+    size_t s = 1 + cort_pb_varint_size((uint64_t)vals->type);   /* data_type; a scalar has no dims */
     if (vals->type == CORT_TYPE_STRING) s += len_field_size(6, strlen(cort_string_get(vals, i)));
     else s += len_field_size(9, cort_type_size(vals->type));
     return s;

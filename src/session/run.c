@@ -161,12 +161,3 @@ done:
     cort_free(fed);
     return st;
 }
-
-cort_status *cort_session_run_async(cort_session *session, const cort_run_options *run_options,
-                                    const char *const *input_names, cort_value *const *inputs, size_t input_count,
-                                    const char *const *output_names, size_t output_count, cort_value *const *outputs,
-                                    cort_run_callback callback, void *user_data) {
-    (void)session; (void)run_options; (void)input_names; (void)inputs; (void)input_count;
-    (void)output_names; (void)output_count; (void)outputs; (void)callback; (void)user_data;
-    return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "cort_session_run_async is not implemented yet");
-}

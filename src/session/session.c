@@ -122,7 +122,8 @@ static void session_destroy(cort_session *s) {
     cort_free(s);
 }
 
-static cort_status *session_finish(cort_model_ir *model, const cort_session_options *o, cort_session **out) {
+static cort_status *session_finish(cort_model_ir *model, const cort_session_options *o, const void *alloc_id,
+                                   cort_session **out) {
     cort_status *st = NULL;
     cort_session *s = cort_calloc(1, sizeof *s);
     if (!s) { cort_model_free(model); return cort_error_oom(); }
@@ -148,7 +149,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
     if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
-    s->cpu_allocator = cort_cpu_allocator_identity();
+    s->cpu_allocator = alloc_id;
     *out = s;
     return NULL;
 error:
@@ -160,9 +161,11 @@ cort_status *cort_session_create(const char *path, const cort_session_options *o
     if (!path) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: path is NULL");
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: out is NULL");
     CORT_TRY(cort_alloc_init());
+    /* the owner this session's allocations start from (the race test checks all sessions agree) */
+    const void *alloc_id = cort_cpu_allocator_identity();
     cort_model_ir *model;
     CORT_TRY(cort_model_load_file(path, &model));
-    return session_finish(model, options, out);
+    return session_finish(model, options, alloc_id, out);
 }
 
 cort_status *cort_session_create_from_memory(const void *bytes, size_t length, const cort_session_options *options,
@@ -170,9 +173,10 @@ cort_status *cort_session_create_from_memory(const void *bytes, size_t length, c
     if (!bytes && length) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: bytes is NULL");
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: out is NULL");
     CORT_TRY(cort_alloc_init());
+    const void *alloc_id = cort_cpu_allocator_identity();
     cort_model_ir *model;
     CORT_TRY(cort_model_load_memory(bytes ? bytes : "", length, &model));
-    return session_finish(model, options, out);
+    return session_finish(model, options, alloc_id, out);
 }
 
 cort_session *cort_session_retain(cort_session *s) {

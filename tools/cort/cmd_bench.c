@@ -116,14 +116,14 @@ int cli_cmd_bench(int argc, char **argv) {
         json_string(stdout, model);
         printf(", \"threads\": %d, \"create_ms\": %.4f, \"first_run_ms\": %.4f, \"median_ms\": %.4f, "
                "\"p90_ms\": %.4f, \"min_ms\": %.4f, \"runs\": %lld, \"warmup\": %lld, \"peak_rss_kb\": %ld}\n",
-               sargs.threads, create_ms, first_ms, median, p90, mn, runs, warmup, rss);
+               sargs.threads < 0 ? 0 : sargs.threads, create_ms, first_ms, median, p90, mn, runs, warmup, rss);
     } else {
         printf("model:          %s\n", model);
         if (sargs.threads >= 0) printf("threads:        %d\n", sargs.threads);
         else printf("threads:        default\n");
-        printf("session create: %.3f ms\n", create_ms);
-        printf("first run:      %.3f ms\n", first_ms);
-        printf("latency:        median %.3f ms, p90 %.3f ms, min %.3f ms (%lld runs, %lld warmup)\n", median, p90, mn,
+        printf("session create: %.4g ms\n", create_ms);
+        printf("first run:      %.4g ms\n", first_ms);
+        printf("latency:        median %.4g ms, p90 %.4g ms, min %.4g ms (%lld runs, %lld warmup)\n", median, p90, mn,
                runs, warmup);
         printf("peak RSS:       %ld kB\n", rss);
     }

@@ -26,7 +26,7 @@ static const char test_usage[] =
     "  --concurrency N         concurrent runs per data set (default 2; 1 disables)\n"
     "  --list-failures FILE    write failing test ids (suite/name), one per line\n"
     "  --quiet                 print only failures and the summary\n"
-    "  --jobs N, -j N          tests run in parallel (default 1)\n"
+    "  --jobs N, -j N, -jN     tests run in parallel (default 1)\n"
     "  --timeout SEC           a test running longer fails (default 120; 0 = none)\n"
     "  --no-fork               run tests in this process (no crash isolation, no timeout)\n"
     "  --rtol R, --atol A      tolerances (default 1e-3, 1e-7)\n"
@@ -97,6 +97,13 @@ static cort_status *list_add(test_list *l, const char *dir) {
     t->id[sl] = '/';
     memcpy(t->id + sl + 1, name, nl);
     t->id[sl + 1 + nl] = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->items[i].id, t->id) == 0) {   /* overlapping globs name a test twice: run it once */
+            cort_free(t->dir);
+            cort_free(t->id);
+            return NULL;
+        }
+    }
     l->n++;
     return NULL;
 }
@@ -164,7 +171,11 @@ static void print_result(const test_cfg *cfg, const test_item *t) {
     cli_progress_clear();
     const char *tag = t->status == CLI_TEST_PASS ? "PASS" : t->status == CLI_TEST_FAIL ? "FAIL" : "SKIP";
     printf("%s %s", tag, t->id);
-    if (t->status != CLI_TEST_PASS) printf(": %s", t->reason ? t->reason : "unknown reason");
+    if (t->status != CLI_TEST_PASS) {
+        /* one line per test: fold any line breaks of the message */
+        fputs(": ", stdout);
+        for (const char *c = t->reason ? t->reason : "unknown reason"; *c; c++) putchar(*c == '\n' || *c == '\r' ? ' ' : *c);
+    }
     if (cfg->times) printf(" (%.0f ms)", t->ms);
     printf("\n");
     fflush(stdout);
@@ -331,6 +342,9 @@ int cli_cmd_test(int argc, char **argv) {
             fail_list = v;
         } else if ((r = cli_opt(argc, argv, &i, "--jobs", &v)) != 0 || (r = cli_opt(argc, argv, &i, "-j", &v)) != 0) {
             if (r < 0 || !cli_parse_int("test", "--jobs", v, 1, 256, &n)) goto usage;
+            cfg.jobs = (int)n;
+        } else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2] >= '0' && argv[i][2] <= '9') {
+            if (!cli_parse_int("test", "-j", argv[i] + 2, 1, 256, &n)) goto usage;
             cfg.jobs = (int)n;
         } else if ((r = cli_opt(argc, argv, &i, "--timeout", &v)) != 0) {
             if (r < 0 || !cli_parse_int("test", "--timeout", v, 0, 86400, &n)) goto usage;

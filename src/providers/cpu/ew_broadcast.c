@@ -110,32 +110,42 @@ typedef struct ew_job {
 static void ew_job_range(void *arg, size_t begin, size_t end) {
     ew_job *j = (ew_job *)arg;
     const ew_plan *p = j->p;
-    size_t r = p->rank, inner = (size_t)p->dims[r - 1];
+    size_t r = p->rank, n_in = p->n_in, inner = (size_t)p->dims[r - 1];
     size_t idx[CORT_MAX_RANK] = {0};
     size_t q = begin / inner, ii = begin % inner;
     for (size_t d = r - 1; d-- > 0;) { idx[d] = q % (size_t)p->dims[d]; q /= (size_t)p->dims[d]; }
-    size_t pos = begin;
+    /* row_off[k]: element offset of input k at the start of the current row; kept up to date
+     * incrementally (odometer) so a row costs O(inputs), not O(rank * inputs) */
+    ptrdiff_t row_off[EW_MAX_IN], st[EW_MAX_IN];
     const void *ptr[EW_MAX_IN];
-    ptrdiff_t st[EW_MAX_IN];
-    for (size_t k = 0; k < p->n_in; k++) st[k] = (ptrdiff_t)p->strides[k][r - 1];
-    while (pos < end) {
-        if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+    for (size_t k = 0; k < n_in; k++) {
+        ptrdiff_t off = 0;
+        for (size_t d = 0; d + 1 < r; d++) off += (ptrdiff_t)idx[d] * (ptrdiff_t)p->strides[k][d];
+        row_off[k] = off;
+        st[k] = (ptrdiff_t)p->strides[k][r - 1];
+    }
+    if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+    size_t pos = begin;
+    for (;;) {
         size_t len = inner - ii;
         if (len > end - pos) len = end - pos;
-        for (size_t k = 0; k < p->n_in; k++) {
-            ptrdiff_t off = (ptrdiff_t)ii * st[k];
-            for (size_t d = 0; d + 1 < r; d++) off += (ptrdiff_t)idx[d] * (ptrdiff_t)p->strides[k][d];
-            ptr[k] = j->in[k] + off * (ptrdiff_t)j->esize[k];
-        }
+        for (size_t k = 0; k < n_in; k++)
+            ptr[k] = j->in[k] + (row_off[k] + (ptrdiff_t)ii * st[k]) * (ptrdiff_t)j->esize[k];
         if (j->fn(j->params, len, j->out + pos * j->out_esize, ptr, st)) {
             atomic_store(&j->failed, 1);
             return;
         }
         pos += len;
+        if (pos >= end) return;
         ii = 0;
         for (size_t d = r - 1; d-- > 0;) {
-            if (++idx[d] < (size_t)p->dims[d]) break;
+            if (++idx[d] < (size_t)p->dims[d]) {
+                for (size_t k = 0; k < n_in; k++) row_off[k] += (ptrdiff_t)p->strides[k][d];
+                break;
+            }
             idx[d] = 0;
+            for (size_t k = 0; k < n_in; k++)
+                row_off[k] -= (ptrdiff_t)p->strides[k][d] * (ptrdiff_t)(p->dims[d] - 1);
         }
     }
 }

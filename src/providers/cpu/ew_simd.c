@@ -4,14 +4,20 @@
 #include <math.h>
 #include "ew_simd.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #define EW_SFX _ref
 #define EW_VBYTES 16
 #define EW_TARGET
+#define EW_FMA(a, b, c) ((a) * (b) + (c))
 #define EW_CAT_NAME "portable"
 #include "ew_simd_body.h"
 #undef EW_SFX
 #undef EW_VBYTES
 #undef EW_TARGET
+#undef EW_FMA
 #undef EW_CAT_NAME
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,21 +25,25 @@
 #define EW_SFX _avx2
 #define EW_VBYTES 32
 #define EW_TARGET __attribute__((target("avx2,fma")))
+#define EW_FMA(a, b, c) ((VF)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define EW_CAT_NAME "avx2"
 #include "ew_simd_body.h"
 #undef EW_SFX
 #undef EW_VBYTES
 #undef EW_TARGET
+#undef EW_FMA
 #undef EW_CAT_NAME
 
 #define EW_SFX _avx512
 #define EW_VBYTES 64
 #define EW_TARGET __attribute__((target("avx512f")))
+#define EW_FMA(a, b, c) ((VF)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
 #define EW_CAT_NAME "avx512f"
 #include "ew_simd_body.h"
 #undef EW_SFX
 #undef EW_VBYTES
 #undef EW_TARGET
+#undef EW_FMA
 #undef EW_CAT_NAME
 #endif
 

@@ -9,7 +9,7 @@ enum { EW_FB_ADD, EW_FB_SUB, EW_FB_MUL, EW_FB_DIV, EW_FB_MAX, EW_FB_MIN, EW_FB_C
 enum { EW_VV, EW_VS, EW_SV };
 enum {
     EW_FU_RELU, EW_FU_LEAKY, EW_FU_CLIP, EW_FU_NEG, EW_FU_ABS, EW_FU_EXP, EW_FU_SIGMOID, EW_FU_TANH,
-    EW_FU_HARDSIGMOID, EW_FU_HARDSWISH, EW_FU_COUNT
+    EW_FU_HARDSIGMOID, EW_FU_HARDSWISH, EW_FU_ERF, EW_FU_COUNT
 };
 
 typedef void (*ew_f32_bin)(size_t n, float *o, const float *a, const float *b);

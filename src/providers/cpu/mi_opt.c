@@ -55,7 +55,9 @@ static cort_status *has_element_run(cort_kernel_ctx *ctx) {
         has = 0;
     } else if (in->kind == CORT_VKIND_OPTIONAL) {
         has = in->elem != NULL;
-    } else if (ctx->opset >= 18 && (in->kind == CORT_VKIND_TENSOR || in->kind == CORT_VKIND_SEQUENCE)) {
+    } else if (in->kind == CORT_VKIND_TENSOR || in->kind == CORT_VKIND_SEQUENCE) {
+        /* opset 18 allows plain values; earlier models get them too, e.g. a Loop carrying a sequence
+         * in an optional-typed slot (onnxruntime treats any present value as an element) */
         has = 1;
     } else {
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input' must be an optional (got value kind %d)",
@@ -92,7 +94,7 @@ static cort_status *get_element_run(cort_kernel_ctx *ctx) {
         cort_kernel_set_output(ctx, 0, cort_value_retain(in->elem));
         return NULL;
     }
-    if (ctx->opset >= 18 && (in->kind == CORT_VKIND_TENSOR || in->kind == CORT_VKIND_SEQUENCE)) {
+    if (in->kind == CORT_VKIND_TENSOR || in->kind == CORT_VKIND_SEQUENCE) {   /* see has_element_run */
         cort_kernel_set_output(ctx, 0, cort_value_retain(in));
         return NULL;
     }

@@ -174,6 +174,7 @@ static cort_status *rnn_run(cort_kernel_ctx *ctx) {
     memset(&a, 0, sizeof a);
     a.st = st;
     a.pool = ctx->pool;
+    a.kctx = ctx;
     a.S = X->shape[st->layout ? 1 : 0];
     a.Bt = X->shape[st->layout ? 0 : 1];
     a.I = X->shape[2];

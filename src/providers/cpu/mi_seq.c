@@ -132,6 +132,8 @@ static cort_status *seq_erase_run(cort_kernel_ctx *ctx) {
     int has;
     int64_t pos, n = (int64_t)s->n_items;
     CORT_TRY(read_position(ctx, 1, &has, &pos));
+    if (n == 0)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input_sequence' is empty; nothing to erase");
     if (!has) pos = -1;
     if (pos < -n || pos >= n)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,

@@ -4,6 +4,7 @@
  * gemm with K = 9 would be all packing. ConvTranspose is SGEMM W^T X followed by col2im. */
 #include <string.h>
 #include "nn_conv.h"
+#include "simd/dw_ukernels.h"
 
 typedef struct im2col_ctx {
     const float   *x;     /* first input channel of the group */
@@ -57,6 +58,42 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
     }
 }
 
+#define NN_DW_MAX_TAPS 64
+
+/* Depthwise plane through a row kernel: the taps of each output row are gathered first so the
+ * kernel can keep its accumulators in registers across all of them. */
+static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w, float bias, float *y,
+                                void (*row)(float *, int64_t, float, const float *const *, const float *,
+                                            const int64_t *, int, int64_t, int64_t)) {
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    if (KD * KH * KW > NN_DW_MAX_TAPS) return 0;
+    const float *rows[NN_DW_MAX_TAPS];
+    float wt[NN_DW_MAX_TAPS];
+    int64_t offs[NN_DW_MAX_TAPS];
+    for (int64_t od = 0; od < OD; od++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int nt = 0;
+            for (int64_t kd = 0; kd < KD; kd++) {
+                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                if (id < 0 || id >= ID) continue;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (ih < 0 || ih >= IH) continue;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        rows[nt] = x + (id * IH + ih) * IW;
+                        wt[nt] = w[(kd * KH + kh) * KW + kw];
+                        offs[nt] = kw * g->d[2] - g->pb[2];
+                        nt++;
+                    }
+                }
+            }
+            row(y + (od * OH + oh) * OW, OW, bias, rows, wt, offs, nt, IW, g->s[2]);
+        }
+    return 1;
+}
+
 /* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
  * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
 static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, float *y) {
@@ -99,6 +136,7 @@ typedef struct dw_job {
     const nn_conv_shape *s;
     const float *x, *w, *bias;
     float *y;
+    int avx512;
 } dw_job;
 
 static void dw_run(void *arg, size_t begin, size_t end) {
@@ -108,8 +146,12 @@ static void dw_run(void *arg, size_t begin, size_t end) {
     const size_t ks = (size_t)nn_geom_k_size(&s->g), mult = s->M / s->group;
     for (size_t t = begin; t < end; t++) {
         size_t n = t / s->M, m = t % s->M, c = m / mult;
-        depthwise_plane(&s->g, j->x + (n * s->C + c) * in_size, j->w + m * ks, j->bias ? j->bias[m] : 0.0f,
-                        j->y + (n * s->M + m) * out_size);
+        const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
+        float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
+#ifdef NN_HAVE_X86_UKERNELS
+        if (j->avx512 && depthwise_plane_rows(&s->g, xp, wp, bv, yp, nn_dw_row_avx512)) continue;
+#endif
+        depthwise_plane(&s->g, xp, wp, bv, yp);
     }
 }
 
@@ -120,7 +162,10 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
     const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
     if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
     if (Cg == 1 && s->group > 1) {
-        dw_job j = { s, x, w, bias, y };
+        dw_job j = { s, x, w, bias, y, 0 };
+#ifdef NN_HAVE_X86_UKERNELS
+        j.avx512 = __builtin_cpu_supports("avx512f");
+#endif
         size_t planes = s->N * s->M;
         cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
         return NULL;
@@ -135,13 +180,8 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
             im2col_ctx ic = { xg, g };
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
             if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
-            if (bias)
-                for (size_t m = 0; m < Mg; m++) {
-                    float bv = bias[gi * Mg + m], *yr = yg + m * out_size;
-                    for (size_t q = 0; q < out_size; q++) yr[q] = bv;
-                }
-            CORT_TRY(nn_sgemm(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, bias ? 1.0f : 0.0f,
-                              yg, out_size));
+            CORT_TRY(nn_sgemm_bias(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f,
+                                   bias ? bias + gi * Mg : NULL, yg, out_size));
         }
     return NULL;
 }

@@ -77,8 +77,10 @@ static cort_status *convt_geom(const cort_node *node, const conv_state *s, int n
             int64_t out = oshape ? oshape[i] : in[i] * g->s[j];
             int64_t total = g->s[j] * (in[i] - 1) + op + ext - out;
             if (!oshape && total < 0) total = 0;
-            if (w->auto_pad == NN_PAD_SAME_UPPER) { g->pb[j] = total / 2; g->pe[j] = total - total / 2; }
-            else { g->pb[j] = total - total / 2; g->pe[j] = total / 2; }
+            /* floor division: a negative total (output_shape larger than natural) pads at the end */
+            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            if (w->auto_pad == NN_PAD_SAME_UPPER) { g->pb[j] = half; g->pe[j] = total - half; }
+            else { g->pb[j] = total - half; g->pe[j] = half; }
             g->out[j] = out;
         } else {
             if (w->auto_pad == NN_PAD_NOTSET) { g->pb[j] = w->pads[i]; g->pe[j] = w->pads[nd + i]; }
@@ -196,8 +198,13 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     if (!st && b) st = nn_fbuf_in(b, &fb);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
+#ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
+        if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+        else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+#else
         st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p)
                        : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+#endif
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);

@@ -88,6 +88,7 @@ typedef struct gemm_job {
     const float *A; size_t lda; int transA;
     const nn_gemm_b *B;
     float *C; size_t ldc;
+    const float *row_bias;   /* added to row i on the first K slice, or NULL */
     int accumulate;
     float *apack, *bpack;
     size_t mpanels, npanels, bm, bn, tasks_n;   /* block sizes in panels; tasks laid out [m][n] */
@@ -129,8 +130,16 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                 float *c = j->C + r0 * j->ldc + c0;
                 if (rows == mr && cols == nr) {
                     j->k->ukr(kc, ap, bp, c, j->ldc, j->accumulate);
+                    if (j->row_bias && j->k0 == 0)   /* the tile is still in L1 */
+                        for (size_t r = 0; r < rows; r++) {
+                            float bv = j->row_bias[r0 + r], *cr = c + r * j->ldc;
+                            for (size_t q = 0; q < cols; q++) cr[q] += bv;
+                        }
                 } else {
                     j->k->ukr(kc, ap, bp, tile, nr, 0);
+                    if (j->row_bias && j->k0 == 0)
+                        for (size_t r = 0; r < rows; r++)
+                            for (size_t q = 0; q < cols; q++) tile[r * nr + q] += j->row_bias[r0 + r];
                     for (size_t r = 0; r < rows; r++) {
                         float *cr = c + r * j->ldc;
                         const float *tr = tile + r * nr;
@@ -155,11 +164,72 @@ static void scale_c(size_t M, size_t N, float beta, float *C, size_t ldc) {
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* M == 1 (a fully connected layer at batch 1): packing B would cost as much as the product, so
+ * stream B once instead. Each task owns a run of output columns. */
+typedef struct gemv_job {
+    size_t N, K;
+    float alpha, beta;
+    const float *a; size_t inca;
+    const nn_gemm_b *B;
+    float *c;
+} gemv_job;
+
+#define NN_GEMV_COLS 256
+
+static void gemv_run(void *arg, size_t begin, size_t end) {
+    const gemv_job *j = arg;
+    const nn_gemm_b *B = j->B;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t j0 = blk * NN_GEMV_COLS, n = j->N - j0 < NN_GEMV_COLS ? j->N - j0 : NN_GEMV_COLS;
+        float acc[NN_GEMV_COLS];
+        if (!B->trans) {
+            for (size_t q = 0; q < n; q++) acc[q] = 0.0f;
+            for (size_t p = 0; p < j->K; p++) {
+                const float ap = j->a[p * j->inca], *b = B->data + p * B->ld + j0;
+                for (size_t q = 0; q < n; q++) acc[q] += ap * b[q];
+            }
+        } else {
+            for (size_t q = 0; q < n; q++) {
+                const float *b = B->data + (j0 + q) * B->ld;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                size_t p = 0;
+                if (j->inca == 1)
+                    for (; p + 4 <= j->K; p += 4) {
+                        s0 += j->a[p] * b[p]; s1 += j->a[p + 1] * b[p + 1];
+                        s2 += j->a[p + 2] * b[p + 2]; s3 += j->a[p + 3] * b[p + 3];
+                    }
+                for (; p < j->K; p++) s0 += j->a[p * j->inca] * b[p];
+                acc[q] = (s0 + s1) + (s2 + s3);
+            }
+        }
+        float *c = j->c + j0;
+        if (j->beta == 0.0f) for (size_t q = 0; q < n; q++) c[q] = j->alpha * acc[q];
+        else for (size_t q = 0; q < n; q++) c[q] = j->alpha * acc[q] + j->beta * c[q];
+    }
+}
+
 cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                       const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc) {
+    return nn_sgemm_bias(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, NULL, C, ldc);
+}
+
+cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                           const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
+                           const float *row_bias, float *C, size_t ldc) {
     if (M == 0 || N == 0) return NULL;
-    if (K == 0 || alpha == 0.0f) {
+    if (K == 0 || alpha == 0.0f || (M == 1 && !B->pack && !kernel && row_bias)) {
         if (beta != 1.0f) scale_c(M, N, beta, C, ldc);
+        if (row_bias)
+            for (size_t i = 0; i < M; i++)
+                for (size_t q = 0; q < N; q++) C[i * ldc + q] += row_bias[i];
+        if (K == 0 || alpha == 0.0f) return NULL;
+        beta = 1.0f;
+        row_bias = NULL;
+    }
+    if (M == 1 && !B->pack && !kernel) {
+        gemv_job g = { N, K, alpha, beta, A, transA ? lda : 1, B, C };
+        double bytes = (double)N * (double)K * sizeof(float);
+        cort_parallel_for(bytes < 262144.0 ? NULL : pool, div_up(N, NN_GEMV_COLS), 1, gemv_run, &g);
         return NULL;
     }
     if (beta != 0.0f && beta != 1.0f) {
@@ -170,6 +240,7 @@ cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, s
     memset(&j, 0, sizeof j);
     j.k = kernel ? kernel : nn_gemm_best_kernel();
     const size_t mr = j.k->mr, nr = j.k->nr;
+    j.row_bias = row_bias;
     j.M = M; j.N = N; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
     j.mpanels = div_up(M, mr);
     j.npanels = div_up(N, nr);

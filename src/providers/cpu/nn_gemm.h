@@ -37,6 +37,12 @@ size_t nn_gemm_kernels(const nn_gemm_kernel *const **out);
 cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                       const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc);
 
+/* As nn_sgemm, then C[i][*] += row_bias[i] (row_bias may be NULL); the bias is added while each
+ * tile is still in cache, so Conv gets its bias for free. */
+cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                           const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
+                           const float *row_bias, float *C, size_t ldc);
+
 /* Naive triple loop, kept as the reference the tests compare against (double accumulation). */
 void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,
                   const nn_gemm_b *B, float beta, float *C, size_t ldc);

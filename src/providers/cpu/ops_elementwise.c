@@ -4,6 +4,6 @@
 
 #define EW_LIST_OP(var) &ew_op_##var,
 const cort_op_def *const cort_ops_elementwise[] = {
-    EW_OPS_UNARY(EW_LIST_OP)
+    EW_OPS_ALL(EW_LIST_OP)
     NULL
 };

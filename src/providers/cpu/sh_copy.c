@@ -59,8 +59,48 @@ static void elem_any(size_t es, char *d, const char *s, int64_t n, int64_t ds, i
     }
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* 4-byte transpose of an n0 x n1 block whose source is contiguous along 0 and destination along 1,
+ * in 4x4 register transposes. Power-of-two row strides make the scalar loop thrash L1 sets; this
+ * touches each cache line once per 4 elements instead. */
+static void tile4_sse(char *d, const char *s, int64_t n0, int64_t n1, int64_t ds0, int64_t ss1) {
+    const float *S = (const float *)s;
+    float *D = (float *)d;
+    int64_t i1 = 0;
+    for (; i1 + 4 <= n1; i1 += 4) {
+        int64_t i0 = 0;
+        for (; i0 + 4 <= n0; i0 += 4) {
+            __m128 r0 = _mm_loadu_ps(S + (i1 + 0) * ss1 + i0), r1 = _mm_loadu_ps(S + (i1 + 1) * ss1 + i0);
+            __m128 r2 = _mm_loadu_ps(S + (i1 + 2) * ss1 + i0), r3 = _mm_loadu_ps(S + (i1 + 3) * ss1 + i0);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(D + (i0 + 0) * ds0 + i1, r0);
+            _mm_storeu_ps(D + (i0 + 1) * ds0 + i1, r1);
+            _mm_storeu_ps(D + (i0 + 2) * ds0 + i1, r2);
+            _mm_storeu_ps(D + (i0 + 3) * ds0 + i1, r3);
+        }
+        for (; i0 < n0; i0++)
+            for (int64_t k = 0; k < 4; k++) memcpy(D + i0 * ds0 + i1 + k, S + (i1 + k) * ss1 + i0, 4);
+    }
+    for (; i1 < n1; i1++)
+        for (int64_t i0 = 0; i0 < n0; i0++) memcpy(D + i0 * ds0 + i1, S + i1 * ss1 + i0, 4);
+}
+#endif
+
 static void tile_any(size_t es, char *d, const char *s, int64_t nb, int64_t na, int64_t dsb, int64_t dsa,
                      int64_t ssb, int64_t ssa) {
+#if defined(__SSE2__)
+    if (es == 4 && ((ssb == 1 && dsa == 1) || (ssa == 1 && dsb == 1))) {
+        for (int64_t a0 = 0; a0 < na; a0 += TILE) {
+            int64_t a1 = a0 + TILE < na ? a0 + TILE : na;
+            char *dd = d + a0 * dsa * 4;
+            const char *ss = s + a0 * ssa * 4;
+            if (ssb == 1) tile4_sse(dd, ss, nb, a1 - a0, dsb, ssa);
+            else tile4_sse(dd, ss, a1 - a0, nb, dsa, ssb);
+        }
+        return;
+    }
+#endif
     switch (es) {
     case 1: tile_1(d, s, nb, na, dsb, dsa, ssb, ssa); return;
     case 2: tile_2(d, s, nb, na, dsb, dsa, ssb, ssa); return;

@@ -1,0 +1,12 @@
+/* Depthwise convolution row kernels: y[ow] = bias + sum_t w[t] * rows[t][ow*sw + offs[t]] for
+ * ow in [0, OW), where input columns outside [0, IW) count as zero (padding). */
+#ifndef CORT_CPU_SIMD_DW_UKERNELS_H
+#define CORT_CPU_SIMD_DW_UKERNELS_H
+#include <stdint.h>
+#include "gemm_ukernels.h"
+
+#ifdef NN_HAVE_X86_UKERNELS
+void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
+                      int ntaps, int64_t IW, int64_t sw);
+#endif
+#endif
