@@ -439,6 +439,11 @@ static void test_malformed_wire(void) {
     /* wrong wire type for a known field: graph as varint */
     static const uint8_t graph_varint[] = { 0x38, 0x01 };
     expect_invalid(graph_varint, sizeof graph_varint, "field 7", "graph as varint");
+    /* files that cannot be read */
+    cort_model_ir *none = NULL;
+    CHECK_CODE(cort_model_load_file("/nonexistent/model.onnx", &none), CORT_ERROR_IO);
+    CHECK_CODE(cort_model_load_file("/tmp", &none), CORT_ERROR_IO);
+    CHECK(none == NULL);
     /* empty model: no graph */
     expect_invalid("", 0, "no graph", "empty model");
     /* error path names the nested message and byte offset */
@@ -662,6 +667,16 @@ static void test_typed_fields(void) {
     for (int i = 0; i < 17; i++) d17[i] = 1;
     tensor_head(&t, "r17", CORT_TYPE_FLOAT, d17, 17);
     CHECK_CODE(cort_tensor_parse(t.buf, t.len, &v), CORT_ERROR_NOT_IMPLEMENTED);
+    w_free(&t);
+    /* packed varint wider than 64 bits */
+    tensor_head(&t, "w", CORT_TYPE_INT64, (const int64_t[]){ 1 }, 1);
+    cort_pbw_len_field(&t, 7, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10);
+    CHECK_ERR(cort_tensor_parse(t.buf, t.len, &v), CORT_ERROR_INVALID_MODEL, "64 bits");
+    w_free(&t);
+    /* packed varint cut short */
+    tensor_head(&t, "w", CORT_TYPE_INT64, (const int64_t[]){ 1 }, 1);
+    cort_pbw_len_field(&t, 7, "\xff", 1);
+    CHECK_ERR(cort_tensor_parse(t.buf, t.len, &v), CORT_ERROR_INVALID_MODEL, "truncated packed varint");
     w_free(&t);
     /* packed float payload not a multiple of 4 */
     tensor_head(&t, "p", CORT_TYPE_FLOAT, (const int64_t[]){ 1 }, 1);

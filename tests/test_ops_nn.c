@@ -10,6 +10,8 @@
 #include "providers/cpu/nn_gemm.h"
 #include "providers/cpu/nn_conv.h"
 #include "providers/cpu/nn_pool.h"
+#include "graph/op.h"
+#include "core/types.h"
 
 static uint32_t rng_state = 12345;
 static float frand(void) {
@@ -183,12 +185,231 @@ static void test_pool(cort_pool *pool) {
             }
 }
 
+
+/* ---- operator-level checks: a node is assembled by hand and run through its op definition ---- */
+static cort_pool *g_pool;
+
+static cort_status *run_op(const char *op_type, int opset, cort_attr_ir *attrs, size_t n_attrs, cort_value **inputs,
+                           size_t n_in, cort_value **outputs, size_t n_out) {
+    const cort_op_def *def = cort_op_find("", op_type, opset);
+    if (!def) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "%s-%d not found", op_type, opset);
+    cort_node_ir ir;
+    memset(&ir, 0, sizeof ir);
+    ir.name = "t"; ir.op_type = op_type; ir.domain = ""; ir.attrs = attrs; ir.n_attrs = n_attrs;
+    int32_t slots[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    cort_node node;
+    memset(&node, 0, sizeof node);
+    node.ir = &ir; node.name = "t"; node.op_type = op_type; node.domain = ""; node.opset = opset; node.op = def;
+    node.n_inputs = n_in; node.n_outputs = n_out; node.in_slot = slots; node.out_slot = slots;
+    void *state = NULL;
+    if (def->init) {
+        cort_status *st = def->init(&node, &state);
+        if (st) return st;
+    }
+    node.state = state;
+    cort_kernel_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.node = &node; ctx.state = state; ctx.opset = opset; ctx.inputs = inputs; ctx.n_inputs = n_in;
+    ctx.outputs = outputs; ctx.n_outputs = n_out; ctx.pool = g_pool;
+    cort_status *st = def->run(&ctx);
+    if (def->free_state) def->free_state(state);
+    return st;
+}
+
+static cort_attr_ir attr_ints(const char *name, int64_t *v, size_t n) {
+    cort_attr_ir a; memset(&a, 0, sizeof a); a.name = name; a.type = CORT_ATTR_INTS; a.ints = v; a.n = n; return a;
+}
+static cort_attr_ir attr_int(const char *name, int64_t v) {
+    cort_attr_ir a; memset(&a, 0, sizeof a); a.name = name; a.type = CORT_ATTR_INT; a.i = v; return a;
+}
+static cort_attr_ir attr_float(const char *name, float v) {
+    cort_attr_ir a; memset(&a, 0, sizeof a); a.name = name; a.type = CORT_ATTR_FLOAT; a.f = v; return a;
+}
+
+static cort_value *tensor_rand(cort_type t, const int64_t *shape, size_t rank) {
+    cort_value *v = NULL;
+    if (tu_check_ok(cort_tensor_create(t, shape, rank, &v), __FILE__, __LINE__, "tensor_create") == 0) return NULL;
+    size_t n = cort_tensor_element_count(v);
+    for (size_t i = 0; i < n; i++) {
+        float f = frand();
+        if (t == CORT_TYPE_FLOAT) ((float *)cort_tensor_data(v))[i] = f;
+        else if (t == CORT_TYPE_FLOAT16) ((uint16_t *)cort_tensor_data(v))[i] = cort_f32_to_f16(f);
+    }
+    return v;
+}
+static float tget(const cort_value *v, size_t i) {
+    if (cort_tensor_type(v) == CORT_TYPE_FLOAT16) return cort_f16_to_f32(((const uint16_t *)cort_tensor_data(v))[i]);
+    return ((const float *)cort_tensor_data(v))[i];
+}
+static void release_all(cort_value **v, size_t n) { for (size_t i = 0; i < n; i++) { cort_value_release(v[i]); v[i] = NULL; } }
+
+static void test_op_conv_f16(void) {
+    int64_t xs[4] = { 1, 4, 9, 9 }, ws[4] = { 6, 2, 3, 3 }, bs[1] = { 6 };
+    int64_t pads[4] = { 1, 1, 1, 1 };
+    cort_attr_ir at[2] = { attr_ints("pads", pads, 4), attr_int("group", 2) };
+    cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT16, xs, 4), tensor_rand(CORT_TYPE_FLOAT16, ws, 4),
+                          tensor_rand(CORT_TYPE_FLOAT16, bs, 1) };
+    cort_value *out[1] = { NULL };
+    CHECK_OK(run_op("Conv", 11, at, 2, in, 3, out, 1));
+    if (out[0]) {
+        CHECK(cort_tensor_type(out[0]) == CORT_TYPE_FLOAT16 && cort_tensor_shape(out[0])[2] == 9);
+        nn_conv_shape s; memset(&s, 0, sizeof s);
+        s.N = 1; s.C = 4; s.M = 6; s.group = 2;
+        nn_geom *g = &s.g; g->nd = 2;
+        for (int i = 0; i < 3; i++) { g->in[i] = g->out[i] = i ? 9 : 1; g->k[i] = i ? 3 : 1; g->s[i] = g->d[i] = 1; g->pb[i] = g->pe[i] = i ? 1 : 0; }
+        float x[324], w[108], b[6], r[486];
+        for (size_t i = 0; i < 324; i++) x[i] = tget(in[0], i);
+        for (size_t i = 0; i < 108; i++) w[i] = tget(in[1], i);
+        for (size_t i = 0; i < 6; i++) b[i] = tget(in[2], i);
+        nn_conv_f32_ref(&s, x, w, b, r);
+        double worst = 0;
+        for (size_t i = 0; i < 486; i++) { double d = fabs(tget(out[0], i) - r[i]); if (d > worst) worst = d; }
+        CHECK_MSG(worst < 1e-2, "conv f16 err %g", worst);
+    }
+    release_all(out, 1);
+    /* W channel mismatch: X has 4 channels, group 2 needs W[:,2,...] */
+    int64_t wbad[4] = { 6, 3, 3, 3 };
+    cort_value_release(in[1]);
+    in[1] = tensor_rand(CORT_TYPE_FLOAT16, wbad, 4);
+    CHECK_ERR(run_op("Conv", 11, at, 2, in, 3, out, 1), CORT_ERROR_INVALID_ARGUMENT, "'W' has shape [6,3,3,3]");
+    release_all(out, 1);
+    release_all(in, 3);
+}
+
+static void test_op_matmul(void) {
+    int64_t as[4] = { 2, 1, 3, 4 }, bs[3] = { 3, 4, 5 };
+    cort_value *in[2] = { tensor_rand(CORT_TYPE_FLOAT, as, 4), tensor_rand(CORT_TYPE_FLOAT, bs, 3) }, *out[1] = { NULL };
+    CHECK_OK(run_op("MatMul", 13, NULL, 0, in, 2, out, 1));
+    if (out[0]) {
+        const int64_t *ys = cort_tensor_shape(out[0]);
+        CHECK(cort_tensor_rank(out[0]) == 4 && ys[0] == 2 && ys[1] == 3 && ys[2] == 3 && ys[3] == 5);
+        const float *a = cort_tensor_data(in[0]), *b = cort_tensor_data(in[1]), *y = cort_tensor_data(out[0]);
+        double worst = 0;
+        for (int i0 = 0; i0 < 2; i0++) for (int i1 = 0; i1 < 3; i1++) for (int m = 0; m < 3; m++) for (int n = 0; n < 5; n++) {
+            double acc = 0;
+            for (int k = 0; k < 4; k++) acc += a[(i0 * 3 + m) * 4 + k] * b[(i1 * 4 + k) * 5 + n];
+            double d = fabs(acc - y[((i0 * 3 + i1) * 3 + m) * 5 + n]);
+            if (d > worst) worst = d;
+        }
+        CHECK_MSG(worst < 1e-5, "matmul broadcast err %g", worst);
+    }
+    release_all(out, 1);
+    int64_t bbad[2] = { 5, 2 };
+    cort_value_release(in[1]);
+    in[1] = tensor_rand(CORT_TYPE_FLOAT, bbad, 2);
+    CHECK_ERR(run_op("MatMul", 13, NULL, 0, in, 2, out, 1), CORT_ERROR_INVALID_ARGUMENT, "inner dimensions 4 and 5");
+    release_all(out, 1);
+    release_all(in, 2);
+}
+
+static void test_op_gemm(void) {
+    int64_t as[2] = { 7, 5 }, bs[2] = { 9, 7 }, cs[1] = { 9 };   /* transA: A is [K,M]; transB: B is [N,K] */
+    cort_attr_ir at[4] = { attr_int("transA", 1), attr_int("transB", 1), attr_float("alpha", 0.5f),
+                           attr_float("beta", 2.0f) };
+    cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT, as, 2), tensor_rand(CORT_TYPE_FLOAT, bs, 2),
+                          tensor_rand(CORT_TYPE_FLOAT, cs, 1) }, *out[1] = { NULL };
+    CHECK_OK(run_op("Gemm", 13, at, 4, in, 3, out, 1));
+    if (out[0]) {
+        const float *a = cort_tensor_data(in[0]), *b = cort_tensor_data(in[1]), *c = cort_tensor_data(in[2]);
+        const float *y = cort_tensor_data(out[0]);
+        double worst = 0;
+        for (int m = 0; m < 5; m++) for (int n = 0; n < 9; n++) {
+            double acc = 0;
+            for (int k = 0; k < 7; k++) acc += a[k * 5 + m] * b[n * 7 + k];
+            double d = fabs(0.5 * acc + 2.0 * c[n] - y[m * 9 + n]);
+            if (d > worst) worst = d;
+        }
+        CHECK_MSG(worst < 1e-5, "gemm err %g", worst);
+    }
+    release_all(out, 1);
+    int64_t cbad[1] = { 4 };
+    cort_value_release(in[2]);
+    in[2] = tensor_rand(CORT_TYPE_FLOAT, cbad, 1);
+    CHECK_ERR(run_op("Gemm", 13, at, 4, in, 3, out, 1), CORT_ERROR_INVALID_ARGUMENT, "'C' has shape [4]");
+    release_all(out, 1);
+    release_all(in, 3);
+}
+
+static void test_op_errors(void) {
+    int64_t xs[4] = { 1, 1, 2, 2 }, k[2] = { 3, 3 };
+    cort_attr_ir at[1] = { attr_ints("kernel_shape", k, 2) };
+    cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT, xs, 4), NULL, NULL }, *out[2] = { NULL, NULL };
+    CHECK_ERR(run_op("MaxPool", 12, at, 1, in, 1, out, 2), CORT_ERROR_INVALID_ARGUMENT, "smaller than the kernel");
+    release_all(out, 2);
+    /* MaxUnpool with an index outside the output */
+    int64_t us[4] = { 1, 1, 1, 1 }, kk[2] = { 2, 2 };
+    cort_attr_ir ua[1] = { attr_ints("kernel_shape", kk, 2) };
+    cort_value_release(in[0]);
+    in[0] = tensor_rand(CORT_TYPE_FLOAT, us, 4);
+    CHECK_OK(cort_tensor_create(CORT_TYPE_INT64, us, 4, &in[1]));
+    if (in[1]) ((int64_t *)cort_tensor_data(in[1]))[0] = 99;
+    CHECK_ERR(run_op("MaxUnpool", 11, ua, 1, in, 2, out, 1), CORT_ERROR_INVALID_ARGUMENT, "'I'[0] = 99");
+    release_all(out, 2);
+    /* missing required input */
+    cort_value *none[2] = { NULL, NULL };
+    CHECK_ERR(run_op("Conv", 11, NULL, 0, none, 2, out, 1), CORT_ERROR_INVALID_ARGUMENT, "'X' is missing");
+    release_all(in, 3);
+}
+
+static void test_op_layernorm_quant(void) {
+    int64_t xs[3] = { 2, 3, 4 }, ss[2] = { 3, 4 };
+    cort_attr_ir at[2] = { attr_int("axis", 1), attr_float("epsilon", 1e-5f) };
+    cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT, xs, 3), tensor_rand(CORT_TYPE_FLOAT, ss, 2),
+                          tensor_rand(CORT_TYPE_FLOAT, ss, 2) }, *out[3] = { NULL, NULL, NULL };
+    CHECK_OK(run_op("LayerNormalization", 17, at, 2, in, 3, out, 3));
+    if (out[0] && out[1] && out[2]) {
+        const float *x = cort_tensor_data(in[0]), *sc = cort_tensor_data(in[1]), *b = cort_tensor_data(in[2]);
+        const float *y = cort_tensor_data(out[0]), *mean = cort_tensor_data(out[1]), *inv = cort_tensor_data(out[2]);
+        double worst = 0;
+        for (int r = 0; r < 2; r++) {
+            double m = 0, v = 0;
+            for (int i = 0; i < 12; i++) m += x[r * 12 + i];
+            m /= 12;
+            for (int i = 0; i < 12; i++) v += (x[r * 12 + i] - m) * (x[r * 12 + i] - m);
+            v /= 12;
+            double is = 1.0 / sqrt(v + 1e-5);
+            worst = fmax(worst, fabs(mean[r] - m));
+            worst = fmax(worst, fabs(inv[r] - is) / is);
+            for (int i = 0; i < 12; i++) worst = fmax(worst, fabs(y[r * 12 + i] - ((x[r * 12 + i] - m) * is * sc[i] + b[i])));
+        }
+        CHECK_MSG(worst < 1e-4, "layernorm err %g", worst);
+        CHECK(cort_tensor_rank(out[1]) == 3 && cort_tensor_shape(out[1])[1] == 1);
+    }
+    release_all(out, 3);
+    release_all(in, 3);
+    /* QuantizeLinear: round half to even, saturation, int8 */
+    int64_t n4[1] = { 5 };
+    cort_value *q[3] = { NULL, NULL, NULL };
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, n4, 1, &q[0]));
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, NULL, 0, &q[1]));
+    CHECK_OK(cort_tensor_create(CORT_TYPE_INT8, NULL, 0, &q[2]));
+    if (q[0] && q[1] && q[2]) {
+        const float xv[5] = { 2.5f, 3.5f, -2.5f, 300.0f, -300.0f };
+        memcpy(cort_tensor_data(q[0]), xv, sizeof xv);
+        *(float *)cort_tensor_data(q[1]) = 1.0f;
+        *(int8_t *)cort_tensor_data(q[2]) = 1;
+        CHECK_OK(run_op("QuantizeLinear", 13, NULL, 0, q, 3, out, 1));
+        if (out[0]) {
+            const int8_t *y = cort_tensor_data(out[0]);
+            CHECK(y[0] == 3 && y[1] == 5 && y[2] == -1 && y[3] == 127 && y[4] == -128);
+        }
+    }
+    release_all(out, 1);
+    release_all(q, 3);
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
     test_gemm(pool);
     test_conv(pool);
     test_pool(pool);
+    g_pool = pool;
+    test_op_conv_f16();
+    test_op_matmul();
+    test_op_gemm();
+    test_op_errors();
+    test_op_layernorm_quant();
     cort_pool_free(pool);
     return tu_finish();
 }

@@ -2,6 +2,7 @@
  * order nodes topologically, resolve kernels, run creation-time inference and constant folding,
  * and compute when each intermediate can be released. Everything that can fail does so here. */
 #include "graph.h"
+#include "provider.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -349,8 +350,30 @@ static cort_status *node_err(const cort_node_ir *nd, cort_code code, const char 
     return cort_error(code, "node '%s' (%s): %s%s", nd->name, nd->op_type, fmt, arg ? arg : "");
 }
 
+static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
+    const cort_compile_opts *o = g->opts;
+    if (!o->n_providers) return NULL;
+    cort_tinfo ins[64];
+    if (n->n_inputs > 64) return NULL;
+    for (size_t i = 0; i < n->n_inputs; i++) {
+        if (n->in_slot[i] >= 0) ins[i] = g->slot_info[n->in_slot[i]];
+        else { cort_tinfo_unknown(&ins[i]); ins[i].present = 0; }
+    }
+    for (size_t p = 0; p < o->n_providers; p++) {
+        const cort_provider *pv = &o->providers[p];
+        char reason[128] = "";
+        if (pv->vt->supports(pv->instance, n, ins, reason, sizeof reason)) {
+            const cort_op_def *k = pv->vt->kernel(pv->instance, n);
+            if (k) { n->provider = pv->vt->name; return k; }
+        }
+    }
+    return NULL;
+}
+
 static cort_status *infer_node(cort_graph *g, cort_node *n) {
-    const cort_op_def *op = cort_op_find(n->domain, n->op_type, n->opset);
+    n->provider = "cpu";
+    const cort_op_def *op = provider_kernel(g, n);
+    if (!op) op = cort_op_find(n->domain, n->op_type, n->opset);
     if (!op) {
         int lo, hi;
         const char *dom = n->domain[0] ? n->domain : "ai.onnx";
@@ -642,6 +665,24 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         g->release[i] = list;
     }
 
+    /* 7b. inputs whose contents are never read (unused, or CastLike's type source): only their
+     * element type must match the declaration, not their shape */
+    g->input_type_only = cort_calloc(g->n_inputs + 1, 1);
+    if (!g->input_type_only) { st = cort_error_oom(); goto error; }
+    for (size_t k = 0; k < g->n_inputs; k++) {
+        int32_t s = g->input_slots[k];
+        int type_only = 1, used = 0;
+        for (size_t i = 0; i < g->n_nodes && type_only; i++) {
+            const cort_node *n = &g->nodes[i];
+            for (size_t q = 0; q < n->n_inputs; q++)
+                if (n->in_slot[q] == s) { used = 1; type_only &= !strcmp(n->op_type, "CastLike") && q == 1; }
+            for (size_t q = 0; q < n->n_implicit; q++) type_only &= n->implicit_slot[q] != s;
+        }
+        for (size_t i = 0; i < g->n_outputs; i++) type_only &= g->output_slots[i] != s;
+        (void)used;   /* an input nothing reads is as free as one only typed */
+        g->input_type_only[k] = (uint8_t)type_only;
+    }
+
     /* 8. subgraph: map outer names to the parent node's implicit inputs */
     if (parent_node && g->n_outer) {
         g->outer_index = cort_calloc(g->n_outer, sizeof *g->outer_index);
@@ -692,6 +733,7 @@ void cort_graph_free(cort_graph *g) {
     cort_namemap_free(&g->names);
     cort_free(g->input_slots);
     cort_free(g->input_info);
+    cort_free(g->input_type_only);
     cort_free(g->output_slots);
     cort_free(g->output_info);
     cort_free(g->outer_slots);

@@ -10,6 +10,7 @@ typedef struct cort_compile_opts {
     const cort_model_ir *model;
     int optimization_level;
     const char **dim_names; const int64_t *dim_values; size_t n_dims;   /* symbolic dims (session options) */
+    const struct cort_provider *providers; size_t n_providers;          /* tried in order before the CPU */
 } cort_compile_opts;
 
 typedef struct cort_graph {
@@ -27,6 +28,7 @@ typedef struct cort_graph {
     cort_namemap names;
 
     size_t n_inputs;  int32_t *input_slots;   const cort_value_info_ir **input_info;   /* non-initializer inputs */
+    uint8_t *input_type_only;         /* per input: only its element type is read (CastLike's 'like') */
     size_t n_outputs; int32_t *output_slots;  const cort_value_info_ir **output_info;
     size_t n_outer;   int32_t *outer_slots;   const char **outer_names;   /* subgraph: values from outer scope */
     int32_t *outer_index;             /* into the parent node's implicit inputs */

@@ -43,6 +43,7 @@ typedef struct cort_node {
     int32_t    *implicit_slot;
     const char **implicit_names;
     struct cort_graph *graph;      /* owning compiled graph */
+    const char *provider;          /* "cpu" or the name of the provider that took the node */
     size_t      index;             /* position in execution order */
 } cort_node;
 

@@ -155,7 +155,7 @@ static cort_status *fill_typed(const cort_pb_path *path, const cort_pb *msg, uin
     uint8_t *dst = t->data;
     for (;;) {
         CORT_TRY(cort_pb_next(&r, path, &f, &got));
-        if (!got) return NULL;
+        if (!got) break;
         if (f.num != tf) continue;
         const uint8_t *src = r.buf + f.data;
         switch (tf) {
@@ -181,6 +181,10 @@ static cort_status *fill_typed(const cort_pb_path *path, const cort_pb *msg, uin
             break;
         }
     }
+    /* scan_tensor validated every payload, so this only trips on an internal inconsistency */
+    if (k != t->count * (t->type == CORT_TYPE_COMPLEX64 || t->type == CORT_TYPE_COMPLEX128 ? 2 : 1))
+        return cort_pb_error(path, tf, msg->pos, "decoded %zu values, expected %zu", k, t->count);
+    return NULL;
 }
 
 static cort_status *tensor_error(const cort_pb_path *path, const cort_pb *msg, const tensor_scan *s, uint32_t field,

@@ -140,6 +140,9 @@ cort_status *cort_pb_scalar_count(const cort_pb *r, const cort_pb_path *path, co
         if (p[i] & 0x80) {
             if (++run >= 10) return cort_pb_error(path, f->num, f->off, "malformed packed varint at byte %zu", f->data + i);
         } else {
+            /* a 10-byte varint may only carry bit 63 in its last byte */
+            if (run == 9 && p[i] > 1)
+                return cort_pb_error(path, f->num, f->off, "packed varint at byte %zu exceeds 64 bits", f->data + i);
             n++;
             run = 0;
         }

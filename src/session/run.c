@@ -31,7 +31,7 @@ static cort_status *check_input(const cort_graph *g, size_t idx, const cort_valu
         if (t->elem && t->elem != v->type)
             return cort_error(CORT_ERROR_INVALID_ARGUMENT, "input '%s': expected element type %s, got %s", name,
                               cort_type_name(t->elem), cort_type_name(v->type));
-        if (t->rank >= 0) {
+        if (t->rank >= 0 && !g->input_type_only[idx]) {
             char want[256], got[256];
             int bad = (size_t)t->rank != v->rank;
             size_t bad_dim = 0;

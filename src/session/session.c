@@ -1,5 +1,6 @@
 /* Session options, session creation (all one-time work happens here) and metadata queries. */
 #include "session.h"
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- session options */
@@ -53,19 +54,50 @@ cort_status *cort_session_options_append_provider(cort_session_options *o, const
     if (count && (!keys || !values))
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: %zu options but keys/values is NULL",
                           count);
-    if (strcmp(name, "cpu"))
-        return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
-                          "cort_session_options_append_provider: provider '%s' is not available in this build (available: cpu)",
-                          name);
-    if (count)
-        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
-                          "cort_session_options_append_provider: provider 'cpu' has no options (got key '%s'); use "
-                          "cort_session_options_set_threads for the thread count", keys[0] ? keys[0] : "(null)");
+    const cort_provider_vtable *vt = NULL;
+    if (strcmp(name, "cpu")) {
+        vt = cort_provider_find(name);
+        if (!vt) {
+            char avail[256] = "cpu";
+            size_t off = 3;
+            for (const cort_provider_vtable *const *p = cort_provider_registry; *p && off < sizeof avail; p++)
+                off += (size_t)snprintf(avail + off, sizeof avail - off, ", %s", (*p)->name);
+            return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
+                              "cort_session_options_append_provider: provider '%s' is not available in this build "
+                              "(available: %s)", name, avail);
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        const char *const *valid = vt ? vt->option_keys : NULL;
+        int ok = 0;
+        for (size_t k = 0; valid && valid[k]; k++) ok |= keys[i] && !strcmp(keys[i], valid[k]);
+        if (!ok) {
+            char list[256] = "";
+            size_t off = 0;
+            for (size_t k = 0; valid && valid[k] && off < sizeof list; k++)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", k ? ", " : "", valid[k]);
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                              "cort_session_options_append_provider: provider '%s' has no option '%s' (valid: %s)", name,
+                              keys[i] ? keys[i] : "(null)", off ? list : "none; use cort_session_options_set_threads");
+        }
+        if (!values[i])
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: value of '%s' is NULL",
+                              keys[i]);
+    }
     if (o->n_providers == CORT_MAX_PROVIDERS)
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: more than %d providers",
                           CORT_MAX_PROVIDERS);
     cort_provider_cfg *p = &o->providers[o->n_providers];
     if (!(p->name = cort_strdup(name))) return cort_error_oom();
+    p->keys = cort_calloc(count + 1, sizeof *p->keys);
+    p->values = cort_calloc(count + 1, sizeof *p->values);
+    if (!p->keys || !p->values) { provider_cfg_free(p); return cort_error_oom(); }
+    for (size_t i = 0; i < count; i++) {
+        p->keys[i] = cort_strdup(keys[i]);
+        p->values[i] = cort_strdup(values[i]);
+        p->n++;
+        if (!p->keys[i] || !p->values[i]) { provider_cfg_free(p); return cort_error_oom(); }
+    }
     o->n_providers++;
     return NULL;
 }
@@ -114,6 +146,7 @@ void cort_run_options_set_terminate(cort_run_options *o, int terminate) {
 /* ---------------------------------------------------------------- session */
 static void session_destroy(cort_session *s) {
     cort_graph_free(s->graph);
+    for (size_t i = 0; i < s->n_providers; i++) s->providers[i].vt->destroy(s->providers[i].instance);
     cort_pool_free(s->pool);
     cort_model_free(s->model);
     for (size_t i = 0; i < s->n_dims; i++) cort_free(s->dim_names[i]);
@@ -146,6 +179,18 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->copts.dim_names = (const char **)s->dim_names;
     s->copts.dim_values = s->dim_values;
     s->copts.n_dims = s->n_dims;
+    for (size_t i = 0; o && i < o->n_providers; i++) {
+        const cort_provider_cfg *pc = &o->providers[i];
+        const cort_provider_vtable *vt = strcmp(pc->name, "cpu") ? cort_provider_find(pc->name) : NULL;
+        if (!vt) continue;
+        void *inst = NULL;
+        if ((st = vt->create((const char *const *)pc->keys, (const char *const *)pc->values, pc->n, s->threads, &inst)))
+            goto error;
+        s->providers[s->n_providers].vt = vt;
+        s->providers[s->n_providers++].instance = inst;
+    }
+    s->copts.providers = s->providers;
+    s->copts.n_providers = s->n_providers;
     if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
     if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
@@ -267,5 +312,8 @@ int64_t cort_session_opset(const cort_session *s, const char *domain) {
 const void *cort_session_allocator(const cort_session *s, const char *provider) {
     if (!s || !provider) return NULL;
     if (!strcmp(provider, "cpu")) return s->cpu_allocator;
+    for (size_t i = 0; i < s->n_providers; i++)
+        if (!strcmp(s->providers[i].vt->name, provider))
+            return s->providers[i].vt->allocator ? s->providers[i].vt->allocator(s->providers[i].instance) : NULL;
     return NULL;
 }

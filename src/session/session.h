@@ -3,6 +3,7 @@
 #define CORT_SESSION_SESSION_H
 #include <stdatomic.h>
 #include "../graph/graph.h"
+#include "../graph/provider.h"
 
 #define CORT_MAX_PROVIDERS 8
 
@@ -38,6 +39,8 @@ struct cort_session {
     cort_pool *pool;
     int threads;
     const void *cpu_allocator;
+    cort_provider providers[CORT_MAX_PROVIDERS];   /* non-CPU providers, in append order */
+    size_t n_providers;
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);

@@ -86,10 +86,10 @@ static void print_value_body(FILE *f, const cort_value *v, size_t max_values, in
         size_t n = cort_sequence_length(v);
         fprintf(f, "%s", desc);
         for (size_t i = 0; i < n && i < 4 && depth < 4; i++) {
-            fprintf(f, "\n%*s[%zu] ", 2 * (depth + 1), "", i);
+            fprintf(f, "\n%*s[%zu] ", 2 * (depth + 2), "", i);
             print_value_body(f, cort_sequence_at(v, i), max_values, depth + 1);
         }
-        if (n > 4) fprintf(f, "\n%*s...", 2 * (depth + 1), "");
+        if (n > 4) fprintf(f, "\n%*s...", 2 * (depth + 2), "");
         break;
     }
     case 3: {

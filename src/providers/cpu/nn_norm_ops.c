@@ -90,6 +90,16 @@ static cort_status *bn_run(cort_kernel_ctx *ctx) {
     } else {
         memcpy(mean, in[3].p, P * sizeof(float));
         memcpy(var, in[4].p, P * sizeof(float));
+        /* opset < 14 training-era outputs (mean, var, saved_mean, saved_var): at inference they are
+         * the running statistics */
+        for (size_t k = 1; k < ctx->n_outputs && k < 5; k++) {
+            if (ctx->node->out_slot[k] < 0) continue;
+            const cort_value *src = ctx->inputs[k % 2 ? 3 : 4];
+            cort_value *o;
+            st = cort_kernel_output(ctx, k, src->type, src->shape, src->rank, &o);
+            if (st) goto done;
+            memcpy(o->data, src->data, src->bytes);
+        }
     }
     for (size_t n = 0; n < N; n++)
         for (size_t c = 0; c < C; c++) {

@@ -445,7 +445,63 @@ static cort_status *scan_run(cort_kernel_ctx *ctx) {
 
 static const cort_op_def op_scan = { "Scan", "", 8, 99, 0, 0, body_init, body_free, scan_infer, scan_run };
 
+
+/* ---------------------------------------------------------------- SequenceMap */
+static cort_status *seqmap_infer(cort_infer_ctx *ctx) {
+    const body_state *s = ctx->state;
+    for (size_t i = 0; i < ctx->n_outputs; i++) {
+        const cort_tinfo *b = cort_subgraph_output_info(s->body, i);
+        cort_tinfo_unknown(&ctx->outputs[i]);
+        ctx->outputs[i].kind = CORT_VKIND_SEQUENCE;
+        ctx->outputs[i].elem = b ? b->elem : CORT_TYPE_UNDEFINED;
+    }
+    return NULL;
+}
+
+static cort_status *seqmap_run(cort_kernel_ctx *ctx) {
+    const body_state *s = ctx->state;
+    const cort_node *node = ctx->node;
+    size_t n_in = ctx->n_inputs, n_out = ctx->n_outputs;
+    if (cort_subgraph_input_count(s->body) != n_in || cort_subgraph_output_count(s->body) != n_out)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "body has %zu inputs/%zu outputs, node has %zu/%zu",
+                               cort_subgraph_input_count(s->body), cort_subgraph_output_count(s->body), n_in, n_out);
+    const cort_value *first = ctx->inputs[0];
+    if (!first || first->kind != CORT_VKIND_SEQUENCE)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input_sequence' must be a sequence");
+    size_t n = first->n_items;
+    for (size_t i = 1; i < n_in; i++) {
+        const cort_value *v = ctx->inputs[i];
+        if (v && v->kind == CORT_VKIND_SEQUENCE && v->n_items != n)
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is a sequence of %zu items, input 0 has %zu",
+                                   i, v->n_items, n);
+    }
+    cort_status *st = NULL;
+    cort_value **args = cort_calloc(n_in + n_out + 1, sizeof *args);
+    if (!args) return cort_error_oom();
+    cort_value **res = args + n_in;
+    for (size_t k = 0; k < n_out && !st; k++) {
+        const cort_tinfo *b = cort_subgraph_output_info(s->body, k);
+        cort_value *seq = NULL;
+        st = cort_sequence_new(b ? b->elem : CORT_TYPE_UNDEFINED, &seq);
+        if (!st) cort_kernel_set_output(ctx, k, seq);
+    }
+    for (size_t it = 0; it < n && !st; it++) {
+        if (cort_kernel_cancelled(ctx)) { st = cort_kernel_cancelled_status(ctx); break; }
+        for (size_t i = 0; i < n_in; i++) {
+            cort_value *v = ctx->inputs[i];
+            args[i] = v && v->kind == CORT_VKIND_SEQUENCE ? v->items[it] : v;
+        }
+        st = cort_subgraph_run(ctx, s->body, args, n_in, res, n_out);
+        for (size_t k = 0; k < n_out && !st; k++) st = cort_sequence_push(ctx->outputs[k], res[k]);
+        release_all(res, n_out);
+    }
+    cort_free(args);
+    return st;
+}
+
+static const cort_op_def op_sequence_map = { "SequenceMap", "", 17, 99, 0, 0, body_init, body_free, seqmap_infer, seqmap_run };
+
 const cort_op_def *const cort_ops_control[] = {
-    &op_if, &op_loop, &op_scan,
+    &op_if, &op_loop, &op_scan, &op_sequence_map,
     NULL
 };
