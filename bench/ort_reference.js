@@ -307,4 +307,7 @@ async function main() {
   process.exit(failed ? 1 : 0);
 }
 
-main();
+// bench/ort_bench.js reuses the loader and the TensorProto codec.
+module.exports = { ORT_VERSION, loadOrt, decodeTensor, encodeTensor, listIndexed };
+
+if (require.main === module) main();

@@ -19,6 +19,7 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
+if [ "$lane" = release ]; then step "race test negative control" scripts/negative_control.sh 200; fi
 if [ "$lane" = release ] && [ -x scripts/fuzz.sh ] && [ -n "${CORT_FUZZ_SECONDS:-}" ]; then
     step "fuzz" scripts/fuzz.sh build-fuzz "$CORT_FUZZ_SECONDS"
 fi

@@ -879,6 +879,31 @@ static void test_values(void) {
         }
         cort_free(buf);
     }
+    /* allocation failures while parsing and serializing a map: OOM, no leak */
+    {   void *buf = NULL;
+        size_t n = 0, before = in_use();
+        int ok = 0, bad = 0;
+        if (CHECK_OK(cort_value_serialize(map2, "m", &buf, &n))) {
+            before = in_use();
+            for (long k = 1; k < 10000 && !ok; k++) {
+                cort_value *p = NULL;
+                void *s2 = NULL;
+                size_t n2 = 0;
+                cort_test_alloc_fail_at(k);
+                cort_status *st = cort_value_parse(buf, n, 0, &p);
+                if (!st) st = cort_value_serialize(p, "m", &s2, &n2);
+                cort_test_alloc_fail_at(0);
+                if (!st) ok = 1;
+                else if (cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY) bad++;
+                cort_status_free(st);
+                cort_value_release(p);
+                cort_free(s2);
+            }
+            CHECK(ok && !bad);
+            CHECK(in_use() == before);
+            cort_free(buf);
+        }
+    }
     cort_value_release(t1); cort_value_release(t2); cort_value_release(seq); cort_value_release(opt);
     cort_value_release(empty); cort_value_release(keys); cort_value_release(vals); cort_value_release(map);
     cort_value_release(skeys); cort_value_release(seq3); cort_value_release(map2);

@@ -42,7 +42,7 @@ static const char *bad_location(const uint8_t *s, size_t n) {
 }
 
 cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const cort_pb *tensor_msg, const char *tname,
-                                void *dst, size_t bytes) {
+                                cort_type type, const int64_t *dims, size_t rank, size_t bytes, cort_value **out) {
     const uint8_t *loc = NULL;
     size_t loc_len = 0;
     uint64_t offset = 0, length = 0;
@@ -103,7 +103,7 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
     full[dlen + 1 + loc_len] = 0;
 
     cort_status *st = NULL;
-    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         char eb[128];
         st = cort_error(CORT_ERROR_IO, "tensor '%s': cannot open external data file '%s': %s", tname, full,
@@ -121,18 +121,23 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
                            full, (long long)sb.st_size, (unsigned long long)offset, bytes);
         goto done;
     }
+    cort_value *t = NULL;
+    if ((st = cort_tensor_alloc(type, dims, rank, &t))) goto done;
+    uint8_t *dst = t->data;
     size_t done_bytes = 0;
     while (done_bytes < bytes) {
         size_t chunk = bytes - done_bytes > ((size_t)1 << 30) ? ((size_t)1 << 30) : bytes - done_bytes;
-        ssize_t n = pread(fd, (uint8_t *)dst + done_bytes, chunk, (off_t)(offset + done_bytes));
+        ssize_t n = pread(fd, dst + done_bytes, chunk, (off_t)(offset + done_bytes));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             st = cort_error(CORT_ERROR_IO, "tensor '%s': reading external data '%s' failed at byte %llu", tname, full,
                             (unsigned long long)(offset + done_bytes));
+            cort_value_release(t);
             goto done;
         }
         done_bytes += (size_t)n;
     }
+    *out = t;
 done:
     if (fd >= 0) close(fd);
     cort_free(full);

@@ -12,6 +12,7 @@ typedef struct cort_load {
     cort_model_ir *model;   /* registry of owned tensor values; NULL for standalone values */
     cort_value    *blob;    /* buf as a value: aligned raw_data becomes a view of it; NULL = always copy */
     const char    *dir;     /* folder for external data; NULL = external data rejected */
+    size_t         len;     /* bytes in buf: bounds how large a sparse tensor may densify */
 } cort_load;
 
 /* Registers a loader-created value with the model (released by cort_model_free). On failure v is released. */
@@ -29,10 +30,10 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
 /* SparseTensorProto -> new dense tensor value. name (of the values tensor) may be NULL. */
 cort_status *cort_load_sparse(cort_load *L, const cort_pb_path *path, const cort_pb *msg, cort_value **out,
                               const char **name);
-/* Reads external data for a tensor of `bytes` bytes into dst. entries: the TensorProto's
- * external_data fields (StringStringEntryProto) as LEN fields within msg. */
+/* A tensor whose bytes live in an external file (TensorProto.external_data entries in tensor_msg).
+ * Everything (location, offset, length, file size) is validated before the tensor is allocated. */
 cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const cort_pb *tensor_msg, const char *tname,
-                                void *dst, size_t bytes);
+                                cort_type type, const int64_t *dims, size_t rank, size_t bytes, cort_value **out);
 
 cort_status *cort_load_type(cort_load *L, const cort_pb_path *path, const cort_pb *msg, cort_type_ir *out);
 void         cort_load_type_init(cort_type_ir *t);

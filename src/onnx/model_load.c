@@ -128,7 +128,7 @@ static cort_status *load_blob(cort_value *blob, char *dir, cort_model_ir **out) 
     m->blob = blob;
     m->dir = dir;
     if ((st = cort_arena_create(&m->arena))) goto error;
-    cort_load L = { (const uint8_t *)blob->data, m->arena, m, blob, dir };
+    cort_load L = { (const uint8_t *)blob->data, m->arena, m, blob, dir, blob->bytes };
     if ((st = parse_model(&L, blob->bytes, m))) goto error;
     *out = m;
     return NULL;
@@ -155,7 +155,7 @@ static void unmap_blob(void *ctx, void *data, size_t bytes) {
 cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
     if (!path || !out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model path is NULL");
     char eb[128];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return cort_error(CORT_ERROR_IO, "cannot open model '%s': %s", path, strerror_r(errno, eb, sizeof eb));
     struct stat sb;
     if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
@@ -192,7 +192,7 @@ cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
 
 cort_status *cort_tensor_parse(const void *bytes, size_t len, cort_value **out) {
     if (!out || (!bytes && len)) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "tensor bytes are NULL");
-    cort_load L = { (const uint8_t *)bytes, NULL, NULL, NULL, NULL };
+    cort_load L = { (const uint8_t *)bytes, NULL, NULL, NULL, NULL, len };
     cort_pb_path root = { NULL, NULL, "TensorProto", -1, 0 };
     cort_pb msg;
     cort_pb_init(&msg, L.buf, 0, len);

@@ -222,11 +222,9 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
     cort_status *st = NULL;
     if (s.external) {
         if (type == CORT_TYPE_STRING) return tensor_error(path, msg, &s, TP_LOCATION, "string tensors cannot use external data");
-        CORT_TRY(cort_tensor_alloc(type, s.dims, s.rank, &t));
         char tname[128];
         snprintf(tname, sizeof tname, "%.*s", (int)s.name_len, s.name ? (const char *)s.name : "");
-        st = cort_load_external(L, path, msg, tname, t->data, bytes);
-        if (st) goto error;
+        CORT_TRY(cort_load_external(L, path, msg, tname, type, s.dims, s.rank, bytes, &t));
     } else if (s.has_raw) {
         if (type == CORT_TYPE_STRING) return tensor_error(path, msg, &s, TP_RAW, "string tensors cannot use raw_data");
         if (s.raw_len != bytes) {
@@ -270,7 +268,7 @@ static int64_t index_at(const cort_value *ix, size_t i) {
 }
 
 static cort_status *densify(const cort_pb_path *path, const cort_pb *msg, const cort_value *values,
-                            const cort_value *indices, const int64_t *dims, size_t rank, cort_value **out) {
+                            const cort_value *indices, const int64_t *dims, size_t rank, size_t src_len, cort_value **out) {
     char shape[256];
     size_t nnz = values->count;
     cort_shape_str(dims, rank, shape, sizeof shape);
@@ -293,6 +291,13 @@ static cort_status *densify(const cort_pb_path *path, const cort_pb *msg, const 
                                  shape, ishape, nnz, nnz, rank);
         }
     }
+    /* a few bytes must not densify into gigabytes: allow 64 MB plus 256x the serialized size */
+    int ovf;
+    size_t dense = cort_shape_count(dims, rank, &ovf), es0 = cort_type_size(values->type);
+    size_t limit = ((size_t)64 << 20) + (src_len < (SIZE_MAX >> 9) ? src_len * 256 : SIZE_MAX >> 1);
+    if (ovf || dense > limit / es0)
+        return cort_pb_error(path, 3, msg->pos, "sparse tensor %s with %zu values densifies to more than %zu bytes", shape,
+                             nnz, limit);
     cort_value *d;
     CORT_TRY(cort_tensor_alloc_zero(values->type, dims, rank, &d));
     size_t es = cort_type_size(values->type);
@@ -360,7 +365,7 @@ cort_status *cort_load_sparse(cort_load *L, const cort_pb_path *path, const cort
     cort_value *values = NULL, *indices = NULL, *dense = NULL;
     cort_status *st = cort_load_tensor(&tmp, &vp, &vmsg, &values, name);
     if (!st && has_i) st = cort_load_tensor(&tmp, &ip, &imsg, &indices, NULL);
-    if (!st) st = densify(path, msg, values, indices, dims, rank, &dense);
+    if (!st) st = densify(path, msg, values, indices, dims, rank, L->len, &dense);
     cort_value_release(values);
     cort_value_release(indices);
     if (st) return st;

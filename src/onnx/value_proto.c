@@ -272,7 +272,7 @@ cort_status *cort_value_parse(const void *bytes, size_t len, int kind_hint, cort
     if (!out || (!bytes && len)) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "value bytes are NULL");
     if (kind_hint < 0 || kind_hint > CORT_VKIND_MAP)
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "invalid kind_hint %d", kind_hint);
-    cort_load L = { (const uint8_t *)bytes, NULL, NULL, NULL, NULL };
+    cort_load L = { (const uint8_t *)bytes, NULL, NULL, NULL, NULL, len };
     cort_pb msg;
     cort_pb_init(&msg, L.buf, 0, len);
     int order[4];

@@ -134,7 +134,7 @@ int cli_cmd_demo(int argc, char **argv) {
             double t0 = cli_now_ms();
             st = cort_session_run(s, NULL, &in_name, &input, 1, &out_name, 1, &output);
             reps[r] = cli_now_ms() - t0;
-            if (st) { st = cort_error_wrap(st, "%s", name); goto error; }
+            if (st) { st = cort_error_wrap(st, "%s: ", name); goto error; }
         }
         qsort(reps, (size_t)repeat, sizeof *reps, cli_cmp_double);
         per_sample[k] = cli_quantile(reps, (size_t)repeat, 0.5);

@@ -17,14 +17,14 @@ cort_status *cli_load_value(const char *path, int kind_hint, cort_value **out) {
     CORT_TRY(cli_read_file(path, &bytes, &len));
     cort_status *st = cort_value_parse(bytes, len, kind_hint, out);
     cort_free(bytes);
-    if (st) st = cort_error_wrap(st, "%s", path);
+    if (st) st = cort_error_wrap(st, "%s: ", path);
     return st;
 }
 
 cort_status *cli_save_value(const char *path, const cort_value *v, const char *name) {
     if (cli_has_suffix(path, ".npy")) {
         cort_status *st = npy_save(path, v);
-        if (st) st = cort_error_wrap(st, "%s", path);
+        if (st) st = cort_error_wrap(st, "%s: ", path);
         return st;
     }
     void *bytes = NULL;
@@ -275,7 +275,7 @@ cort_status *cli_fill_random_inputs(cort_session *s, const char *model_path, con
             st = random_of_ir(vi ? &vi->type : NULL, args, r, 0, &inputs[k]);
         }
         if (st) {
-            st = cort_error_wrap(st, "random value for input %zu '%s'", k, name);
+            st = cort_error_wrap(st, "random value for input %zu '%s': ", k, name);
             goto error;
         }
     }

@@ -83,70 +83,114 @@ static void pack_a_panel(const float *A, size_t lda, int transA, float alpha, si
 
 typedef struct gemm_job {
     const nn_gemm_kernel *k;
-    size_t M, N, k0, kc;
+    size_t M, N, K;
     float alpha;
     const float *A; size_t lda; int transA;
     const nn_gemm_b *B;
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
-    int accumulate;
-    float *apack, *bpack;
-    size_t mpanels, npanels, bm, bn, tasks_n;   /* block sizes in panels; tasks laid out [m][n] */
+    int beta_one;            /* accumulate into C from the first slice on */
+    int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
+    int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
+    float *apack;            /* all of A: slice at k0 starts at k0*mpanels*mr, panel ip at +ip*mr*kc; or per-task blocks */
+    float *bpack;            /* all of B (same layout by N panels), or per-task blocks */
+    size_t mpanels, npanels, bm, bn, tasks_n, task_astride, task_bstride;   /* blocks in panels; tasks [m][n] */
 } gemm_job;
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t slice_len(size_t K, size_t k0) { return K - k0 < NN_KC ? K - k0 : NN_KC; }
 
 static void job_pack_a(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
     const size_t mr = j->k->mr;
     for (size_t ip = begin; ip < end; ip++) {
         size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
-        pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, j->k0, j->kc, mr, j->apack + ip * mr * j->kc);
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            size_t kc = slice_len(j->K, k0);
+            pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, k0, kc, mr,
+                         j->apack + k0 * j->mpanels * mr + ip * mr * kc);
+        }
+    }
+}
+
+static void pack_b_panels(const gemm_job *j, size_t jp0, size_t jp1, size_t k0, size_t kc, float *dst) {
+    const size_t nr = j->k->nr;
+    nn_pack_b_fn pack = j->B->pack ? j->B->pack : pack_b_matrix;
+    for (size_t jp = jp0; jp < jp1; jp++) {
+        size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+        pack(j->B, k0, kc, c0, cols, nr, dst + (jp - jp0) * nr * kc);
     }
 }
 
 static void job_pack_b(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
-    const size_t nr = j->k->nr;
-    nn_pack_b_fn pack = j->B->pack ? j->B->pack : pack_b_matrix;
-    for (size_t jp = begin; jp < end; jp++) {
-        size_t j0 = jp * nr, cols = j->N - j0 < nr ? j->N - j0 : nr;
-        pack(j->B, j->k0, j->kc, j0, cols, nr, j->bpack + jp * nr * j->kc);
-    }
+    for (size_t jp = begin; jp < end; jp++)
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            size_t kc = slice_len(j->K, k0);
+            pack_b_panels(j, jp, jp + 1, k0, kc, j->bpack + k0 * j->npanels * j->k->nr + jp * j->k->nr * kc);
+        }
 }
 
 static void job_compute(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
-    const size_t mr = j->k->mr, nr = j->k->nr, kc = j->kc;
+    const size_t mr = j->k->mr, nr = j->k->nr;
     float tile[NN_MAX_TILE];
     for (size_t t = begin; t < end; t++) {
         size_t mb = t / j->tasks_n, nb = t % j->tasks_n;
         size_t ip0 = mb * j->bm, ip1 = ip0 + j->bm < j->mpanels ? ip0 + j->bm : j->mpanels;
         size_t jp0 = nb * j->bn, jp1 = jp0 + j->bn < j->npanels ? jp0 + j->bn : j->npanels;
-        for (size_t jp = jp0; jp < jp1; jp++) {
-            const float *bp = j->bpack + jp * nr * kc;
-            size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
-            for (size_t ip = ip0; ip < ip1; ip++) {
-                const float *ap = j->apack + ip * mr * kc;
-                size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
-                float *c = j->C + r0 * j->ldc + c0;
-                if (rows == mr && cols == nr) {
-                    j->k->ukr(kc, ap, bp, c, j->ldc, j->accumulate);
-                    if (j->row_bias && j->k0 == 0)   /* the tile is still in L1 */
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            const size_t kc = slice_len(j->K, k0);
+            const int accumulate = k0 > 0 || j->beta_one;
+            const float *ablock;   /* panel ip at ablock + (ip - ip0)*mr*kc */
+            if (j->pack_a_in_task) {
+                float *dst = j->apack + t * j->task_astride;
+                for (size_t ip = ip0; ip < ip1; ip++) {
+                    size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
+                    pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, k0, kc, mr, dst + (ip - ip0) * mr * kc);
+                }
+                ablock = dst;
+            } else {
+                ablock = j->apack + k0 * j->mpanels * mr + ip0 * mr * kc;
+            }
+            const float *bblock;
+            if (j->pack_b_in_task) {
+                float *dst = j->bpack + t * j->task_bstride;
+                pack_b_panels(j, jp0, jp1, k0, kc, dst);
+                bblock = dst;
+            } else {
+                bblock = j->bpack + k0 * j->npanels * nr + jp0 * nr * kc;
+            }
+            /* rows in L2-sized blocks: each block of A panels meets every B panel while cached */
+            const size_t rows_blk = div_up(NN_BLOCK_ROWS, mr);
+            for (size_t ib = ip0; ib < ip1; ib += rows_blk)
+            for (size_t jp = jp0; jp < jp1; jp++) {
+                const float *bp = bblock + (jp - jp0) * nr * kc;
+                size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+                for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) {
+                    const float *ap = ablock + (ip - ip0) * mr * kc;
+                    size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
+                    float *c = j->C + r0 * j->ldc + c0;
+                    if (rows == mr && cols == nr) {
+                        j->k->ukr(kc, ap, bp, c, j->ldc, accumulate);
+                        if (j->row_bias && k0 == 0)   /* the tile is still in L1 */
+                            for (size_t r = 0; r < rows; r++) {
+                                float bv = j->row_bias[r0 + r], *cr = c + r * j->ldc;
+                                for (size_t q = 0; q < cols; q++) cr[q] += bv;
+                            }
+                    } else {
+                        j->k->ukr(kc, ap, bp, tile, nr, 0);
+                        if (j->row_bias && k0 == 0)
+                            for (size_t r = 0; r < rows; r++)
+                                for (size_t q = 0; q < cols; q++) tile[r * nr + q] += j->row_bias[r0 + r];
                         for (size_t r = 0; r < rows; r++) {
-                            float bv = j->row_bias[r0 + r], *cr = c + r * j->ldc;
-                            for (size_t q = 0; q < cols; q++) cr[q] += bv;
+                            float *cr = c + r * j->ldc;
+                            const float *tr = tile + r * nr;
+                            if (accumulate)
+                                for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
+                            else
+                                for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
                         }
-                } else {
-                    j->k->ukr(kc, ap, bp, tile, nr, 0);
-                    if (j->row_bias && j->k0 == 0)
-                        for (size_t r = 0; r < rows; r++)
-                            for (size_t q = 0; q < cols; q++) tile[r * nr + q] += j->row_bias[r0 + r];
-                    for (size_t r = 0; r < rows; r++) {
-                        float *cr = c + r * j->ldc;
-                        const float *tr = tile + r * nr;
-                        if (j->accumulate)
-                            for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
-                        else
-                            for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
                     }
                 }
             }
@@ -162,7 +206,6 @@ static void scale_c(size_t M, size_t N, float beta, float *C, size_t ldc) {
     }
 }
 
-static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* M == 1 (a fully connected layer at batch 1): packing B would cost as much as the product, so
  * stream B once instead. Each task owns a run of output columns. */
@@ -241,42 +284,55 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
     j.k = kernel ? kernel : nn_gemm_best_kernel();
     const size_t mr = j.k->mr, nr = j.k->nr;
     j.row_bias = row_bias;
-    j.M = M; j.N = N; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
+    j.M = M; j.N = N; j.K = K; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
+    j.beta_one = beta == 1.0f;
     j.mpanels = div_up(M, mr);
     j.npanels = div_up(N, nr);
     const size_t kc_max = K < NN_KC ? K : NN_KC;
-    /* one allocation for both packed operands; fails cleanly on overflow */
-    size_t a_elems = j.mpanels * mr * kc_max, b_elems = j.npanels * nr * kc_max;
-    if (j.mpanels > SIZE_MAX / (mr * kc_max) || j.npanels > SIZE_MAX / (nr * kc_max) ||
-        a_elems > SIZE_MAX / sizeof(float) - b_elems)
-        return cort_error_oom();
-    float *scratch = cort_malloc((a_elems + b_elems) * sizeof(float));
-    if (!scratch) return cort_error_oom();
-    j.apack = scratch;
-    j.bpack = scratch + a_elems;
 
     /* small problems are not worth waking the workers */
     double flops = (double)M * (double)N * (double)K;
     cort_pool *p = flops < 64.0 * 64.0 * 64.0 ? NULL : pool;
-    int threads = cort_pool_threads(p);
-    j.bm = div_up(NN_BLOCK_ROWS, mr);
-    j.bn = div_up(NN_BLOCK_COLS, nr);
-    /* shrink blocks until every thread has a few tasks */
-    while (div_up(j.mpanels, j.bm) * div_up(j.npanels, j.bn) < (size_t)threads * 3 && (j.bm > 1 || j.bn > 1)) {
-        if (j.bn >= j.bm && j.bn > 1) j.bn = div_up(j.bn, 2);
-        else j.bm = div_up(j.bm, 2);
+    const size_t threads = (size_t)cort_pool_threads(p);
+    /* One thread: a single task packs each K slice of A and B right before using it (both stay
+     * in L2). Several threads: wide B (conv spatial dims, long sequences) -> tasks own column
+     * blocks, pack their own B and share an A packed once for all of K; narrow B -> tasks own row
+     * blocks, pack their own A and share a fully packed B. Either way a gemm costs at most two
+     * pool dispatches. */
+    if (threads == 1 || j.npanels >= 2 * threads) {
+        j.pack_b_in_task = 1;
+        j.bm = j.mpanels;
+        j.bn = div_up(NN_BLOCK_COLS, nr);
+        if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = div_up(j.npanels, 3 * threads);
+        /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier */
+        j.pack_a_in_task = threads == 1 || j.mpanels * mr <= 2 * NN_BLOCK_ROWS || j.bn >= j.npanels;
+    } else {
+        j.pack_a_in_task = 1;
+        j.bn = j.npanels;
+        j.bm = div_up(NN_BLOCK_ROWS, mr);
+        if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = div_up(j.mpanels, 3 * threads);
     }
+    if (j.bm == 0) j.bm = 1;
+    if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);
-    size_t tasks = div_up(j.mpanels, j.bm) * j.tasks_n;
+    const size_t tasks = div_up(j.mpanels, j.bm) * j.tasks_n;
+    j.task_astride = j.bm * mr * kc_max;
+    j.task_bstride = j.bn * nr * kc_max;
 
-    for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
-        j.k0 = k0;
-        j.kc = K - k0 < NN_KC ? K - k0 : NN_KC;
-        j.accumulate = k0 > 0 || beta == 1.0f;
-        cort_parallel_for(p, j.mpanels, 4, job_pack_a, &j);
-        cort_parallel_for(p, j.npanels, 4, job_pack_b, &j);
-        cort_parallel_for(p, tasks, 1, job_compute, &j);
-    }
+    /* one allocation for both packed operands; fails cleanly on overflow */
+    if (j.mpanels > SIZE_MAX / (mr * K) || j.npanels > SIZE_MAX / (nr * K) || tasks > SIZE_MAX / j.task_bstride ||
+        tasks > SIZE_MAX / j.task_astride)
+        return cort_error_oom();
+    size_t a_elems = j.pack_a_in_task ? tasks * j.task_astride : j.mpanels * mr * K;
+    size_t b_elems = j.pack_b_in_task ? tasks * j.task_bstride : j.npanels * nr * K;
+    if (a_elems > SIZE_MAX / sizeof(float) - b_elems) return cort_error_oom();
+    float *scratch = cort_malloc((a_elems + b_elems) * sizeof(float));
+    if (!scratch) return cort_error_oom();
+    j.apack = scratch;
+    j.bpack = scratch + a_elems;
+    if (!j.pack_a_in_task) cort_parallel_for(p, j.mpanels, 1, job_pack_a, &j);
+    if (!j.pack_b_in_task) cort_parallel_for(p, j.npanels, 1, job_pack_b, &j);
+    cort_parallel_for(p, tasks, 1, job_compute, &j);
     cort_free(scratch);
     return NULL;
 }

@@ -9,9 +9,10 @@ extern const cort_op_def *const cort_ops_shape[];
 extern const cort_op_def *const cort_ops_reduce[];
 extern const cort_op_def *const cort_ops_misc[];
 extern const cort_op_def *const cort_ops_control[];
+extern const cort_op_def *const cort_ops_misc2[];
 
 static const cort_op_def *const *const families[] = {
-    cort_ops_elementwise, cort_ops_nn, cort_ops_shape, cort_ops_reduce, cort_ops_misc, cort_ops_control,
+    cort_ops_elementwise, cort_ops_nn, cort_ops_shape, cort_ops_reduce, cort_ops_misc, cort_ops_control, cort_ops_misc2,
 };
 
 static int domain_eq(const char *a, const char *b) {

@@ -130,7 +130,10 @@ static int split_sizes(const cort_node *node, int64_t dim, const int64_t *split,
         for (size_t i = 0; i < n_split; i++) {
             if (split[i] < 0) { snprintf(err, errlen, "split[%zu] = %lld is negative", i, (long long)split[i]); return -1; }
             sizes[i] = split[i];
-            sum += split[i];
+            if (__builtin_add_overflow(sum, split[i], &sum)) {
+                snprintf(err, errlen, "'split' sum overflows");
+                return -1;
+            }
         }
         if (sum != dim) {
             snprintf(err, errlen, "'split' sums to %lld but the axis has length %lld", (long long)sum, (long long)dim);
@@ -158,8 +161,6 @@ static int split_sizes(const cort_node *node, int64_t dim, const int64_t *split,
     return 0;
 }
 
-static size_t split_input_index(const cort_node *node) { return 1; }
-
 static cort_status *split_infer(cort_infer_ctx *ctx) {
     const cort_tinfo *in = sh_tin(ctx, 0);
     cort_type t = in ? in->elem : CORT_TYPE_UNDEFINED;
@@ -175,7 +176,7 @@ static cort_status *split_infer(cort_infer_ctx *ctx) {
     int known = 1;
     if (ctx->opset < 13 && (n_split = cort_attr_ints(ctx->node, "split", &a)) && a) {
         split = (int64_t *)a;
-    } else if (sh_tin(ctx, split_input_index(ctx->node))) {
+    } else if (sh_tin(ctx, 1)) {
         split = sizes + ctx->n_outputs;
         known = sh_tinfo_ints(sh_tin(ctx, 1), split, ctx->n_outputs, &n_split);
     }

@@ -318,7 +318,10 @@ static cort_status *eye_run(cort_kernel_ctx *ctx) {
     sh_zero(out);
     unsigned char one[16];
     one_value(t, one);
-    const int64_t R = in->shape[0], C = in->shape[1], k = cort_attr_int(ctx->node, "k", 0);
+    const int64_t R = in->shape[0], C = in->shape[1];
+    int64_t k = cort_attr_int(ctx->node, "k", 0);
+    if (k > C) k = C;            /* beyond the matrix either way: keeps i + k from overflowing */
+    if (k < -R) k = -R;
     const size_t es = sh_esize(t);
     for (int64_t i = 0; i < R; i++) {
         int64_t j = i + k;

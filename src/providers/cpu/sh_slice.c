@@ -244,7 +244,10 @@ static cort_status *pad_infer(cort_infer_ctx *ctx) {
     }
     char err[128];
     if (known && pad_expand(pads, n, axes, na, have_axes, (size_t)in->rank, pb, pe, err, sizeof err) == 0) {
-        for (int d = 0; d < in->rank; d++) out[d] = in->dims[d] < 0 ? -1 : in->dims[d] + pb[d] + pe[d];
+        for (int d = 0; d < in->rank; d++)
+            if (in->dims[d] < 0 || __builtin_add_overflow(in->dims[d], pb[d], &out[d]) ||
+                __builtin_add_overflow(out[d], pe[d], &out[d]) || out[d] < 0)
+                out[d] = -1;
     } else {
         for (int d = 0; d < in->rank; d++) out[d] = -1;
     }
@@ -331,7 +334,8 @@ static cort_status *pad_run(cort_kernel_ctx *ctx) {
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 '%s' of shape %s: %s",
                                sh_in_name(ctx->node, 0), sh_dims_str(in->shape, r, b1, sizeof b1), err);
     for (size_t d = 0; d < r; d++) {
-        dims[d] = in->shape[d] + pb[d] + pe[d];
+        if (__builtin_add_overflow(in->shape[d], pb[d], &dims[d]) || __builtin_add_overflow(dims[d], pe[d], &dims[d]))
+            dims[d] = -1;
         if (dims[d] < 0)
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                    "pads %lld/%lld on axis %zu of input 0 '%s' with shape %s give a negative size",

@@ -1,0 +1,1 @@
+"""Compatibility namespace mirroring onnxruntime.capi."""

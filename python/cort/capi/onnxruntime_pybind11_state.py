@@ -1,0 +1,6 @@
+"""Same names as onnxruntime.capi.onnxruntime_pybind11_state, so `except ...Fail` code keeps working."""
+from .._errors import (Error, Fail, InvalidArgument, NoSuchFile, NoModel, EngineError, RuntimeException,  # noqa: F401
+                       InvalidProtobuf, ModelLoaded, NotImplemented, InvalidGraph, EPFail)
+from ..session import (InferenceSession, SessionOptions, RunOptions, NodeArg, ModelMetadata, OrtValue,  # noqa: F401
+                       GraphOptimizationLevel, ExecutionMode, ExecutionOrder, get_available_providers,
+                       get_all_providers, get_device)

@@ -1,0 +1,585 @@
+"""InferenceSession and friends, with onnxruntime's Python API."""
+import atexit
+import ctypes
+import enum
+import itertools
+import os
+import sys
+import threading
+import traceback
+import warnings
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib, check, c_p, c_i64, s, d
+from ._errors import InvalidArgument
+from . import _values as V
+
+_PROVIDER_TO_CORT = {"CPUExecutionProvider": "cpu", "XnnpackExecutionProvider": "xnnpack"}
+_ALL_PROVIDERS = ["CPUExecutionProvider", "XnnpackExecutionProvider"]
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class ExecutionOrder(enum.IntEnum):
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
+def _cort_level(level):
+    level = int(level)
+    if level <= 0:
+        return 0
+    return 1 if level == 1 else 2
+
+
+_available = None
+
+
+def get_available_providers():
+    """['CPUExecutionProvider'] plus 'XnnpackExecutionProvider' when libcort was built with XNNPACK."""
+    global _available
+    if _available is None:
+        found = ["CPUExecutionProvider"]
+        opts = c_p()
+        check(lib.cort_session_options_create(ctypes.byref(opts)))
+        try:
+            st = lib.cort_session_options_append_provider(opts, b"xnnpack", None, None, 0)
+            code = lib.cort_status_code(st)
+            lib.cort_status_free(st)
+            if code != _lib.CODE_NOT_IMPLEMENTED:
+                found.insert(0, "XnnpackExecutionProvider")
+        finally:
+            lib.cort_session_options_free(opts)
+        _available = found
+    return list(_available)
+
+
+def get_all_providers():
+    return list(_ALL_PROVIDERS)
+
+
+def get_device():
+    return "CPU"
+
+
+def get_version_string():
+    return d(lib.cort_version())
+
+
+def get_build_info():
+    return "cort %s (%s)" % (get_version_string(), _lib.LIBRARY_PATH)
+
+
+def set_default_logger_severity(level):  # cort never logs
+    pass
+
+
+def set_default_logger_verbosity(level):
+    pass
+
+
+def get_allocator_stats():
+    """cort extension: the process-wide CPU allocator statistics as a dict."""
+    st = _lib.AllocatorStats()
+    check(lib.cort_allocator_get_stats(ctypes.byref(st)))
+    return {"bytes_in_use": st.bytes_in_use, "peak_bytes": st.peak_bytes, "allocations": st.allocations}
+
+
+class SessionOptions:
+    """Options read when an InferenceSession is created. Only intra_op_num_threads,
+    graph_optimization_level and free-dimension overrides change what cort does; the rest is
+    accepted for compatibility."""
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.execution_order = ExecutionOrder.DEFAULT
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
+        self.optimized_model_filepath = ""
+        self.enable_cpu_mem_arena = True
+        self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
+        self.use_deterministic_compute = False
+        self._config = {}
+        self._dims = {}
+
+    def add_session_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            raise InvalidArgument("SessionOptions: no config entry '%s'" % key)
+        return self._config[key]
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        self._dims[str(dim_name)] = int(dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        warnings.warn("cort: free dimension overrides by denotation are ignored")
+
+    def register_custom_ops_library(self, path):
+        from ._errors import NotImplemented as NI
+        raise NI("cort does not load custom operator libraries")
+
+    def add_initializer(self, name, value):
+        from ._errors import NotImplemented as NI
+        raise NI("cort does not support SessionOptions.add_initializer")
+
+    def _create(self, providers):
+        """A cort_session_options* (caller frees) for these options and cort provider (name, opts) pairs."""
+        opts = c_p()
+        check(lib.cort_session_options_create(ctypes.byref(opts)))
+        try:
+            check(lib.cort_session_options_set_threads(opts, int(self.intra_op_num_threads)))
+            check(lib.cort_session_options_set_optimization_level(opts, _cort_level(self.graph_optimization_level)))
+            for name, value in self._dims.items():
+                check(lib.cort_session_options_set_dim(opts, s(name), value))
+            for name, po in providers:
+                items = [(s(str(k)), s(str(v))) for k, v in po.items()]
+                keys = (ctypes.c_char_p * max(len(items), 1))(*[k for k, _ in items])
+                vals = (ctypes.c_char_p * max(len(items), 1))(*[v for _, v in items])
+                check(lib.cort_session_options_append_provider(opts, s(name), keys, vals, len(items)))
+        except BaseException:
+            lib.cort_session_options_free(opts)
+            raise
+        return opts
+
+
+class RunOptions:
+    """Per-run options; setting `terminate = True` stops every run using them (they fail with Fail)."""
+
+    def __init__(self):
+        ptr = c_p()
+        check(lib.cort_run_options_create(ctypes.byref(ptr)))
+        self._ptr = ptr.value
+        self._terminate = False
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.run_tag = ""
+        self.only_execute_path_to_fetches = False
+        self._config = {}
+
+    @property
+    def terminate(self):
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        self._terminate = bool(value)
+        lib.cort_run_options_set_terminate(self._ptr, 1 if value else 0)
+
+    def add_run_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_run_config_entry(self, key):
+        return self._config[key]
+
+    def __del__(self, _free=lib.cort_run_options_free):
+        p, self._ptr = getattr(self, "_ptr", None), None
+        if p:
+            _free(p)   # safe while runs using them are in flight
+
+
+class NodeArg:
+    """Name, type string and shape of a model input or output."""
+
+    def __init__(self, name, type, shape):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __repr__(self):
+        return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
+
+    __str__ = __repr__
+
+
+class ModelMetadata:
+    def __init__(self, producer_name, graph_name, graph_description, domain, description, version,
+                 custom_metadata_map):
+        self.producer_name = producer_name
+        self.graph_name = graph_name
+        self.graph_description = graph_description
+        self.domain = domain
+        self.description = description
+        self.version = version
+        self.custom_metadata_map = custom_metadata_map
+
+
+def _describe(sess, index, is_input):
+    fn_type = lib.cort_session_input_type if is_input else lib.cort_session_output_type
+    fn_dim = lib.cort_session_input_dim_name if is_input else lib.cort_session_output_dim_name
+    fn_name = lib.cort_session_input_name if is_input else lib.cort_session_output_name
+    vt = _lib.ValueType()
+    dims = (c_i64 * 64)()
+    check(fn_type(sess, index, ctypes.byref(vt), dims, 64))
+    shape = []
+    if vt.kind == V.KIND_TENSOR and vt.rank > 0:
+        for i in range(vt.rank):
+            if i < 64 and dims[i] >= 0:
+                shape.append(int(dims[i]))
+            else:
+                shape.append(d(fn_dim(sess, index, i)))
+    return d(fn_name(sess, index)), vt.kind, vt.elem_type, shape
+
+
+class OrtValue:
+    """A cort value (tensor, sequence, ...) as onnxruntime.OrtValue. CPU only."""
+
+    def __init__(self, value, keep=None):
+        self._value = value     # owned reference
+        self._keep = keep       # numpy buffer a wrapped tensor points into
+
+    def __del__(self, _release=lib.cort_value_release):
+        v, self._value = getattr(self, "_value", None), None
+        if v:
+            _release(v)
+
+    @staticmethod
+    def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0):
+        """Wraps the array without copying (as onnxruntime does for CPU); the OrtValue keeps it alive."""
+        _check_device(device_type)
+        ins = V.Inputs()
+        v = ins.tensor(numpy_obj)
+        ins.values = []  # ownership moves to the OrtValue
+        return OrtValue(v, ins.keep)
+
+    @staticmethod
+    def ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device_id=0):
+        _check_device(device_type)
+        t = V.NUMPY_TO_CORT.get(np.dtype(element_type))
+        if np.dtype(element_type) == np.dtype(object):
+            t = V.T_STRING
+        if t is None:
+            raise InvalidArgument("cort: numpy type %s is not supported" % element_type)
+        shp = (c_i64 * max(len(shape), 1))(*shape)
+        out = c_p()
+        check(lib.cort_tensor_create(t, shp, len(shape), ctypes.byref(out)))
+        return OrtValue(out.value)
+
+    @staticmethod
+    def ortvalue_from_sequence(values, device_type="cpu", device_id=0):
+        ins = V.Inputs()
+        try:
+            v = lib.cort_value_retain(ins.value(list(values), V.KIND_SEQUENCE))
+            return OrtValue(v, ins.keep)
+        finally:
+            ins.release()
+
+    def numpy(self):
+        """Tensor -> ndarray sharing the value's memory; sequences -> list of ndarrays."""
+        kind = lib.cort_value_kind(self._value)
+        if kind == V.KIND_TENSOR and self._keep is not None and len(self._keep) == 1:
+            return self._keep[0]
+        return V.value_to_python(lib.cort_value_retain(self._value))
+
+    def is_tensor(self):
+        return lib.cort_value_kind(self._value) == V.KIND_TENSOR
+
+    def is_tensor_sequence(self):
+        return lib.cort_value_kind(self._value) == V.KIND_SEQUENCE
+
+    def has_value(self):
+        if lib.cort_value_kind(self._value) == V.KIND_OPTIONAL:
+            return bool(lib.cort_optional_value(self._value))
+        return True
+
+    def shape(self):
+        return list(V.tensor_shape(self._value)) if self.is_tensor() else []
+
+    def element_type(self):
+        t = lib.cort_tensor_type(self._value)
+        return V.CORT_TO_NUMPY[t].type if t in V.CORT_TO_NUMPY else None
+
+    def data_type(self):
+        kind = lib.cort_value_kind(self._value)
+        elem = lib.cort_tensor_type(self._value) if kind == V.KIND_TENSOR else lib.cort_sequence_elem_type(self._value) \
+            if kind == V.KIND_SEQUENCE else 0
+        return V.type_string(kind, elem)
+
+    def data_ptr(self):
+        return lib.cort_tensor_data(self._value) or 0
+
+    def device_name(self):
+        return "cpu"
+
+
+def _check_device(device_type):
+    if str(device_type).lower() != "cpu":
+        raise InvalidArgument("cort only supports the 'cpu' device, not '%s'" % device_type)
+
+
+# ---- run_async bookkeeping: one C trampoline for the life of the process ----
+_pending = {}
+_pending_lock = threading.Lock()
+_pending_idle = threading.Condition(_pending_lock)
+_tokens = itertools.count(1)
+
+
+def _on_run_done(user_data, status, outputs, n_outputs):
+    with _pending_lock:
+        job = _pending.pop(user_data, None)
+    results, err = [], ""
+    try:
+        exc = _lib.status_to_exception(status)
+        if exc is not None:
+            err = str(exc)
+        owned = [outputs[i] for i in range(n_outputs)]
+        for i, v in enumerate(owned):
+            try:
+                results.append(V.value_to_python(v, job["ranges"] if job else ()))
+            except Exception as e:  # noqa: BLE001 - reported through err like onnxruntime
+                for rest in owned[i + 1:]:
+                    lib.cort_value_release(rest)
+                results, err = [], str(e)
+                break
+        if job is not None:
+            job["callback"](results, job["user_data"], err)
+    except BaseException:  # an exception cannot cross into C: print it like an unraisable error
+        traceback.print_exc()
+    finally:
+        job = None
+        with _pending_lock:
+            if not _pending:
+                _pending_idle.notify_all()
+
+
+_TRAMPOLINE = _lib.RUN_CALLBACK(_on_run_done)
+
+
+@atexit.register
+def _wait_for_async_runs():
+    """Callbacks must not enter a dying interpreter: wait (bounded) for runs in flight."""
+    with _pending_lock:
+        _pending_idle.wait_for(lambda: not _pending, timeout=30)
+
+
+def _normalize_providers(providers, provider_options):
+    """[(onnxruntime name, options dict)] from onnxruntime's accepted spellings."""
+    if providers is None:
+        return []
+    if provider_options is not None and len(provider_options) != len(providers):
+        raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
+    out = []
+    for i, p in enumerate(providers):
+        if isinstance(p, (tuple, list)):
+            if len(p) != 2 or not isinstance(p[1], dict):
+                raise ValueError("Provider %r: expected a (name, options dict) pair" % (p,))
+            name, opts = p
+        else:
+            name, opts = p, (provider_options[i] if provider_options is not None else {})
+        out.append((str(name), dict(opts or {})))
+    return out
+
+
+class InferenceSession:
+    """An ONNX model ready to run, with onnxruntime.InferenceSession's interface."""
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        self._sess = None
+        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._model_path = None
+        self._model_bytes = None
+        if hasattr(path_or_bytes, "SerializeToString"):
+            path_or_bytes = path_or_bytes.SerializeToString()
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._model_bytes = bytes(path_or_bytes)
+        elif isinstance(path_or_bytes, (str, os.PathLike)):
+            self._model_path = os.fspath(path_or_bytes)
+        else:
+            raise TypeError("Unable to load from type '%s'" % type(path_or_bytes))
+        self._create(providers, provider_options)
+
+    def _create(self, providers, provider_options):
+        available = get_available_providers()
+        chosen = []
+        for name, opts in _normalize_providers(providers, provider_options):
+            if name not in available:
+                warnings.warn("Specified provider '%s' is not in available provider names."
+                              "Available providers: '%s'" % (name, ", ".join(available)))
+                continue
+            if name != "CPUExecutionProvider" and all(n != name for n, _ in chosen):
+                chosen.append((name, opts))
+        cpu_opts = {}
+        for name, opts in _normalize_providers(providers, provider_options):
+            if name == "CPUExecutionProvider":
+                cpu_opts = opts
+        opts = self._sess_options._create([(_PROVIDER_TO_CORT[n], o) for n, o in chosen])
+        out = c_p()
+        try:
+            if self._model_bytes is not None:
+                buf = ctypes.create_string_buffer(self._model_bytes, len(self._model_bytes))
+                check(lib.cort_session_create_from_memory(buf, len(self._model_bytes), opts, ctypes.byref(out)))
+            else:
+                check(lib.cort_session_create(self._model_path.encode(sys.getfilesystemencoding(), "surrogateescape"),
+                                              opts, ctypes.byref(out)))
+        finally:
+            lib.cort_session_options_free(opts)
+        old, self._sess = self._sess, out.value
+        if old:
+            lib.cort_session_release(old)
+        self._providers = [n for n, _ in chosen] + ["CPUExecutionProvider"]
+        self._provider_options = {n: {k: str(v) for k, v in o.items()} for n, o in chosen}
+        self._provider_options["CPUExecutionProvider"] = {k: str(v) for k, v in cpu_opts.items()}
+        self._inputs = [_describe(self._sess, i, True) for i in range(lib.cort_session_input_count(self._sess))]
+        self._outputs = [_describe(self._sess, i, False) for i in range(lib.cort_session_output_count(self._sess))]
+        self._input_decl = {name: (kind, elem) for name, kind, elem, _ in self._inputs}
+        self._output_names = [o[0] for o in self._outputs]
+
+    def __del__(self, _release=lib.cort_session_release):
+        sess, self._sess = getattr(self, "_sess", None), None
+        if sess:
+            _release(sess)   # runs in flight keep the C session alive until their callbacks return
+
+    # ---- description ----
+    def get_inputs(self):
+        return [NodeArg(n, V.type_string(k, e), shp) for n, k, e, shp in self._inputs]
+
+    def get_outputs(self):
+        return [NodeArg(n, V.type_string(k, e), shp) for n, k, e, shp in self._outputs]
+
+    def get_overridable_initializers(self):
+        return []
+
+    def get_modelmeta(self):
+        def meta(key):
+            return d(lib.cort_session_metadata(self._sess, s(key)))
+        custom = {}
+        if _lib.HAS_METADATA_KEYS:
+            for i in range(lib.cort_session_metadata_count(self._sess)):
+                key = d(lib.cort_session_metadata_key(self._sess, i))
+                if key is not None:
+                    custom[key] = meta("metadata:" + key) or ""
+        version = meta("model_version")
+        try:
+            version = int(version) if version else 0
+        except ValueError:
+            version = 0
+        return ModelMetadata(meta("producer_name") or "", meta("graph_name") or "", meta("graph_doc_string") or "",
+                             meta("domain") or "", meta("doc_string") or "", version, custom)
+
+    def get_providers(self):
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {k: dict(v) for k, v in self._provider_options.items()}
+
+    def get_session_options(self):
+        return self._sess_options
+
+    def set_providers(self, providers=None, provider_options=None):
+        """Re-creates the session with other providers (as onnxruntime does)."""
+        self._create(providers, provider_options)
+
+    def disable_fallback(self):
+        pass
+
+    def enable_fallback(self):
+        pass
+
+    def end_profiling(self):
+        return ""
+
+    def get_profiling_start_time_ns(self):
+        return 0
+
+    def io_binding(self):
+        from ._errors import NotImplemented as NI
+        raise NI("cort does not implement IOBinding; pass arrays to run() (they are not copied)")
+
+    # ---- running ----
+    def _prepare(self, output_names, input_feed, run_options):
+        if not isinstance(input_feed, dict):
+            raise TypeError("input_feed must be a dict of input name -> value")
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError("run_options must be a cort.RunOptions")
+        names = list(output_names) if output_names else list(self._output_names)
+        ins = V.Inputs()
+        try:
+            in_names, in_values = [], []
+            for name, obj in input_feed.items():
+                kind, elem = self._input_decl.get(name, (V.KIND_UNKNOWN, 0))
+                in_values.append(ins.value(obj, kind, elem))
+                in_names.append(s(name))
+        except BaseException:
+            ins.release()
+            raise
+        c_in_names = (ctypes.c_char_p * max(len(in_names), 1))(*in_names)
+        c_in_values = (c_p * max(len(in_values), 1))(*in_values)
+        c_out_names = (ctypes.c_char_p * max(len(names), 1))(*[s(n) for n in names])
+        return ins, c_in_names, c_in_values, len(in_names), c_out_names, len(names)
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model; returns a list with one entry per requested output (all if output_names
+        is None or empty). The GIL is released while cort computes."""
+        ins, in_names, in_values, n_in, out_names, n_out = self._prepare(output_names, input_feed, run_options)
+        outputs = (c_p * max(n_out, 1))()
+        ro = run_options._ptr if run_options is not None else None
+        try:
+            check(lib.cort_session_run(self._sess, ro, in_names, in_values, n_in, out_names, n_out, outputs))
+        finally:
+            ins.release()
+        owned = [outputs[i] for i in range(n_out)]
+        results = []
+        try:
+            for i, v in enumerate(owned):
+                owned[i] = None
+                results.append(V.value_to_python(v, ins.ranges))
+        finally:
+            for v in owned:
+                if v:
+                    lib.cort_value_release(v)
+        return results
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        ins, in_names, in_values, n_in, out_names, n_out = self._prepare(output_names, input_dict_ort_values,
+                                                                         run_options)
+        outputs = (c_p * max(n_out, 1))()
+        ro = run_options._ptr if run_options is not None else None
+        try:
+            check(lib.cort_session_run(self._sess, ro, in_names, in_values, n_in, out_names, n_out, outputs))
+        finally:
+            ins.release()
+        return [OrtValue(outputs[i]) for i in range(n_out)]
+
+    def run_async(self, output_names, input_feed, callback, user_data=None, run_options=None):
+        """Starts a run and returns at once; callback(results, user_data, err) is called on a cort
+        thread, with err == '' on success (results: list as run() returns) or cort's message."""
+        if not callable(callback):
+            raise TypeError("callback must be callable")
+        ins, in_names, in_values, n_in, out_names, n_out = self._prepare(output_names, input_feed, run_options)
+        token = next(_tokens)
+        # The job keeps the caller's arrays (wrapped without copy) alive until the callback has run.
+        job = {"callback": callback, "user_data": user_data, "keep": ins.keep, "ranges": ins.ranges}
+        with _pending_lock:
+            _pending[token] = job
+        ro = run_options._ptr if run_options is not None else None
+        try:
+            st = lib.cort_session_run_async(self._sess, ro, in_names, in_values, n_in, out_names, n_out, None,
+                                            _TRAMPOLINE, token)
+        finally:
+            ins.release()   # the run holds its own references
+        if st:
+            with _pending_lock:
+                _pending.pop(token, None)
+            check(st)
