@@ -692,6 +692,14 @@ static void test_typed_fields(void) {
         expect_invalid(m.buf, m.len, "out of range", "sparse index");
         w_free(&m);
     }
+    /* a few bytes that would densify into a terabyte */
+    {   W g = { 0 }, sp = { 0 }, vv = { 0 }, m = { 0 };
+        tensor_head(&vv, "S", CORT_TYPE_FLOAT, (const int64_t[]){ 0 }, 1);
+        put_msg(&sp, 1, &vv); put_int(&sp, 3, 1 << 20); put_int(&sp, 3, 1 << 20);
+        put_msg(&g, 15, &sp); put_msg(&m, 7, &g);
+        expect_invalid(m.buf, m.len, "densifies", "sparse bomb");
+        w_free(&m);
+    }
 }
 
 /* ---- external data ---- */

@@ -338,7 +338,7 @@ _tokens = itertools.count(1)
 
 def _on_run_done(user_data, status, outputs, n_outputs):
     with _pending_lock:
-        job = _pending.pop(user_data, None)
+        job = _pending.get(user_data)
     results, err = [], ""
     try:
         exc = _lib.status_to_exception(status)
@@ -358,8 +358,11 @@ def _on_run_done(user_data, status, outputs, n_outputs):
     except BaseException:  # an exception cannot cross into C: print it like an unraisable error
         traceback.print_exc()
     finally:
-        job = None
+        # Dropped only now, after the user's callback: the job keeps the input arrays alive and
+        # tells the atexit hook that Python code may still run on a cort thread.
+        job = results = None
         with _pending_lock:
+            _pending.pop(user_data, None)
             if not _pending:
                 _pending_idle.notify_all()
 
@@ -509,7 +512,7 @@ class InferenceSession:
 
     # ---- running ----
     def _prepare(self, output_names, input_feed, run_options):
-        if not isinstance(input_feed, dict):
+        if not hasattr(input_feed, "items"):
             raise TypeError("input_feed must be a dict of input name -> value")
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise TypeError("run_options must be a cort.RunOptions")

@@ -126,6 +126,7 @@ cort_status *cort_tensor_clone(const cort_value *src, cort_value **out) {
 }
 
 static void value_destroy(cort_value *v) {
+    if (v->destroy_fn) { v->destroy_fn(v); return; }
     switch (v->kind) {
     case CORT_VKIND_TENSOR:
         if (v->release_fn) v->release_fn(v->release_ctx, v->data, v->bytes);

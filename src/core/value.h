@@ -27,6 +27,9 @@ struct cort_value {
     /* custom release of data (e.g. munmap of a mapped model file); called once on last release */
     void      (*release_fn)(void *ctx, void *data, size_t bytes);
     void       *release_ctx;
+    /* custom destruction of the whole value (header and data), e.g. return to a buffer cache */
+    void      (*destroy_fn)(cort_value *v);
+    void       *destroy_ctx;
     cort_value *base;           /* keep-alive for views into another value's data (retained) */
     /* sequence */
     cort_value **items;

@@ -1,6 +1,7 @@
 /* The executor: runs a compiled graph once. All per-run state lives here (values, scratch arrays);
  * the graph itself is only read, so concurrent runs need no locks. */
 #include "graph.h"
+#include "../core/bufcache.h"
 #include <string.h>
 
 #define MAX_SUBGRAPH_DEPTH 64
@@ -9,8 +10,9 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
                                 cort_value **out) {
     if (i >= ctx->n_outputs)
         return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "kernel asked for output %zu of %zu", i, ctx->n_outputs);
-    cort_value *v;
-    cort_status *st = cort_tensor_alloc(type, dims, rank, &v);
+    cort_value *v = NULL;
+    cort_status *st = ctx->exec && ctx->exec->cache ? cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, &v)
+                                                    : cort_tensor_alloc(type, dims, rank, &v);
     if (st) {
         if (cort_status_code(st) == CORT_ERROR_OUT_OF_MEMORY) return st;
         return cort_error_wrap(st, "node '%s' (%s): output %zu: ", ctx->node->name, ctx->node->op_type, i);
@@ -25,6 +27,17 @@ void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
     if (i >= ctx->n_outputs) { cort_value_release(value); return; }
     cort_value_release(ctx->outputs[i]);
     ctx->outputs[i] = value;
+}
+
+void *cort_kernel_scratch(cort_kernel_ctx *ctx, size_t bytes) {
+    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_get(ctx->exec->cache, bytes);
+    return cort_malloc(bytes);
+}
+
+void cort_kernel_scratch_free(cort_kernel_ctx *ctx, void *p) {
+    if (!p) return;
+    if (ctx && ctx->exec && ctx->exec->cache) cort_bufcache_put(ctx->exec->cache, p);
+    else cort_free(p);
 }
 
 int cort_kernel_cancelled(const cort_kernel_ctx *ctx) {
@@ -50,8 +63,10 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
         if (n->n_implicit > m) m = n->n_implicit;
         if (m > max_io) max_io = m;
     }
-    cort_value **values = cort_calloc(g->n_slots + 3 * max_io + 1, sizeof *values);
+    size_t values_bytes = (g->n_slots + 3 * max_io + 1) * sizeof(cort_value *);
+    cort_value **values = ex->cache ? cort_bufcache_get(ex->cache, values_bytes) : cort_malloc(values_bytes);
     if (!values) return cort_error_oom();
+    memset(values, 0, values_bytes);
     cort_value **in = values + g->n_slots, **outs = in + max_io, **impl = outs + max_io;
 
     for (size_t s = 0; s < g->n_slots; s++)
@@ -110,7 +125,8 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
     }
 done:
     for (size_t s = 0; s < g->n_slots; s++) cort_value_release(values[s]);
-    cort_free(values);
+    if (ex->cache) cort_bufcache_put(ex->cache, values);
+    else cort_free(values);
     return st;
 }
 
@@ -146,7 +162,7 @@ cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, co
     cort_value *outer_stack[16], **outer = outer_stack;
     if (g->n_outer > 16 && !(outer = cort_calloc(g->n_outer, sizeof *outer))) return cort_error_oom();
     for (size_t i = 0; i < g->n_outer; i++) outer[i] = ctx->implicit[g->outer_index[i]];
-    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0 };
+    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL };
     sub.depth++;
     cort_status *st = cort_graph_execute(&sub, g, inputs, outer, outputs);
     if (outer != outer_stack) cort_free(outer);

@@ -47,6 +47,7 @@ struct cort_exec {
     const atomic_int *terminate;      /* run options' flag, or NULL */
     cort_pool *pool;
     int depth;                        /* subgraph nesting, to bound recursion */
+    struct cort_bufcache *cache;      /* session's recycling cache for outputs and scratch, or NULL */
 };
 
 /* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new

@@ -122,6 +122,10 @@ void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value);
  * cort_kernel_cancelled_status(ctx). */
 int          cort_kernel_cancelled(const cort_kernel_ctx *ctx);
 cort_status *cort_kernel_cancelled_status(const cort_kernel_ctx *ctx);
+/* Per-run scratch memory (64-byte aligned, uninitialized) recycled through the session's cache, so a
+ * steady-state run does not call the allocator. Return it with cort_kernel_scratch_free. NULL on OOM. */
+void *cort_kernel_scratch(cort_kernel_ctx *ctx, size_t bytes);
+void  cort_kernel_scratch_free(cort_kernel_ctx *ctx, void *p);
 /* Whether output i is consumed (graph output or used by a later node). */
 int cort_node_output_used(const cort_node *node, size_t i);
 

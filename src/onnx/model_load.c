@@ -1,6 +1,19 @@
 /* ModelProto loading: file (mmap, zero-copy) or memory (one aligned private copy), and the
  * helpers shared by the message parsers. The IR lives in an arena; tensors are values registered
- * in model->owned_values. On any failure the partially built model is freed as a whole. */
+ * in model->owned_values. On any failure the partially built model is freed as a whole.
+ *
+ * Loader rules in one place:
+ *  - Bytes: a file is mmapped (model->blob releases it with munmap); memory is copied once into a
+ *    64-byte-aligned blob. raw_data naturally aligned for its element type becomes a view of the
+ *    blob (retaining it), anything else is copied once; typed fields are converted once.
+ *  - Each message is parsed in two passes over its own fields (count, then fill), so every list is
+ *    one arena array and the total work is linear in the model size.
+ *  - Limits: 192 nested messages (about 64 nested subgraphs), rank 16, a sparse tensor densifies
+ *    to at most 64 MB + 256x the serialized size. Groups, TensorProto.segment and element types
+ *    beyond bfloat16 (float8, int4, ...) are rejected. Little-endian hosts only (wire.h).
+ *  - Protobuf semantics: unknown fields are skipped; for a repeated occurrence of a singular field
+ *    the last one wins (embedded messages are not merged); a known field with the wrong wire type
+ *    is an error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>

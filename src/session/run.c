@@ -94,11 +94,19 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
                           "cort_session_run: output_count is %zu but output_names or outputs is NULL", output_count);
     const cort_graph *g = session->graph;
     cort_status *st = NULL;
-    cort_value **fed = cort_calloc(g->n_inputs + g->n_outputs + 1, sizeof *fed);
-    if (!fed) return cort_error_oom();
+    /* small graphs use the stack: a steady-state run allocates nothing here */
+    cort_value *fed_stack[32];
+    size_t idx_stack[16];
+    size_t n_fed = g->n_inputs + g->n_outputs + 1;
+    cort_value **fed = n_fed <= 32 ? fed_stack : cort_malloc(n_fed * sizeof *fed);
+    size_t *out_idx = output_count < 16 ? idx_stack : cort_malloc((output_count + 1) * sizeof *out_idx);
+    if (!fed || !out_idx) {
+        if (fed != fed_stack) cort_free(fed);
+        if (out_idx != idx_stack) cort_free(out_idx);
+        return cort_error_oom();
+    }
+    memset(fed, 0, n_fed * sizeof *fed);
     cort_value **results = fed + g->n_inputs;
-    size_t *out_idx = cort_calloc(output_count + 1, sizeof *out_idx);
-    if (!out_idx) { cort_free(fed); return cort_error_oom(); }
 
     for (size_t i = 0; i < input_count; i++) {
         if (!input_names[i]) { st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input_names[%zu] is NULL", i); goto done; }
@@ -146,7 +154,7 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
     {
         cort_run_options *ro = (cort_run_options *)run_options;
         cort_run_options_retain_internal(ro);
-        cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0 };
+        cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0, session->cache };
         st = cort_graph_execute(&ex, g, fed, NULL, results);
         cort_run_options_free(ro);
     }
@@ -157,7 +165,7 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
         if (!outputs[i]) outputs[i] = cort_value_retain(results[out_idx[i]]);
 done:
     for (size_t k = 0; k < g->n_outputs; k++) cort_value_release(results[k]);
-    cort_free(out_idx);
-    cort_free(fed);
+    if (out_idx != idx_stack) cort_free(out_idx);
+    if (fed != fed_stack) cort_free(fed);
     return st;
 }

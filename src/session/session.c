@@ -1,5 +1,6 @@
 /* Session options, session creation (all one-time work happens here) and metadata queries. */
 #include "session.h"
+#include "../core/bufcache.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -148,6 +149,7 @@ static void session_destroy(cort_session *s) {
     cort_graph_free(s->graph);
     for (size_t i = 0; i < s->n_providers; i++) s->providers[i].vt->destroy(s->providers[i].instance);
     cort_pool_free(s->pool);
+    cort_bufcache_release(s->cache);
     cort_model_free(s->model);
     for (size_t i = 0; i < s->n_dims; i++) cort_free(s->dim_names[i]);
     cort_free(s->dim_names);
@@ -194,6 +196,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
     if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
+    if ((st = cort_bufcache_create(CORT_SESSION_CACHE_BYTES, &s->cache))) goto error;
     s->cpu_allocator = alloc_id;
     *out = s;
     return NULL;

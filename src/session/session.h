@@ -6,6 +6,8 @@
 #include "../graph/provider.h"
 
 #define CORT_MAX_PROVIDERS 8
+/* Free output blocks a session keeps for reuse (see core/bufcache.h). */
+#define CORT_SESSION_CACHE_BYTES ((size_t)256 << 20)
 
 typedef struct cort_provider_cfg {
     char *name;
@@ -37,6 +39,7 @@ struct cort_session {
     int64_t *dim_values;
     size_t n_dims;
     cort_pool *pool;
+    struct cort_bufcache *cache;   /* recycled output blocks and run scratch */
     int threads;
     const void *cpu_allocator;
     cort_provider providers[CORT_MAX_PROVIDERS];   /* non-CPU providers, in append order */

@@ -10,7 +10,9 @@
 #ifndef CORT_PROVIDERS_XNNPACK_INTERNAL_H
 #define CORT_PROVIDERS_XNNPACK_INTERNAL_H
 #include <pthread.h>
+#include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <xnnpack.h>
 #include <pthreadpool.h>
 #include "../../graph/op.h"
@@ -29,9 +31,13 @@ const char  *xnn_status_str(enum xnn_status s);
 /* ---- provider instance (one per session) ---- */
 typedef struct xnn_instance {
     xnn_owner    *owner;
-    pthreadpool_t tp;            /* NULL when threads == 1 */
-    atomic_flag   tp_busy;       /* one run at a time drives tp; others run single-threaded */
     int           threads;
+    /* created at the first run that needs it (pthreadpool_create takes ~10 ms: sessions whose nodes
+     * never reach XNNPACK, or never run, do not pay it); NULL when threads == 1 */
+    pthreadpool_t _Atomic tp;
+    pthread_mutex_t tp_lock;     /* guards the creation */
+    int           tp_failed;
+    atomic_flag   tp_busy;       /* one run at a time drives tp; others run single-threaded */
 } xnn_instance;
 
 /* pthreadpool serializes its callers, so a run that finds it busy runs its operator on its own

@@ -101,7 +101,7 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
         oshape[0] = (int64_t)n;
         oshape[1] = (int64_t)c;
         for (size_t i = 2; i < X->rank; i++) oshape[i] = 1;
-        key = c;
+        key = KEY(c, 0, 0);
         out_sp = 1;
     } else {
         int nd = s->w.nd;

@@ -33,11 +33,8 @@ static cort_status *xnn_provider_create(const char *const *keys, const char *con
     inst->owner = owner;
     inst->threads = (int)threads;
     atomic_flag_clear(&inst->tp_busy);
-    if (threads > 1) {
-        /* pthreadpool allocates with the system allocator; that is outside cort's accounting */
-        inst->tp = pthreadpool_create((size_t)threads);
-        if (!inst->tp) { cort_free(inst); return cort_error_oom(); }
-    }
+    atomic_init(&inst->tp, NULL);
+    if (pthread_mutex_init(&inst->tp_lock, NULL)) { cort_free(inst); return cort_error_oom(); }
     *instance = inst;
     return NULL;
 }
@@ -45,15 +42,32 @@ static cort_status *xnn_provider_create(const char *const *keys, const char *con
 static void xnn_provider_destroy(void *instance) {
     xnn_instance *inst = instance;
     if (!inst) return;
-    if (inst->tp) pthreadpool_destroy(inst->tp);
+    pthreadpool_t tp = atomic_load(&inst->tp);
+    if (tp) pthreadpool_destroy(tp);
+    pthread_mutex_destroy(&inst->tp_lock);
     cort_free(inst);
 }
 
 static const void *xnn_provider_allocator(void *instance) { return ((xnn_instance *)instance)->owner; }
 
 pthreadpool_t xnn_tp_take(xnn_instance *inst) {
-    if (!inst->tp || atomic_flag_test_and_set_explicit(&inst->tp_busy, memory_order_acquire)) return NULL;
-    return inst->tp;
+    if (inst->threads <= 1) return NULL;
+    pthreadpool_t tp = atomic_load_explicit(&inst->tp, memory_order_acquire);
+    if (!tp) {
+        pthread_mutex_lock(&inst->tp_lock);
+        tp = atomic_load_explicit(&inst->tp, memory_order_relaxed);
+        if (!tp && !inst->tp_failed) {
+            /* pthreadpool allocates with the system allocator, outside cort's accounting; if it
+             * cannot, this session's XNNPACK operators simply run on the calling thread */
+            tp = pthreadpool_create((size_t)inst->threads);
+            if (tp) atomic_store_explicit(&inst->tp, tp, memory_order_release);
+            else inst->tp_failed = 1;
+        }
+        pthread_mutex_unlock(&inst->tp_lock);
+        if (!tp) return NULL;
+    }
+    if (atomic_flag_test_and_set_explicit(&inst->tp_busy, memory_order_acquire)) return NULL;
+    return tp;
 }
 
 void xnn_tp_give(xnn_instance *inst, pthreadpool_t tp) {
