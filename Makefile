@@ -49,7 +49,7 @@ install: all
 fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 >/dev/null
 	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) fuzz_model
-	@scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),30)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz build-broken

@@ -133,6 +133,11 @@ CORT_API const char  *cort_session_output_dim_name(const cort_session *session, 
  * "producer_version", "domain", "doc_string", "graph_name", "graph_doc_string", or "metadata:KEY" for
  * metadata_props entries (NULL if that key is absent). */
 CORT_API const char  *cort_session_metadata(const cort_session *session, const char *key);
+/* metadata_props entries of the model: count, and borrowed key of entry `index` (NULL if out of range). */
+CORT_API size_t       cort_session_metadata_count(const cort_session *session);
+CORT_API const char  *cort_session_metadata_key(const cort_session *session, size_t index);
+/* ModelProto.model_version. */
+CORT_API int64_t      cort_session_model_version(const cort_session *session);
 /* IR version and opset version imported for `domain` ("" or "ai.onnx" for the default domain; 0 if not imported). */
 CORT_API int64_t      cort_session_ir_version(const cort_session *session);
 CORT_API int64_t      cort_session_opset(const cort_session *session, const char *domain);

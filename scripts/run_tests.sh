@@ -20,8 +20,9 @@ step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --ti
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
 if [ "$lane" = release ]; then step "race test negative control" scripts/negative_control.sh 200; fi
-if [ "$lane" = release ] && [ -x scripts/fuzz.sh ] && [ -n "${CORT_FUZZ_SECONDS:-}" ]; then
-    step "fuzz" scripts/fuzz.sh build-fuzz "$CORT_FUZZ_SECONDS"
+if [ "$lane" = release ]; then step "fuzz (${CORT_FUZZ_SECONDS:-30} s)" make --no-print-directory fuzz FUZZ_SECONDS="${CORT_FUZZ_SECONDS:-30}"; fi
+if [ "$lane" = release ] && [ -d python/tests ]; then
+    step "python" env CORT_LIBRARY="$root/$build/lib/libcort.so" PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q python/tests
 fi
 echo "test suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

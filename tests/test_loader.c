@@ -393,6 +393,27 @@ static void test_alloc_failures(void) {
     CHECK(ok && !bad);
     CHECK(in_use() == before);
     w_free(&m);
+    /* the file path (mmap, folder name, external data) */
+    static const char *const files[] = { "tests/data/loader/if_function.onnx", "tests/data/loader/external.onnx" };
+    for (size_t f = 0; f < 2; f++) {
+        ok = 0; bad = 0;
+        before = in_use();
+        for (long k = 1; k < 100000 && !ok; k++) {
+            cort_model_ir *ir = NULL;
+            cort_test_alloc_fail_at(k);
+            cort_status *st = cort_model_load_file(files[f], &ir);
+            cort_test_alloc_fail_at(0);
+            if (!st) { ok = 1; cort_model_free(ir); }
+            else if (cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY) {
+                bad++;
+                fprintf(stderr, "%s alloc failure %ld: %s\n", files[f], k, cort_status_message(st));
+                if (cort_status_code(st) == CORT_ERROR_IO) break;   /* not run from the repo root */
+            }
+            cort_status_free(st);
+        }
+        CHECK_MSG(ok && !bad, "%s under allocation failures", files[f]);
+        CHECK(in_use() == before);
+    }
 }
 
 static void expect_invalid(const void *bytes, size_t len, const char *needle, const char *what) {

@@ -18,6 +18,8 @@ from . import _values as V
 
 _PROVIDER_TO_CORT = {"CPUExecutionProvider": "cpu", "XnnpackExecutionProvider": "xnnpack"}
 _ALL_PROVIDERS = ["CPUExecutionProvider", "XnnpackExecutionProvider"]
+# onnxruntime's provider option names that cort spells differently
+_OPTION_NAMES = {"xnnpack": {"intra_op_num_threads": "threads"}}
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -154,7 +156,8 @@ class SessionOptions:
             for name, value in self._dims.items():
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
             for name, po in providers:
-                items = [(s(str(k)), s(str(v))) for k, v in po.items()]
+                rename = _OPTION_NAMES.get(name, {})
+                items = [(s(rename.get(str(k), str(k))), s(str(v))) for k, v in po.items()]
                 keys = (ctypes.c_char_p * max(len(items), 1))(*[k for k, _ in items])
                 vals = (ctypes.c_char_p * max(len(items), 1))(*[v for _, v in items])
                 check(lib.cort_session_options_append_provider(opts, s(name), keys, vals, len(items)))

@@ -82,6 +82,18 @@ static cort_status *deliver(const char *name, cort_value *dst, const cort_value 
     return NULL;
 }
 
+/* Whether v (or what it is a view of) belongs to the session: an initializer, a folded constant or the
+ * mapped model. Such results are copied, so a caller writing into an output never changes the model. */
+static int session_owned(const cort_session *session, const cort_value *v) {
+    const cort_graph *g = session->graph;
+    for (int depth = 0; v && depth < 16; depth++, v = v->base) {
+        if (v == session->model->blob) return 1;
+        for (size_t s = 0; s < g->n_slots; s++)
+            if (g->consts[s] == v) return 1;
+    }
+    return 0;
+}
+
 cort_status *cort_session_run(cort_session *session, const cort_run_options *run_options, const char *const *input_names,
                               cort_value *const *inputs, size_t input_count, const char *const *output_names,
                               size_t output_count, cort_value **outputs) {
@@ -159,6 +171,13 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
         cort_run_options_free(ro);
     }
     if (st) goto done;
+    for (size_t k = 0; k < g->n_outputs; k++)
+        if (results[k] && results[k]->kind == CORT_VKIND_TENSOR && session_owned(session, results[k])) {
+            cort_value *copy = NULL;
+            if ((st = cort_tensor_clone(results[k], &copy))) goto done;
+            cort_value_release(results[k]);
+            results[k] = copy;
+        }
     for (size_t i = 0; i < output_count; i++)
         if (outputs[i] && (st = deliver(output_names[i], outputs[i], results[out_idx[i]]))) goto done;
     for (size_t i = 0; i < output_count; i++)

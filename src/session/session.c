@@ -300,6 +300,12 @@ const char *cort_session_metadata(const cort_session *s, const char *key) {
     return NULL;
 }
 
+size_t cort_session_metadata_count(const cort_session *s) { return s ? s->model->n_metadata : 0; }
+const char *cort_session_metadata_key(const cort_session *s, size_t i) {
+    return s && i < s->model->n_metadata ? s->model->metadata[i].key : NULL;
+}
+int64_t cort_session_model_version(const cort_session *s) { return s ? s->model->model_version : 0; }
+
 int64_t cort_session_ir_version(const cort_session *s) { return s ? s->model->ir_version : 0; }
 int64_t cort_session_opset(const cort_session *s, const char *domain) {
     if (!s) return 0;

@@ -72,6 +72,11 @@ static cort_status *grad_add_value(grad_state *st, const char *name, const cort_
     return NULL;
 }
 
+/* How messages name a forward node: its name, else its first output. */
+static const char *fwd_name(const cort_node_ir *p) {
+    return p->name && p->name[0] ? p->name : p->n_outputs ? p->outputs[0] : "";
+}
+
 /* Index of the IR node producing `name`, or -1. */
 static long grad_producer(const cort_graph_ir *ir, const char *name) {
     for (size_t k = 0; k < ir->n_nodes; k++)
@@ -101,18 +106,18 @@ static cort_status *grad_resolve(const cort_node *node, const cort_graph_ir *ir,
         for (size_t a = 0; a < p->n_attrs; a++)
             if (!strcmp(p->attrs[a].name, "value") && p->attrs[a].t) return grad_add_value(st, name, p->attrs[a].t, id);
         return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED,
-                               "'y' depends on Constant node '%s' without a 'value' tensor, which Gradient does not support", p->name);
+                               "'y' depends on Constant node '%s' without a 'value' tensor, which Gradient does not support", fwd_name(p));
     }
     size_t op = 0;
     while (op < sizeof grad_ops / sizeof grad_ops[0] && strcmp(grad_ops[op].name, p->op_type)) op++;
     if (p->domain[0] || op == sizeof grad_ops / sizeof grad_ops[0])
         return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "cannot differentiate through node '%s' (%s%s%s): operator not supported",
-                               p->name, p->domain[0] ? p->domain : "", p->domain[0] ? "." : "", p->op_type);
+                               fwd_name(p), p->domain[0] ? p->domain : "", p->domain[0] ? "." : "", p->op_type);
     if (p->n_inputs < (size_t)grad_ops[op].arity || (grad_ops[op].arity == 2 && !p->inputs[1][0]) || !p->inputs[0][0])
         return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "node '%s' (%s) on the path to 'y' has %zu inputs, expected %d",
-                               p->name, p->op_type, p->n_inputs, grad_ops[op].arity);
+                               fwd_name(p), p->op_type, p->n_inputs, grad_ops[op].arity);
     if (strcmp(p->outputs[0], name))
-        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "cannot differentiate output '%s' of node '%s' (%s)", name, p->name, p->op_type);
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "cannot differentiate output '%s' of node '%s' (%s)", name, fwd_name(p), p->op_type);
     *producer = k;
     return NULL;
 }
@@ -145,7 +150,7 @@ static cort_status *grad_build(const cort_node *node, const cort_graph_ir *ir, g
             if (s.in[i] >= 0) continue;
             if (mark[q] == 1) {
                 err = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "the graph computing 'y' has a cycle through node '%s' (%s)",
-                                      ir->nodes[q].name, ir->nodes[q].op_type);
+                                      fwd_name(&ir->nodes[q]), ir->nodes[q].op_type);
                 goto done;
             }
             stack[top++] = q;
@@ -287,7 +292,7 @@ static double binary_fwd(int kind, double a, double b) {
 static cort_status *step_shape_error(const cort_node *node, const grad_step *s, const gt *a, const gt *b, const char *why) {
     char sa[128], sb[128];
     return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "forward node '%s' (%s): inputs '%s' %s and '%s' %s %s",
-                           s->ir->name, s->ir->op_type, s->ir->inputs[0], cort_shape_str(a->shape, a->rank, sa, sizeof sa),
+                           fwd_name(s->ir), s->ir->op_type, s->ir->inputs[0], cort_shape_str(a->shape, a->rank, sa, sizeof sa),
                            s->ir->inputs[1], cort_shape_str(b->shape, b->rank, sb, sizeof sb), why);
 }
 

@@ -90,6 +90,7 @@ typedef struct gemm_job {
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
     int beta_one;            /* accumulate into C from the first slice on */
+    int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
     float *apack;            /* all of A: slice at k0 starts at k0*mpanels*mr, panel ip at +ip*mr*kc; or per-task blocks */
@@ -118,6 +119,7 @@ static void pack_b_panels(const gemm_job *j, size_t jp0, size_t jp1, size_t k0, 
     nn_pack_b_fn pack = j->B->pack ? j->B->pack : pack_b_matrix;
     for (size_t jp = jp0; jp < jp1; jp++) {
         size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+        if (j->b_direct && cols == nr) continue;
         pack(j->B, k0, kc, c0, cols, nr, dst + (jp - jp0) * nr * kc);
     }
 }
@@ -165,21 +167,23 @@ static void job_compute(void *arg, size_t begin, size_t end) {
             const size_t rows_blk = div_up(NN_BLOCK_ROWS, mr);
             for (size_t ib = ip0; ib < ip1; ib += rows_blk)
             for (size_t jp = jp0; jp < jp1; jp++) {
-                const float *bp = bblock + (jp - jp0) * nr * kc;
                 size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+                const float *bp = bblock + (jp - jp0) * nr * kc;
+                size_t ldb = nr;
+                if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
                 for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) {
                     const float *ap = ablock + (ip - ip0) * mr * kc;
                     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
                     float *c = j->C + r0 * j->ldc + c0;
                     if (rows == mr && cols == nr) {
-                        j->k->ukr(kc, ap, bp, c, j->ldc, accumulate);
+                        j->k->ukr(kc, ap, bp, ldb, c, j->ldc, accumulate);
                         if (j->row_bias && k0 == 0)   /* the tile is still in L1 */
                             for (size_t r = 0; r < rows; r++) {
                                 float bv = j->row_bias[r0 + r], *cr = c + r * j->ldc;
                                 for (size_t q = 0; q < cols; q++) cr[q] += bv;
                             }
                     } else {
-                        j->k->ukr(kc, ap, bp, tile, nr, 0);
+                        j->k->ukr(kc, ap, bp, ldb, tile, nr, 0);
                         if (j->row_bias && k0 == 0)
                             for (size_t r = 0; r < rows; r++)
                                 for (size_t q = 0; q < cols; q++) tile[r * nr + q] += j->row_bias[r0 + r];
@@ -299,13 +303,15 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
      * blocks, pack their own B and share an A packed once for all of K; narrow B -> tasks own row
      * blocks, pack their own A and share a fully packed B. Either way a gemm costs at most two
      * pool dispatches. */
+    j.b_direct = !B->pack && !B->trans;
     if (threads == 1 || j.npanels >= 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
-        j.bn = div_up(NN_BLOCK_COLS, nr);
+        /* B read in place needs no L2-sized column blocks; packed B does */
+        j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = div_up(j.npanels, 3 * threads);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier */
-        j.pack_a_in_task = threads == 1 || j.mpanels * mr <= 2 * NN_BLOCK_ROWS || j.bn >= j.npanels;
+        j.pack_a_in_task = j.mpanels * mr <= 2 * NN_BLOCK_ROWS || j.bn >= j.npanels;
     } else {
         j.pack_a_in_task = 1;
         j.bn = j.npanels;

@@ -3,6 +3,7 @@
 #ifdef CORT_HAVE_XNNPACK
 #include <string.h>
 #include "xnn_internal.h"
+#include "xnn_test.h"
 
 /* ---------------------------------------------------------------- binary */
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MIN, B_MAX };
@@ -302,6 +303,12 @@ done:
     cort_free(tmp);
     cort_free(tout);
     return st;
+}
+
+int cort_xnnpack_test_passthrough(const struct cort_node *node) {
+    if (!node->op || node->op->init != unary_init || !node->state) return -1;
+    const unary_state *s = node->state;
+    return s->op == U_CLAMP ? s->passthrough : -1;
 }
 
 #define BIN_DEF(var, name) \

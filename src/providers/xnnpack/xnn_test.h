@@ -10,4 +10,8 @@
 cort_status *cort_xnnpack_test_roundtrip(const void *expected_owner);
 /* Bytes XNNPACK currently holds through the owner (0 before initialization). */
 size_t cort_xnnpack_test_bytes_in_use(void);
+/* 1 if the node is an XNNPACK Relu/Clip whose producer already applies it, 0 if not, -1 if the node
+ * is not an XNNPACK Relu/Clip. */
+struct cort_node;
+int cort_xnnpack_test_passthrough(const struct cort_node *node);
 #endif

@@ -21,10 +21,11 @@
     } while (0)
 
 __attribute__((target("avx2,fma")))
-void nn_ukr_avx2_6x16(size_t kc, const float *a, const float *b, float *c, size_t ldc, int accumulate) {
+void nn_ukr_avx2_6x16(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                      int accumulate) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (size_t p = 0; p < kc; p++, a += 6, b += 16) {
+    for (size_t p = 0; p < kc; p++, a += 6, b += ldb) {
         const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
         NN_ROW(0); NN_ROW(1); NN_ROW(2); NN_ROW(3); NN_ROW(4); NN_ROW(5);
     }

@@ -21,12 +21,13 @@
     } while (0)
 
 __attribute__((target("avx512f")))
-void nn_ukr_avx512_12x32(size_t kc, const float *a, const float *b, float *c, size_t ldc, int accumulate) {
+void nn_ukr_avx512_12x32(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                         int accumulate) {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00, c81 = c00;
     __m512 c90 = c00, c91 = c00, c100 = c00, c101 = c00, c110 = c00, c111 = c00;
-    for (size_t p = 0; p < kc; p++, a += 12, b += 32) {
+    for (size_t p = 0; p < kc; p++, a += 12, b += ldb) {
         const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
         NN_ROW(0); NN_ROW(1); NN_ROW(2); NN_ROW(3); NN_ROW(4); NN_ROW(5);
         NN_ROW(6); NN_ROW(7); NN_ROW(8); NN_ROW(9); NN_ROW(10); NN_ROW(11);
