@@ -134,6 +134,10 @@ for _name, (_res, _args) in _PROTOS.items():
 
 # Optional entry points that newer libraries may export (see docs/python.md).
 HAS_METADATA_KEYS = hasattr(lib, "cort_session_metadata_count") and hasattr(lib, "cort_session_metadata_key")
+HAS_MODEL_VERSION = hasattr(lib, "cort_session_model_version")
+if HAS_MODEL_VERSION:
+    lib.cort_session_model_version.restype = ctypes.c_int64
+    lib.cort_session_model_version.argtypes = [c_p]
 if HAS_METADATA_KEYS:
     lib.cort_session_metadata_count.restype = c_size
     lib.cort_session_metadata_count.argtypes = [c_p]

@@ -476,11 +476,7 @@ class InferenceSession:
                 key = d(lib.cort_session_metadata_key(self._sess, i))
                 if key is not None:
                     custom[key] = meta("metadata:" + key) or ""
-        version = meta("model_version")
-        try:
-            version = int(version) if version else 0
-        except ValueError:
-            version = 0
+        version = int(lib.cort_session_model_version(self._sess)) if _lib.HAS_MODEL_VERSION else 0
         return ModelMetadata(meta("producer_name") or "", meta("graph_name") or "", meta("graph_doc_string") or "",
                              meta("domain") or "", meta("doc_string") or "", version, custom)
 
