@@ -133,6 +133,12 @@ CORT_API const char  *cort_session_output_dim_name(const cort_session *session, 
  * "producer_version", "domain", "doc_string", "graph_name", "graph_doc_string", or "metadata:KEY" for
  * metadata_props entries (NULL if that key is absent). */
 CORT_API const char  *cort_session_metadata(const cort_session *session, const char *key);
+/* The session's execution plan (top-level graph, after optimization): node count, and for node `index`
+ * its name, op type and the provider that runs it ("cpu", "xnnpack"); borrowed strings. Nodes folded
+ * into constants at creation report provider "folded". Returns INVALID_ARGUMENT for a bad index. */
+CORT_API size_t       cort_session_node_count(const cort_session *session);
+CORT_API cort_status *cort_session_node_info(const cort_session *session, size_t index, const char **name,
+                                             const char **op_type, const char **provider);
 /* metadata_props entries of the model: count, and borrowed key of entry `index` (NULL if out of range). */
 CORT_API size_t       cort_session_metadata_count(const cort_session *session);
 CORT_API const char  *cort_session_metadata_key(const cort_session *session, size_t index);

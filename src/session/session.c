@@ -300,6 +300,20 @@ const char *cort_session_metadata(const cort_session *s, const char *key) {
     return NULL;
 }
 
+size_t cort_session_node_count(const cort_session *s) { return s ? s->graph->n_nodes : 0; }
+
+cort_status *cort_session_node_info(const cort_session *s, size_t i, const char **name, const char **op_type,
+                                    const char **provider) {
+    if (!s || i >= s->graph->n_nodes)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_node_info: index %zu out of range (%zu nodes)", i,
+                          s ? s->graph->n_nodes : 0);
+    const cort_node *n = &s->graph->nodes[i];
+    if (name) *name = n->name;
+    if (op_type) *op_type = n->op_type;
+    if (provider) *provider = s->graph->skip[i] ? "folded" : n->provider ? n->provider : "cpu";
+    return NULL;
+}
+
 size_t cort_session_metadata_count(const cort_session *s) { return s ? s->model->n_metadata : 0; }
 const char *cort_session_metadata_key(const cort_session *s, size_t i) {
     return s && i < s->model->n_metadata ? s->model->metadata[i].key : NULL;

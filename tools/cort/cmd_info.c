@@ -10,9 +10,40 @@
 #include "graph/ir.h"
 
 static const char info_usage[] =
-    "usage: cort info MODEL\n"
+    "usage: cort info MODEL [--provider NAME]... [--nodes] [--threads N] [--optimization 0|1|2] [--dim NAME=VALUE]...\n"
     "Prints the model's inputs and outputs (name, type, shape with symbolic dims), imported opsets,\n"
-    "operator histogram (subgraphs included), initializer count and sizes.\n";
+    "operator histogram (subgraphs included), initializer count and sizes.\n"
+    "With --provider or --nodes it also creates a session and shows which provider runs each node\n"
+    "(--nodes lists every node; otherwise a count per provider and per op).\n";
+
+/* Creates a session and prints where each node of the execution plan runs. */
+static int print_placement(const char *path, const cli_session_args *sa, int list_nodes) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    cort_status *st = cli_session_options(sa, &o);
+    if (!st) st = cort_session_create(path, o, &s);
+    cort_session_options_free(o);
+    if (st) return cli_fail("info", st);
+    size_t n = cort_session_node_count(s);
+    typedef struct pc { const char *provider, *op; size_t count; } pc;
+    pc *counts = calloc(n + 1, sizeof *counts);
+    size_t n_counts = 0;
+    printf("placement (%zu nodes in the execution plan):\n", n);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = NULL, *op = NULL, *prov = NULL;
+        cort_status_free(cort_session_node_info(s, i, &name, &op, &prov));
+        if (list_nodes) printf("  %-40s %-24s %s\n", name && name[0] ? name : "(unnamed)", op, prov);
+        size_t k = 0;
+        while (k < n_counts && (strcmp(counts[k].provider, prov) || strcmp(counts[k].op, op))) k++;
+        if (k == n_counts && counts) { counts[k].provider = prov; counts[k].op = op; n_counts++; }
+        if (counts) counts[k].count++;
+    }
+    if (!list_nodes)
+        for (size_t k = 0; k < n_counts; k++) printf("  %-10s %-24s %zu\n", counts[k].provider, counts[k].op, counts[k].count);
+    free(counts);
+    cort_session_release(s);
+    return CLI_EXIT_OK;
+}
 
 static size_t format_type(const cort_type_ir *t, char *buf, size_t len, int depth) {
     size_t o = 0;
@@ -111,8 +142,15 @@ static void human_bytes(double b, char *buf, size_t len) {
 
 int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL;
+    cli_session_args sa;
+    cli_session_args_init(&sa);
+    int list_nodes = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) { fputs(info_usage, stdout); return CLI_EXIT_OK; }
+        int r = cli_session_arg("info", argc, argv, &i, &sa);
+        if (r < 0) return CLI_EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(argv[i], "--nodes")) { list_nodes = 1; continue; }
         if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("info", "unknown option '%s'", argv[i]);
         if (path) return cli_usage_error("info", "expected one MODEL, got '%s' too", argv[i]);
         path = argv[i];
@@ -178,6 +216,7 @@ int cli_cmd_info(int argc, char **argv) {
     for (size_t i = 0; i < m->n_metadata; i++) printf("metadata %s: %s\n", m->metadata[i].key, m->metadata[i].value);
     cort_free(h.items);
     cort_model_free(m);
+    if (sa.n_providers || list_nodes) return print_placement(path, &sa, list_nodes);
     return CLI_EXIT_OK;
 error:
     cort_free(h.items);

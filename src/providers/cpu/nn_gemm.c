@@ -10,6 +10,7 @@
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
+#define NN_MAX_MR 16
 
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16 };
 #ifdef NN_HAVE_X86_UKERNELS
@@ -90,6 +91,7 @@ typedef struct gemm_job {
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
     int beta_one;            /* accumulate into C from the first slice on */
+    int a_direct;            /* A is row-major with alpha 1: full panels are read in place, unpacked */
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
@@ -106,6 +108,7 @@ static void job_pack_a(void *arg, size_t begin, size_t end) {
     const size_t mr = j->k->mr;
     for (size_t ip = begin; ip < end; ip++) {
         size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
+        if (j->a_direct && rows == mr) continue;
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             size_t kc = slice_len(j->K, k0);
             pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, k0, kc, mr,
@@ -136,7 +139,7 @@ static void job_pack_b(void *arg, size_t begin, size_t end) {
 static void job_compute(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
     const size_t mr = j->k->mr, nr = j->k->nr;
-    float tile[NN_MAX_TILE];
+    float tile[NN_MAX_TILE], bias_pad[NN_MAX_MR];
     for (size_t t = begin; t < end; t++) {
         size_t mb = t / j->tasks_n, nb = t % j->tasks_n;
         size_t ip0 = mb * j->bm, ip1 = ip0 + j->bm < j->mpanels ? ip0 + j->bm : j->mpanels;
@@ -149,6 +152,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                 float *dst = j->apack + t * j->task_astride;
                 for (size_t ip = ip0; ip < ip1; ip++) {
                     size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
+                    if (j->a_direct && rows == mr) continue;
                     pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, k0, kc, mr, dst + (ip - ip0) * mr * kc);
                 }
                 ablock = dst;
@@ -172,21 +176,32 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                 size_t ldb = nr;
                 if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
                 for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) {
-                    const float *ap = ablock + (ip - ip0) * mr * kc;
                     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
+                    nn_ukr_args u;
+                    u.kc = kc;
+                    u.b = bp;
+                    u.ldb = ldb;
+                    if (j->a_direct && rows == mr) {
+                        u.a = j->A + r0 * j->lda + k0; u.a_rs = j->lda; u.a_cs = 1;
+                    } else {
+                        u.a = ablock + (ip - ip0) * mr * kc; u.a_rs = 1; u.a_cs = mr;
+                    }
+                    u.bias = NULL;
+                    if (j->row_bias && k0 == 0) {
+                        if (rows == mr) {
+                            u.bias = j->row_bias + r0;
+                        } else {   /* the kernel reads MR bias values */
+                            for (size_t r = 0; r < mr; r++) bias_pad[r] = r < rows ? j->row_bias[r0 + r] : 0.0f;
+                            u.bias = bias_pad;
+                        }
+                    }
                     float *c = j->C + r0 * j->ldc + c0;
                     if (rows == mr && cols == nr) {
-                        j->k->ukr(kc, ap, bp, ldb, c, j->ldc, accumulate);
-                        if (j->row_bias && k0 == 0)   /* the tile is still in L1 */
-                            for (size_t r = 0; r < rows; r++) {
-                                float bv = j->row_bias[r0 + r], *cr = c + r * j->ldc;
-                                for (size_t q = 0; q < cols; q++) cr[q] += bv;
-                            }
+                        u.c = c; u.ldc = j->ldc; u.accumulate = accumulate;
+                        j->k->ukr(&u);
                     } else {
-                        j->k->ukr(kc, ap, bp, ldb, tile, nr, 0);
-                        if (j->row_bias && k0 == 0)
-                            for (size_t r = 0; r < rows; r++)
-                                for (size_t q = 0; q < cols; q++) tile[r * nr + q] += j->row_bias[r0 + r];
+                        u.c = tile; u.ldc = nr; u.accumulate = 0;
+                        j->k->ukr(&u);
                         for (size_t r = 0; r < rows; r++) {
                             float *cr = c + r * j->ldc;
                             const float *tr = tile + r * nr;
@@ -304,6 +319,9 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
      * blocks, pack their own A and share a fully packed B. Either way a gemm costs at most two
      * pool dispatches. */
     j.b_direct = !B->pack && !B->trans;
+    /* A rows a power-of-two-ish distance apart alias in L1 when read as twelve streams; pack those
+     * unless B is so narrow that packing A would not pay off */
+    j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128);
     if (threads == 1 || j.npanels >= 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
@@ -318,6 +336,9 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
         j.bm = div_up(NN_BLOCK_ROWS, mr);
         if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = div_up(j.mpanels, 3 * threads);
     }
+    /* operands read in place only need their edge panel packed: cheaper per task than a barrier */
+    if (j.a_direct) j.pack_a_in_task = 1;
+    if (j.b_direct) j.pack_b_in_task = 1;
     if (j.bm == 0) j.bm = 1;
     if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);

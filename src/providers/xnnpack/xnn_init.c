@@ -66,10 +66,25 @@ static void *xa_reallocate(void *ctx, void *p, size_t size) {
     return n;
 }
 
+#ifdef CORT_BROKEN_ONCE
+/* Test-only build (negative control): the guard around init_xnnpack is the naive unsynchronized
+ * check, so the check-then-create below is exactly ONNX Runtime's old `if (!stored) stored = Create()`.
+ * Widen its window by the once-guard's test delay: a cort_once_run whose initializer always fails
+ * sleeps for that delay and returns. */
+static cort_status *never_done(void *arg) { (void)arg; return cort_error_oom(); }
+static void widen_window(void) {
+    static cort_once window = CORT_ONCE_INIT;
+    cort_status_free(cort_once_run(&window, never_done, NULL));
+}
+#else
+static void widen_window(void) {}
+#endif
+
 static cort_status *init_xnnpack(void *arg) {
     (void)arg;
     xnn_owner *o = atomic_load_explicit(&g_xnn_owner, memory_order_acquire);
     if (!o) {   /* a failed earlier attempt may have published (and handed over) one: keep it */
+        widen_window();
         o = cort_malloc(sizeof *o);
         if (!o) return cort_error_oom();
         memset(o, 0, sizeof *o);

@@ -3,16 +3,17 @@
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
 
-#define NN_ROW(i)                                                    \
+#define NN_ROW(i, av)                                                \
     do {                                                             \
-        const __m512 ai = _mm512_set1_ps(a[i]);                      \
+        const __m512 ai = _mm512_set1_ps(av);                        \
         c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                  \
         c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                  \
     } while (0)
+#define NN_INIT(i) __m512 c##i##0 = args->bias ? _mm512_set1_ps(args->bias[i]) : _mm512_setzero_ps(), c##i##1 = c##i##0
 #define NN_STORE(i)                                                              \
     do {                                                                         \
         float *ci = c + (size_t)(i) * ldc;                                       \
-        if (accumulate) {                                                        \
+        if (args->accumulate) {                                                  \
             c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(ci));               \
             c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(ci + 16));          \
         }                                                                        \
@@ -21,16 +22,30 @@
     } while (0)
 
 __attribute__((target("avx512f")))
-void nn_ukr_avx512_12x32(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                         int accumulate) {
-    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00, c81 = c00;
-    __m512 c90 = c00, c91 = c00, c100 = c00, c101 = c00, c110 = c00, c111 = c00;
-    for (size_t p = 0; p < kc; p++, a += 12, b += ldb) {
-        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-        NN_ROW(0); NN_ROW(1); NN_ROW(2); NN_ROW(3); NN_ROW(4); NN_ROW(5);
-        NN_ROW(6); NN_ROW(7); NN_ROW(8); NN_ROW(9); NN_ROW(10); NN_ROW(11);
+void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
+    NN_INIT(0); NN_INIT(1); NN_INIT(2); NN_INIT(3); NN_INIT(4); NN_INIT(5);
+    NN_INIT(6); NN_INIT(7); NN_INIT(8); NN_INIT(9); NN_INIT(10); NN_INIT(11);
+    const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;
+    const float *b = args->b;
+    float *c = args->c;
+    if (args->a_rs == 1) {
+        const float *a = args->a;
+        const size_t step = args->a_cs;
+        for (size_t p = 0; p < kc; p++, a += step, b += ldb) {
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
+            NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
+        }
+    } else {   /* rows of A read in place (a_cs == 1): twelve sequential streams */
+        const size_t rs = args->a_rs;
+        const float *r0 = args->a, *r1 = r0 + rs, *r2 = r1 + rs, *r3 = r2 + rs, *r4 = r3 + rs, *r5 = r4 + rs;
+        const float *r6 = r5 + rs, *r7 = r6 + rs, *r8 = r7 + rs, *r9 = r8 + rs, *r10 = r9 + rs, *r11 = r10 + rs;
+        for (size_t p = 0; p < kc; p++, b += ldb) {
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            NN_ROW(0, r0[p]); NN_ROW(1, r1[p]); NN_ROW(2, r2[p]); NN_ROW(3, r3[p]); NN_ROW(4, r4[p]);
+            NN_ROW(5, r5[p]); NN_ROW(6, r6[p]); NN_ROW(7, r7[p]); NN_ROW(8, r8[p]); NN_ROW(9, r9[p]);
+            NN_ROW(10, r10[p]); NN_ROW(11, r11[p]);
+        }
     }
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
