@@ -4,6 +4,7 @@
 #include "graph.h"
 #include "provider.h"
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -345,6 +346,95 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     return NULL;
 }
 
+/* ---------------------------------------------------------------- fusion (level 2) */
+/* Consumers of slot s among executed nodes; returns the count and the first consumer's index. */
+static size_t consumers(const cort_graph *g, int32_t s, size_t *first) {
+    size_t c = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->skip[i]) continue;
+        const cort_node *n = &g->nodes[i];
+        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            int32_t q = k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs];
+            if (q == s) { if (!c) *first = i; c++; }
+        }
+    }
+    return c;
+}
+
+static int is_graph_output(const cort_graph_ir *ir, const char *name) {
+    for (size_t i = 0; i < ir->n_outputs; i++)
+        if (!strcmp(ir->outputs[i].name, name)) return 1;
+    return 0;
+}
+
+/* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
+static void fuse_activations(cort_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_ACTIVATION) || n->act || n->n_outputs < 1) continue;
+        int32_t s = n->out_slot[0];
+        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || is_graph_output(g->ir, g->slot_names[s])) continue;
+        size_t j = 0;
+        if (consumers(g, s, &j) != 1) continue;
+        cort_node *a = &g->nodes[j];
+        if (a->domain[0] || a->n_outputs != 1 || a->out_slot[0] < 0 || a->in_slot[0] != s) continue;
+        int act = 0;
+        float alpha = 0, beta = 0;
+        if (!strcmp(a->op_type, "Relu")) act = CORT_ACT_RELU;
+        else if (!strcmp(a->op_type, "LeakyRelu")) { act = CORT_ACT_LEAKY_RELU; alpha = cort_attr_float(a, "alpha", 0.01f); }
+        else if (!strcmp(a->op_type, "Sigmoid")) act = CORT_ACT_SIGMOID;
+        else if (!strcmp(a->op_type, "HardSigmoid")) {
+            act = CORT_ACT_HARD_SIGMOID;
+            alpha = cort_attr_float(a, "alpha", 0.2f);
+            beta = cort_attr_float(a, "beta", 0.5f);
+        } else if (!strcmp(a->op_type, "Clip")) {
+            act = CORT_ACT_CLIP;
+            alpha = -INFINITY;
+            beta = INFINITY;
+            if (a->opset < 11) { alpha = cort_attr_float(a, "min", -INFINITY); beta = cort_attr_float(a, "max", INFINITY); }
+            else {
+                for (size_t k = 1; k < a->n_inputs && k < 3; k++) {
+                    if (a->in_slot[k] < 0) continue;
+                    const cort_value *v = g->slot_info[a->in_slot[k]].value;
+                    if (!v || v->kind != CORT_VKIND_TENSOR || v->count != 1 || v->type != CORT_TYPE_FLOAT) { act = 0; break; }
+                    if (k == 1) alpha = *(const float *)v->data;
+                    else beta = *(const float *)v->data;
+                }
+            }
+        }
+        if (!act) continue;
+        n->act = act;
+        n->act_alpha = alpha;
+        n->act_beta = beta;
+        n->out_slot[0] = a->out_slot[0];
+        g->skip[j] = 1;
+    }
+}
+
+void cort_apply_activation(const cort_node *node, float *y, size_t n) {
+    switch (node->act) {
+    case CORT_ACT_RELU:
+        for (size_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
+        break;
+    case CORT_ACT_CLIP:
+        for (size_t i = 0; i < n; i++) y[i] = y[i] < node->act_alpha ? node->act_alpha : y[i] > node->act_beta ? node->act_beta : y[i];
+        break;
+    case CORT_ACT_LEAKY_RELU:
+        for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0 ? y[i] : y[i] * node->act_alpha;
+        break;
+    case CORT_ACT_SIGMOID:
+        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i]));
+        break;
+    case CORT_ACT_HARD_SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float v = node->act_alpha * y[i] + node->act_beta;
+            y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+        break;
+    default: break;
+    }
+}
+
 /* ---------------------------------------------------------------- main */
 static cort_status *node_err(const cort_node_ir *nd, cort_code code, const char *fmt, const char *arg) {
     return cort_error(code, "node '%s' (%s): %s%s", nd->name, nd->op_type, fmt, arg ? arg : "");
@@ -616,6 +706,9 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     /* 5. inference, kernel resolution, constant folding — in execution order */
     for (size_t i = 0; i < g->n_nodes; i++)
         if ((st = infer_node(g, &g->nodes[i]))) goto error;
+
+    /* 5b. fusions */
+    if (opts->optimization_level >= 2) fuse_activations(g);
 
     /* 6. graph outputs */
     g->output_slots = cort_calloc(ir->n_outputs + 1, sizeof *g->output_slots);

@@ -44,6 +44,10 @@ typedef struct cort_node {
     const char **implicit_names;
     struct cort_graph *graph;      /* owning compiled graph */
     const char *provider;          /* "cpu" or the name of the provider that took the node */
+    /* Activation fused into this node's output by the optimizer (level 2; only for ops whose def has
+     * CORT_OP_FUSES_ACTIVATION): the kernel applies it in its epilogue. */
+    int         act;               /* CORT_ACT_* */
+    float       act_alpha, act_beta;  /* Clip: min/max; LeakyRelu: alpha; HardSigmoid: alpha/beta */
     size_t      index;             /* position in execution order */
 } cort_node;
 
@@ -77,6 +81,12 @@ typedef struct cort_kernel_ctx {
     cort_exec *exec;
 } cort_kernel_ctx;
 
+enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID };
+/* Applies a fused activation to n floats in place (the reference epilogue). */
+void cort_apply_activation(const cort_node *node, float *y, size_t n);
+
+#define CORT_OP_FUSES_ACTIVATION 1u   /* run applies node->act to its output 0 */
+
 struct cort_op_def {
     const char *name;
     const char *domain;          /* "" for ai.onnx */
@@ -87,6 +97,7 @@ struct cort_op_def {
     void (*free_state)(void *state);                             /* optional */
     cort_status *(*infer)(cort_infer_ctx *ctx);                  /* required */
     cort_status *(*run)(cort_kernel_ctx *ctx);                   /* required */
+    unsigned flags;                                              /* CORT_OP_* */
 };
 
 /* ---- registry ---- */

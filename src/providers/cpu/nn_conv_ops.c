@@ -205,6 +205,7 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
         st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p)
                        : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
 #endif
+        if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);   /* fused by the optimizer */
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
@@ -359,10 +360,17 @@ done:
     return st;
 }
 
-const cort_op_def nn_op_conv = { "Conv", "", 1, 18, CORT_TMASK_FLOATS, 0, conv_init, cort_free, conv_infer, conv_run };
-const cort_op_def nn_op_conv_transpose = { "ConvTranspose", "", 1, 18, CORT_TMASK_FLOATS, 0, conv_init, cort_free,
-                                           convt_infer, convt_run };
-const cort_op_def nn_op_conv_integer = { "ConvInteger", "", 10, 18, 0, 0, conv_init, cort_free, convint_infer,
-                                         convint_run };
-const cort_op_def nn_op_qlinear_conv = { "QLinearConv", "", 10, 18, 0, 0, conv_init, cort_free, qlconv_infer,
-                                         qlconv_run };
+const cort_op_def nn_op_conv = {
+    .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
+    .init = conv_init, .free_state = cort_free, .infer = conv_infer, .run = conv_run,
+    .flags = CORT_OP_FUSES_ACTIVATION };
+const cort_op_def nn_op_conv_transpose = {
+    .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,
+    .flags = CORT_OP_FUSES_ACTIVATION };
+const cort_op_def nn_op_conv_integer = {
+    .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .init = conv_init, .free_state = cort_free, .infer = convint_infer, .run = convint_run };
+const cort_op_def nn_op_qlinear_conv = {
+    .name = "QLinearConv", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .init = conv_init, .free_state = cort_free, .infer = qlconv_infer, .run = qlconv_run };

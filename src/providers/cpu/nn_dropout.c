@@ -63,5 +63,6 @@ static cort_status *dropout_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def nn_op_dropout = { "Dropout", "", 1, 18, CORT_TMASK_FLOATS, 0, NULL, NULL, dropout_infer,
-                                    dropout_run };
+const cort_op_def nn_op_dropout = {
+    .name = "Dropout", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .type_input = 0, .infer = dropout_infer, .run = dropout_run };

@@ -138,6 +138,7 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
             st = nn_sgemm(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N);
         }
     }
+    if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);   /* fused by the optimizer */
     if (!st) nn_fbuf_commit(&fy, y);
     nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
     return st;
@@ -212,6 +213,7 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
         }
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, tb ? K : N, tb);
         st = nn_sgemm(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, fy.p, N);
+        if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fc); nn_fbuf_free(&fy);
@@ -310,7 +312,15 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
 
 #define NN_MM_TYPES (CORT_TMASK_FLOATS | CORT_TBIT(CORT_TYPE_INT32) | CORT_TBIT(CORT_TYPE_INT64) | \
                      CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
-const cort_op_def nn_op_matmul = { "MatMul", "", 1, 18, NN_MM_TYPES, 0, NULL, NULL, matmul_infer, matmul_run };
-const cort_op_def nn_op_gemm = { "Gemm", "", 1, 18, NN_MM_TYPES, 0, NULL, NULL, gemm_infer, gemm_run };
-const cort_op_def nn_op_matmul_integer = { "MatMulInteger", "", 10, 18, 0, 0, NULL, NULL, mmint_infer, mmint_run };
-const cort_op_def nn_op_qlinear_matmul = { "QLinearMatMul", "", 10, 18, 0, 0, NULL, NULL, qlmm_infer, qlmm_run };
+const cort_op_def nn_op_matmul = {
+    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .infer = matmul_infer, .run = matmul_run, .flags = CORT_OP_FUSES_ACTIVATION };
+const cort_op_def nn_op_gemm = {
+    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .infer = gemm_infer, .run = gemm_run, .flags = CORT_OP_FUSES_ACTIVATION };
+const cort_op_def nn_op_matmul_integer = {
+    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = mmint_infer, .run = mmint_run };
+const cort_op_def nn_op_qlinear_matmul = {
+    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = qlmm_infer, .run = qlmm_run };

@@ -129,9 +129,12 @@ static cort_status *dynq_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def nn_op_quantize_linear = { "QuantizeLinear", "", 10, 18, 0, 0, NULL, NULL, quantize_infer,
-                                            quantize_run };
-const cort_op_def nn_op_dequantize_linear = { "DequantizeLinear", "", 10, 18, 0, 0, NULL, NULL, dequantize_infer,
-                                              dequantize_run };
-const cort_op_def nn_op_dynamic_quantize_linear = { "DynamicQuantizeLinear", "", 11, 18, 0, 0, NULL, NULL,
-                                                    dynq_infer, dynq_run };
+const cort_op_def nn_op_quantize_linear = {
+    .name = "QuantizeLinear", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = quantize_infer, .run = quantize_run };
+const cort_op_def nn_op_dequantize_linear = {
+    .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = dequantize_infer, .run = dequantize_run };
+const cort_op_def nn_op_dynamic_quantize_linear = {
+    .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = 18, .types = 0,
+    .type_input = 0, .infer = dynq_infer, .run = dynq_run };
