@@ -52,4 +52,4 @@ fuzz:
 	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),30)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz build-broken
+	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need (Debian packages), only if something is missing.
 set -euo pipefail
-pkgs=(cmake make gcc clang-14 libclang-rt-14-dev libonnx-testdata python3-onnx python3-numpy python3-pytest)
+pkgs=(cmake make gcc clang-14 libclang-rt-14-dev libonnx-testdata python3-onnx python3-numpy python3-pytest
+      libxnnpack-dev libpthreadpool-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

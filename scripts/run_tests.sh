@@ -20,6 +20,12 @@ step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --ti
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
 if [ "$lane" = release ]; then step "race test negative control" scripts/negative_control.sh 200; fi
+if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+    if [ "$lane" != tsan ]; then
+        step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
+    fi
+    if [ "$lane" = release ]; then step "xnnpack race test negative control" scripts/xnnpack_negative_control.sh; fi
+fi
 if [ "$lane" = release ]; then step "fuzz (${CORT_FUZZ_SECONDS:-30} s)" make --no-print-directory fuzz FUZZ_SECONDS="${CORT_FUZZ_SECONDS:-30}"; fi
 if [ "$lane" = release ] && [ -d python/tests ]; then
     step "python" env CORT_LIBRARY="$root/$build/lib/libcort.so" PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q python/tests

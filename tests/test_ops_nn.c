@@ -54,11 +54,24 @@ static void test_gemm(cort_pool *pool) {
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
-                CHECK_OK(nn_sgemm_bias((si & 1) ? pool : NULL, kern, M, N, K, alpha, A, lda, ta, &b, beta, bias, C,
-                                       ldc));
+                /* fused activations: none, relu, clip, leaky relu, sigmoid */
+                nn_act act = { (int)((si + ki + tr) % 5), -0.25f, 0.5f };
+                if (act.kind == 3) act.alpha = 0.1f;
+                if (act.kind == 4) act.kind = CORT_ACT_SIGMOID;
+                CHECK_OK(nn_sgemm_ex((si & 1) ? pool : NULL, kern, M, N, K, alpha, A, lda, ta, &b, beta, bias, &act, C,
+                                     ldc));
                 nn_sgemm_ref(M, N, K, alpha, A, lda, ta, &b, beta, R, ldc);
-                for (size_t i = 0; i < M && bias; i++)
-                    for (size_t q = 0; q < N; q++) R[i * ldc + q] += bias[i];
+                for (size_t i = 0; i < M; i++) {
+                    for (size_t q = 0; q < N && bias; q++) R[i * ldc + q] += bias[i];
+                    for (size_t q = 0; q < N; q++) {
+                        float v = R[i * ldc + q];
+                        if (act.kind == CORT_ACT_RELU) v = v > 0 ? v : 0;
+                        else if (act.kind == CORT_ACT_CLIP) v = v < act.alpha ? act.alpha : v > act.beta ? act.beta : v;
+                        else if (act.kind == CORT_ACT_LEAKY_RELU) v = v >= 0 ? v : v * act.alpha;
+                        else if (act.kind == CORT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
+                        R[i * ldc + q] = v;
+                    }
+                }
                 free(bias);
                 double err = max_rel_err(C, R, M * ldc);
                 CHECK_MSG(err < 1e-4, "gemm %s M=%zu N=%zu K=%zu ta=%d tb=%d: err %g", kern ? kern->name : "auto", M, N, K, ta,
@@ -136,10 +149,10 @@ static void test_conv(cort_pool *pool) {
                     float *y = malloc(yn * sizeof(float)), *r = malloc(yn * sizeof(float));
                     for (size_t i = 0; i < yn; i++) y[i] = NAN;
                     if (!transpose) {
-                        CHECK_OK(nn_conv_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, y));
+                        CHECK_OK(nn_conv_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, NULL, y));
                         nn_conv_f32_ref(&s, x, w, b, r);
                     } else {
-                        CHECK_OK(nn_convtranspose_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, y));
+                        CHECK_OK(nn_convtranspose_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, NULL, y));
                         nn_convtranspose_f32_ref(&s, x, w, b, r);
                     }
                     double err = max_rel_err(y, r, yn);
@@ -188,6 +201,8 @@ static void test_pool(cort_pool *pool) {
 
 /* ---- operator-level checks: a node is assembled by hand and run through its op definition ---- */
 static cort_pool *g_pool;
+static int g_act;               /* fused activation given to the next run_op node */
+static float g_act_alpha, g_act_beta;
 
 static cort_status *run_op(const char *op_type, int opset, cort_attr_ir *attrs, size_t n_attrs, cort_value **inputs,
                            size_t n_in, cort_value **outputs, size_t n_out) {
@@ -201,6 +216,7 @@ static cort_status *run_op(const char *op_type, int opset, cort_attr_ir *attrs, 
     memset(&node, 0, sizeof node);
     node.ir = &ir; node.name = "t"; node.op_type = op_type; node.domain = ""; node.opset = opset; node.op = def;
     node.n_inputs = n_in; node.n_outputs = n_out; node.in_slot = slots; node.out_slot = slots;
+    node.act = g_act; node.act_alpha = g_act_alpha; node.act_beta = g_act_beta;
     void *state = NULL;
     if (def->init) {
         cort_status *st = def->init(&node, &state);
@@ -330,6 +346,33 @@ static void test_op_gemm(void) {
     release_all(in, 3);
 }
 
+/* Conv with a fused Clip(0, 6) epilogue (what the optimizer makes of Conv+Clip) */
+static void test_op_conv_fused(const char *op, int depthwise) {
+    int64_t xs[4] = { 2, 3, 6, 40 }, ws[4] = { depthwise ? 6 : 5, depthwise ? 1 : 3, 3, 3 }, bs[1] = { ws[0] };
+    if (!strcmp(op, "ConvTranspose")) { ws[0] = 3; ws[1] = 5; bs[0] = 5; }
+    cort_attr_ir at[1] = { attr_int("group", depthwise ? 3 : 1) };
+    cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT, xs, 4), tensor_rand(CORT_TYPE_FLOAT, ws, 4),
+                          tensor_rand(CORT_TYPE_FLOAT, bs, 1) }, *plain[1] = { NULL }, *fused[1] = { NULL };
+    if (in[0]) for (size_t i = 0; i < 2 * 3 * 6 * 40; i++) ((float *)cort_tensor_data(in[0]))[i] *= 8.0f;
+    CHECK_OK(run_op(op, 11, at, 1, in, 3, plain, 1));
+    g_act = CORT_ACT_CLIP; g_act_alpha = 0.0f; g_act_beta = 6.0f;
+    CHECK_OK(run_op(op, 11, at, 1, in, 3, fused, 1));
+    g_act = 0;
+    if (plain[0] && fused[0]) {
+        const float *p = cort_tensor_data(plain[0]), *f = cort_tensor_data(fused[0]);
+        int ok = 1, clipped = 0;
+        for (size_t i = 0; i < cort_tensor_element_count(plain[0]); i++) {
+            float want = p[i] < 0 ? 0 : p[i] > 6 ? 6 : p[i];
+            if (f[i] != want) ok = 0;
+            if (p[i] < 0 || p[i] > 6) clipped++;
+        }
+        CHECK_MSG(ok && clipped > 0, "%s fused clip (depthwise %d): ok %d clipped %d", op, depthwise, ok, clipped);
+    }
+    release_all(plain, 1);
+    release_all(fused, 1);
+    release_all(in, 3);
+}
+
 static void test_op_errors(void) {
     int64_t xs[4] = { 1, 1, 2, 2 }, k[2] = { 3, 3 };
     cort_attr_ir at[1] = { attr_ints("kernel_shape", k, 2) };
@@ -398,6 +441,26 @@ static void test_op_layernorm_quant(void) {
     release_all(q, 3);
 }
 
+/* Every allocation of a run fails in turn: the op must report OUT_OF_MEMORY and leak nothing
+ * (ASan builds check the leaks). */
+static void test_op_oom(const char *op, int opset, cort_type t, const int64_t *xs, const int64_t *ws, size_t rank) {
+    int64_t bs[1] = { op[0] == 'C' && op[4] == 'T' ? ws[1] : ws[0] };
+    cort_value *in[3] = { tensor_rand(t, xs, rank), tensor_rand(t, ws, rank), tensor_rand(t, bs, 1) };
+    int clean = 1, ok_seen = 0;
+    for (long n = 1; n < 200 && !ok_seen; n++) {
+        cort_value *out[1] = { NULL };
+        cort_test_alloc_fail_at(n);
+        cort_status *st = run_op(op, opset, NULL, 0, in, 3, out, 1);
+        cort_test_alloc_fail_at(0);
+        if (!st) ok_seen = 1;
+        else if (cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY) clean = 0;
+        cort_status_free(st);
+        release_all(out, 1);
+    }
+    CHECK_MSG(clean && ok_seen, "%s under allocation failures: clean %d, finished %d", op, clean, ok_seen);
+    release_all(in, 3);
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -409,6 +472,17 @@ int main(void) {
     test_op_matmul();
     test_op_gemm();
     test_op_errors();
+    test_op_conv_fused("Conv", 0);
+    test_op_conv_fused("Conv", 1);
+    test_op_conv_fused("ConvTranspose", 0);
+    {
+        int64_t xs[4] = { 1, 4, 9, 9 }, ws[4] = { 6, 4, 3, 3 }, wt[4] = { 4, 6, 3, 3 };
+        test_op_oom("Conv", 11, CORT_TYPE_FLOAT, xs, ws, 4);
+        test_op_oom("Conv", 11, CORT_TYPE_FLOAT16, xs, ws, 4);
+        test_op_oom("ConvTranspose", 11, CORT_TYPE_FLOAT, xs, wt, 4);
+        int64_t a[3] = { 2, 5, 7 }, b[3] = { 2, 7, 9 };
+        test_op_oom("MatMul", 13, CORT_TYPE_FLOAT16, a, b, 3);
+    }
     test_op_layernorm_quant();
     cort_pool_free(pool);
     return tu_finish();

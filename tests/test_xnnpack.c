@@ -17,6 +17,7 @@
 #include "graph/ir.h"
 #include "session/session.h"
 #include "providers/xnnpack/xnn_test.h"
+#include "core/alloc.h"
 
 #define SUITE "/usr/share/libonnx-testdata/data/node"
 
@@ -163,12 +164,12 @@ static void compare_suite(const char *root, int filter, totals *t, int verbose) 
     }
 }
 
-/* ---- concurrency: 4 threads x 25 runs on one XNNPACK session equal the sequential results */
+/* ---- concurrency: 4 threads x N runs on one XNNPACK session equal the sequential results */
 #define CONC_THREADS 4
-#define CONC_RUNS 25
 #define CONC_INPUTS 4
 typedef struct conc_ctx {
     cort_session *s;
+    int runs;
     cort_value *inputs[CONC_INPUTS], *expected[CONC_INPUTS];
     int bad, errors;
     pthread_mutex_t lock;
@@ -187,7 +188,7 @@ static cort_value *random_input(const int64_t *shape, size_t rank, unsigned seed
 
 static void *conc_worker(void *arg) {
     conc_ctx *c = arg;
-    for (int r = 0; r < CONC_RUNS; r++) {
+    for (int r = 0; r < c->runs; r++) {
         int k = r % CONC_INPUTS;
         cort_value *out[16];
         cort_status *st = run_all(c->s, &c->inputs[k], 1, out);
@@ -203,9 +204,10 @@ static void *conc_worker(void *arg) {
     return NULL;
 }
 
-static void test_concurrency(const char *model, const int64_t *shape, size_t rank, int threads) {
+static void test_concurrency(const char *model, const int64_t *shape, size_t rank, int threads, int runs) {
     conc_ctx c;
     memset(&c, 0, sizeof c);
+    c.runs = runs;
     pthread_mutex_init(&c.lock, NULL);
     if (!CHECK_OK(make_session(model, 1, threads, &c.s))) return;
     for (int k = 0; k < CONC_INPUTS; k++) {
@@ -219,7 +221,7 @@ static void test_concurrency(const char *model, const int64_t *shape, size_t ran
     for (int i = 0; i < CONC_THREADS; i++) pthread_join(th[i], NULL);
     CHECK_MSG(c.errors == 0 && c.bad == 0, "%s: %d errors, %d results differ from sequential runs", model, c.errors, c.bad);
     printf("concurrency %s (threads %d): %d callers x %d runs, %d errors, %d mismatches\n", model, threads, CONC_THREADS,
-           CONC_RUNS, c.errors, c.bad);
+           runs, c.errors, c.bad);
     for (int k = 0; k < CONC_INPUTS; k++) { cort_value_release(c.inputs[k]); cort_value_release(c.expected[k]); }
     cort_session_release(c.s);
     pthread_mutex_destroy(&c.lock);
@@ -284,6 +286,41 @@ static void test_options(void) {
     cort_session_options_free(o);
 }
 
+/* ---- allocation failures: every allocation of creating and running an XNNPACK session may fail
+ * (XNNPACK's own allocations go through cort too); each failure is reported, nothing leaks */
+static void test_oom(void) {
+    const char *model = "tests/models/xnnpack_conv.onnx";
+    int64_t shape[4] = { 1, 3, 16, 16 };
+    cort_value *x = random_input(shape, 4, 3);
+    cort_allocator_stats base, now;
+    cort_status_free(cort_allocator_get_stats(&base));
+    size_t xbase = cort_xnnpack_test_bytes_in_use();
+    int failures = 0, leaks = 0, ok = 0;
+    for (long n = 1; n < 5000 && !ok; n++) {
+        cort_session *s = NULL;
+        cort_value *out[16] = { 0 };
+        cort_test_alloc_fail_at(n);
+        cort_status *st = make_session(model, 1, 1, &s);
+        if (!st) st = run_all(s, &x, 1, out);
+        cort_test_alloc_fail_at(0);
+        if (st) { failures++; cort_status_free(st); }
+        else ok = 1;
+        cort_value_release(out[0]);
+        cort_session_release(s);
+        cort_status_free(cort_allocator_get_stats(&now));
+        if (now.bytes_in_use != base.bytes_in_use || cort_xnnpack_test_bytes_in_use() != xbase) {
+            if (!leaks++) fprintf(stderr, "failing allocation %ld: %zd bytes leaked (xnnpack %zd)\n", n,
+                                  (ssize_t)(now.bytes_in_use - base.bytes_in_use),
+                                  (ssize_t)(cort_xnnpack_test_bytes_in_use() - xbase));
+            base = now;
+            xbase = cort_xnnpack_test_bytes_in_use();
+        }
+    }
+    CHECK_MSG(ok && leaks == 0, "OOM walk: %d failures reported, %d leaking, finished %d", failures, leaks, ok);
+    printf("OOM walk: %d injected failures reported cleanly, %d leaks\n", failures, leaks);
+    cort_value_release(x);
+}
+
 /* ---- throughput: runs/s of 1 and of 2 concurrent callers on one session */
 typedef struct bench_ctx { cort_session *s; cort_value *x; int runs; } bench_ctx;
 static void *bench_worker(void *arg) {
@@ -341,14 +378,15 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     test_options();
     test_cnn();
+    test_oom();
     int64_t cnn_shape[4] = { 1, 3, 16, 16 };
-    test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 2);
-    test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 1);
+    test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 2, 25);
+    test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 1, 25);
     FILE *f = fopen("build/models/mobilenet_v2/model.onnx", "rb");
     if (f) {
         fclose(f);
         int64_t shape[4] = { 1, 3, 224, 224 };
-        test_concurrency("build/models/mobilenet_v2/model.onnx", shape, 4, 2);
+        test_concurrency("build/models/mobilenet_v2/model.onnx", shape, 4, 2, 4);
     }
     printf("(%.1f s)\n", now_s() - t0);
     totals t = { 0 }, v = { 0 };

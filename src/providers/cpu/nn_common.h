@@ -2,8 +2,10 @@
  * attributes (kernel_shape/strides/dilations/pads/auto_pad/ceil_mode) and their shape formulas. */
 #ifndef CORT_CPU_NN_COMMON_H
 #define CORT_CPU_NN_COMMON_H
+#include <math.h>
 #include <stdint.h>
 #include "../../graph/op.h"
+#include "simd/act_ukernels.h"
 
 /* Spatial ranks handled by Conv/Pool kernels: 1-D and 2-D are run as 3-D with leading unit dims. */
 #define NN_MAX_SPATIAL 3
@@ -55,6 +57,43 @@ void nn_geom_out_dims(const nn_geom *g, int64_t *out);
 static inline int64_t nn_geom_in_size(const nn_geom *g) { return g->in[0] * g->in[1] * g->in[2]; }
 static inline int64_t nn_geom_out_size(const nn_geom *g) { return g->out[0] * g->out[1] * g->out[2]; }
 static inline int64_t nn_geom_k_size(const nn_geom *g) { return g->k[0] * g->k[1] * g->k[2]; }
+
+/* ---- fused activation epilogue (node->act set by the optimizer) ---- */
+typedef struct nn_act { int kind; float alpha, beta; } nn_act;   /* kind: CORT_ACT_* */
+
+static inline nn_act nn_act_of(const cort_node *node) {
+    nn_act a = { node->act, node->act_alpha, node->act_beta };
+    return a;
+}
+/* Applies the activation to n floats in place. Parameters are copied to locals so the loops
+ * vectorize (y cannot alias them). */
+static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
+    if (!act || act->kind == CORT_ACT_NONE) return;
+    const float lo = act->alpha, hi = act->beta;
+#ifdef NN_HAVE_X86_UKERNELS
+    _Static_assert((int)CORT_ACT_RELU == (int)NN_ACT_KIND_RELU && (int)CORT_ACT_CLIP == (int)NN_ACT_KIND_CLIP &&
+                   (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU, "activation kinds");
+    if (act->kind <= CORT_ACT_LEAKY_RELU && __builtin_cpu_supports("avx512f")) {
+        nn_act_avx512(act->kind, lo, hi, y, n);
+        return;
+    }
+#endif
+    switch (act->kind) {
+    case CORT_ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
+    case CORT_ACT_CLIP:
+        for (size_t i = 0; i < n; i++) { float v = y[i] < lo ? lo : y[i]; y[i] = v > hi ? hi : v; }
+        break;
+    case CORT_ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0.0f ? y[i] : y[i] * lo; break;
+    case CORT_ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i])); break;
+    case CORT_ACT_HARD_SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float v = lo * y[i] + hi;
+            y[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+        }
+        break;
+    default: break;
+    }
+}
 
 /* ---- misc ---- */
 /* "[1,3,224,224]"-style shape text for messages (static per call site buffer supplied by caller). */

@@ -12,13 +12,13 @@ typedef struct nn_conv_shape {
 
 /* Conv: x[N,C,in], w[M,C/group,k], bias[M] or NULL -> y[N,M,out].
  * Uses the direct depthwise kernel when C/group == 1, else packed SGEMM with implicit im2col.
- * kernel: gemm micro-kernel (NULL = best). */
+ * kernel: gemm micro-kernel (NULL = best). act: fused activation epilogue or NULL. */
 cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
-                         const float *w, const float *bias, float *y);
+                         const float *w, const float *bias, const nn_act *act, float *y);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
 /* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */
 cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
-                                  const float *x, const float *w, const float *bias, float *y);
+                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y);
 void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 #endif

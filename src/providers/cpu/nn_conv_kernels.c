@@ -62,13 +62,17 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
 
 /* Depthwise plane through a row kernel: the taps of each output row are gathered first so the
  * kernel can keep its accumulators in registers across all of them. */
-static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w, float bias, float *y,
+static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
+                                float *y,
                                 void (*row)(float *, int64_t, float, const float *const *, const float *,
-                                            const int64_t *, int, int64_t, int64_t)) {
+                                            const int64_t *, int, int64_t, int64_t, const nn_dw_act *)) {
     const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
     const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
     const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
     if (KD * KH * KW > NN_DW_MAX_TAPS) return 0;
+    /* Relu/Clip/LeakyRelu are applied by the row kernel on its registers */
+    const int in_kernel = act && act->kind >= CORT_ACT_RELU && act->kind <= CORT_ACT_LEAKY_RELU;
+    const nn_dw_act ka = { in_kernel ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
     const float *rows[NN_DW_MAX_TAPS];
     float wt[NN_DW_MAX_TAPS];
     int64_t offs[NN_DW_MAX_TAPS];
@@ -89,14 +93,16 @@ static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w
                     }
                 }
             }
-            row(y + (od * OH + oh) * OW, OW, bias, rows, wt, offs, nt, IW, g->s[2]);
+            row(y + (od * OH + oh) * OW, OW, bias, rows, wt, offs, nt, IW, g->s[2], in_kernel ? &ka : NULL);
+            if (!in_kernel) nn_act_apply(act, y + (od * OH + oh) * OW, (size_t)OW);
         }
     return 1;
 }
 
 /* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
  * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
-static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, float *y) {
+static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
+                            float *y) {
     const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
     const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
     const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
@@ -129,12 +135,14 @@ static void depthwise_plane(const nn_geom *g, const float *x, const float *w, fl
                     }
                 }
             }
+            nn_act_apply(act, yr, (size_t)OW);
         }
 }
 
 typedef struct dw_job {
     const nn_conv_shape *s;
     const float *x, *w, *bias;
+    const nn_act *act;
     float *y;
     int avx512;
 } dw_job;
@@ -149,20 +157,20 @@ static void dw_run(void *arg, size_t begin, size_t end) {
         const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
         float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
 #ifdef NN_HAVE_X86_UKERNELS
-        if (j->avx512 && depthwise_plane_rows(&s->g, xp, wp, bv, yp, nn_dw_row_avx512)) continue;
+        if (j->avx512 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
 #endif
-        depthwise_plane(&s->g, xp, wp, bv, yp);
+        depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
     }
 }
 
 cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
-                         const float *w, const float *bias, float *y) {
+                         const float *w, const float *bias, const nn_act *act, float *y) {
     const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
     const size_t ks = (size_t)nn_geom_k_size(&s->g);
     const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
     if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
     if (Cg == 1 && s->group > 1) {
-        dw_job j = { s, x, w, bias, y, 0 };
+        dw_job j = { s, x, w, bias, act, y, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
         j.avx512 = __builtin_cpu_supports("avx512f");
 #endif
@@ -180,8 +188,8 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
             im2col_ctx ic = { xg, g };
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
             if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
-            CORT_TRY(nn_sgemm_bias(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f,
-                                   bias ? bias + gi * Mg : NULL, yg, out_size));
+            CORT_TRY(nn_sgemm_ex(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f,
+                                 bias ? bias + gi * Mg : NULL, act, yg, out_size));
         }
     return NULL;
 }
@@ -223,6 +231,7 @@ typedef struct col2im_job {
     const nn_conv_shape *s;
     const float *col;     /* [Mg*ks, in_size] */
     const float *bias;    /* already offset to the group, or NULL */
+    const nn_act *act;
     float *y;             /* first output channel of the group */
 } col2im_job;
 
@@ -253,11 +262,12 @@ static void col2im_run(void *arg, size_t begin, size_t end) {
                 }
             }
         }
+        nn_act_apply(j->act, ym, (size_t)out_size);
     }
 }
 
 cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
-                                  const float *x, const float *w, const float *bias, float *y) {
+                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y) {
     const nn_geom *g = &s->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
     const size_t ks = (size_t)nn_geom_k_size(g);
@@ -274,7 +284,7 @@ cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel,
             st = nn_sgemm(pool, kernel, Mg * ks, in_size, Cg, 1.0f, w + gi * Cg * Mg * ks, Mg * ks, 1, &b, 0.0f, col,
                           in_size);
             if (st) break;
-            col2im_job j = { s, col, bias ? bias + gi * Mg : NULL, y + (n * s->M + gi * Mg) * out_size };
+            col2im_job j = { s, col, bias ? bias + gi * Mg : NULL, act, y + (n * s->M + gi * Mg) * out_size };
             cort_parallel_for(pool, Mg, 1, col2im_run, &j);
         }
     cort_free(col);

@@ -198,14 +198,15 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     if (!st && b) st = nn_fbuf_in(b, &fb);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
+        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
 #ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
         if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
         else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+        nn_act_apply(&act, fy.p, y->count);
 #else
-        st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p)
-                       : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+        st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p)
+                       : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p);
 #endif
-        if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);   /* fused by the optimizer */
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);

@@ -90,6 +90,7 @@ typedef struct gemm_job {
     const nn_gemm_b *B;
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
+    const nn_act *act;       /* applied to each tile after the last K slice, or NULL */
     int beta_one;            /* accumulate into C from the first slice on */
     int a_direct;            /* A is row-major with alpha 1: full panels are read in place, unpacked */
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
@@ -146,7 +147,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
         size_t jp0 = nb * j->bn, jp1 = jp0 + j->bn < j->npanels ? jp0 + j->bn : j->npanels;
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             const size_t kc = slice_len(j->K, k0);
-            const int accumulate = k0 > 0 || j->beta_one;
+            const int accumulate = k0 > 0 || j->beta_one, last = k0 + kc == j->K;
             const float *ablock;   /* panel ip at ablock + (ip - ip0)*mr*kc */
             if (j->pack_a_in_task) {
                 float *dst = j->apack + t * j->task_astride;
@@ -196,9 +197,16 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                         }
                     }
                     float *c = j->C + r0 * j->ldc + c0;
+                    u.act = 0;
+                    u.act_lo = u.act_hi = 0.0f;
                     if (rows == mr && cols == nr) {
                         u.c = c; u.ldc = j->ldc; u.accumulate = accumulate;
+                        /* Relu/Clip/LeakyRelu run on the accumulators in registers */
+                        int in_kernel = last && j->act && j->act->kind <= CORT_ACT_LEAKY_RELU;
+                        if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
                         j->k->ukr(&u);
+                        if (last && j->act && !in_kernel)
+                            for (size_t r = 0; r < rows; r++) nn_act_apply(j->act, c + r * j->ldc, cols);
                     } else {
                         u.c = tile; u.ldc = nr; u.accumulate = 0;
                         j->k->ukr(&u);
@@ -209,6 +217,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                                 for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
                             else
                                 for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
+                            if (last && j->act) nn_act_apply(j->act, cr, cols);
                         }
                     }
                 }
@@ -272,19 +281,25 @@ static void gemv_run(void *arg, size_t begin, size_t end) {
 
 cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                       const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc) {
-    return nn_sgemm_bias(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, NULL, C, ldc);
+    return nn_sgemm_ex(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, NULL, NULL, C, ldc);
 }
 
-cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
-                           const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
-                           const float *row_bias, float *C, size_t ldc) {
+static void act_c(const nn_act *act, size_t M, size_t N, float *C, size_t ldc) {
+    if (!act || act->kind == CORT_ACT_NONE) return;
+    for (size_t i = 0; i < M; i++) nn_act_apply(act, C + i * ldc, N);
+}
+
+cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                         const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
+                         const float *row_bias, const nn_act *act, float *C, size_t ldc) {
     if (M == 0 || N == 0) return NULL;
+    if (act && act->kind == CORT_ACT_NONE) act = NULL;
     if (K == 0 || alpha == 0.0f || (M == 1 && !B->pack && !kernel && row_bias)) {
         if (beta != 1.0f) scale_c(M, N, beta, C, ldc);
         if (row_bias)
             for (size_t i = 0; i < M; i++)
                 for (size_t q = 0; q < N; q++) C[i * ldc + q] += row_bias[i];
-        if (K == 0 || alpha == 0.0f) return NULL;
+        if (K == 0 || alpha == 0.0f) { act_c(act, M, N, C, ldc); return NULL; }
         beta = 1.0f;
         row_bias = NULL;
     }
@@ -292,6 +307,7 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
         gemv_job g = { N, K, alpha, beta, A, transA ? lda : 1, B, C };
         double bytes = (double)N * (double)K * sizeof(float);
         cort_parallel_for(bytes < 262144.0 ? NULL : pool, div_up(N, NN_GEMV_COLS), 1, gemv_run, &g);
+        act_c(act, M, N, C, ldc);
         return NULL;
     }
     if (beta != 0.0f && beta != 1.0f) {
@@ -303,6 +319,7 @@ cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t
     j.k = kernel ? kernel : nn_gemm_best_kernel();
     const size_t mr = j.k->mr, nr = j.k->nr;
     j.row_bias = row_bias;
+    j.act = act;
     j.M = M; j.N = N; j.K = K; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
     j.beta_one = beta == 1.0f;
     j.mpanels = div_up(M, mr);

@@ -9,6 +9,7 @@
 #include "../../core/status.h"
 #include "../../core/threadpool.h"
 #include "simd/gemm_ukernels.h"
+#include "nn_common.h"
 
 typedef struct nn_gemm_b nn_gemm_b;
 /* Packs rows [k0, k0+kc) and columns [j0, j0+ncols) of B into dst[kc][nr] (ncols <= nr; columns
@@ -37,11 +38,12 @@ size_t nn_gemm_kernels(const nn_gemm_kernel *const **out);
 cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                       const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc);
 
-/* As nn_sgemm, then C[i][*] += row_bias[i] (row_bias may be NULL); the bias is added while each
- * tile is still in cache, so Conv gets its bias for free. */
-cort_status *nn_sgemm_bias(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
-                           const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
-                           const float *row_bias, float *C, size_t ldc);
+/* As nn_sgemm, then C[i][*] += row_bias[i] (row_bias may be NULL) and C = act(C) (act may be
+ * NULL). Both happen while each tile is still in L1, so Conv gets its bias and fused activation
+ * for free. */
+cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                         const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
+                         const float *row_bias, const nn_act *act, float *C, size_t ldc);
 
 /* Naive triple loop, kept as the reference the tests compare against (double accumulation). */
 void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,

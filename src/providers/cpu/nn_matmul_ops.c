@@ -127,18 +127,19 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
     /* B shared by every batch and A contiguous: one tall gemm */
     int fold = s.batch > 1 && b->rank <= 2;
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
+    const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
     if (!st && fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, N, 0);
-        st = nn_sgemm(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, fy.p, N);
+        st = nn_sgemm_ex(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, NULL, &act, fy.p, N);
     } else {
         for (size_t bt = 0; bt < s.batch && !st; bt++) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
             nn_gemm_b gb = nn_gemm_b_matrix(fb.p + bm * K * N, N, 0);
-            st = nn_sgemm(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N);
+            st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, NULL, &act,
+                             fy.p + bt * M * N, N);
         }
     }
-    if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);   /* fused by the optimizer */
     if (!st) nn_fbuf_commit(&fy, y);
     nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
     return st;
@@ -212,8 +213,8 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
             gbeta = beta;
         }
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, tb ? K : N, tb);
-        st = nn_sgemm(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, fy.p, N);
-        if (!st && ctx->node->act) cort_apply_activation(ctx->node, fy.p, y->count);
+        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
+        st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, NULL, &act, fy.p, N);
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fc); nn_fbuf_free(&fy);

@@ -94,7 +94,7 @@ static cort_status *concat_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_concat = { "Concat", "", 1, 18, SH_TYPES_ALL, 0, concat_init, NULL, concat_infer, concat_run };
+const cort_op_def sh_op_concat = { "Concat", "", 1, 18, SH_TYPES_ALL, 0, concat_init, NULL, concat_infer, concat_run, 0 };
 
 /* ---------------- Split ---------------- */
 
@@ -260,4 +260,4 @@ done:
     return st;
 }
 
-const cort_op_def sh_op_split = { "Split", "", 1, 18, SH_TYPES_ALL, 0, split_init, NULL, split_infer, split_run };
+const cort_op_def sh_op_split = { "Split", "", 1, 18, SH_TYPES_ALL, 0, split_init, NULL, split_infer, split_run, 0 };

@@ -100,7 +100,7 @@ static cort_status *constant_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_constant = { "Constant", "", 1, 18, 0, 0, constant_init, constant_free, constant_infer, constant_run };
+const cort_op_def sh_op_constant = { "Constant", "", 1, 18, 0, 0, constant_init, constant_free, constant_infer, constant_run, 0 };
 
 /* ---------------- ConstantOfShape ---------------- */
 
@@ -146,7 +146,7 @@ static cort_status *cos_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def sh_op_constant_of_shape = { "ConstantOfShape", "", 9, 18, CORT_TBIT(CORT_TYPE_INT64), 0, cos_init, NULL,
-                                              cos_infer, cos_run };
+                                              cos_infer, cos_run, 0 };
 
 /* ---------------- Shape / Size ---------------- */
 
@@ -187,7 +187,7 @@ static cort_status *shape_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_shape = { "Shape", "", 1, 18, 0, 0, NULL, NULL, shape_infer, shape_run };
+const cort_op_def sh_op_shape = { "Shape", "", 1, 18, 0, 0, NULL, NULL, shape_infer, shape_run, 0 };
 
 static cort_status *size_infer(cort_infer_ctx *ctx) {
     cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_INT64, NULL, 0);
@@ -202,7 +202,7 @@ static cort_status *size_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_size = { "Size", "", 1, 18, 0, 0, NULL, NULL, size_infer, size_run };
+const cort_op_def sh_op_size = { "Size", "", 1, 18, 0, 0, NULL, NULL, size_infer, size_run, 0 };
 
 /* ---------------- Range ---------------- */
 
@@ -279,7 +279,7 @@ static cort_status *range_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_range = { "Range", "", 11, 18, RANGE_TYPES, 0, NULL, NULL, range_infer, range_run };
+const cort_op_def sh_op_range = { "Range", "", 11, 18, RANGE_TYPES, 0, NULL, NULL, range_infer, range_run, 0 };
 
 /* ---------------- EyeLike ---------------- */
 
@@ -330,7 +330,7 @@ static cort_status *eye_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_eye_like = { "EyeLike", "", 9, 18, SH_TYPES_ALL, 0, eye_init, NULL, eye_infer, eye_run };
+const cort_op_def sh_op_eye_like = { "EyeLike", "", 9, 18, SH_TYPES_ALL, 0, eye_init, NULL, eye_infer, eye_run, 0 };
 
 /* ---------------- OneHot ---------------- */
 
@@ -393,4 +393,4 @@ static cort_status *onehot_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_one_hot = { "OneHot", "", 9, 18, CORT_TMASK_NUMERIC, 0, NULL, NULL, onehot_infer, onehot_run };
+const cort_op_def sh_op_one_hot = { "OneHot", "", 9, 18, CORT_TMASK_NUMERIC, 0, NULL, NULL, onehot_infer, onehot_run, 0 };

@@ -12,7 +12,7 @@
 
 enum { K_RUN, K_ELEM, K_TILE };
 #define TILE 32                      /* tile edge in elements */
-#define PAR_MIN_BYTES (128 * 1024)   /* smaller copies run inline */
+#define PAR_MIN_BYTES (256 * 1024)   /* smaller copies run inline */
 #define CHUNK_BYTES (32 * 1024)      /* target work per parallel chunk */
 
 typedef struct nd_job {

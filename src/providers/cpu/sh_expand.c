@@ -72,7 +72,7 @@ static cort_status *expand_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_expand = { "Expand", "", 8, 18, SH_TYPES_ALL, 0, NULL, NULL, expand_infer, expand_run };
+const cort_op_def sh_op_expand = { "Expand", "", 8, 18, SH_TYPES_ALL, 0, NULL, NULL, expand_infer, expand_run, 0 };
 
 /* ---------------- Tile ---------------- */
 
@@ -145,4 +145,4 @@ static cort_status *tile_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_tile = { "Tile", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, tile_infer, tile_run };
+const cort_op_def sh_op_tile = { "Tile", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, tile_infer, tile_run, 0 };

@@ -78,7 +78,7 @@ static cort_status *gather_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather = { "Gather", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_infer, gather_run };
+const cort_op_def sh_op_gather = { "Gather", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_infer, gather_run, 0 };
 
 /* ---------------- GatherElements ---------------- */
 
@@ -131,7 +131,7 @@ static cort_status *gather_el_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def sh_op_gather_elements = { "GatherElements", "", 11, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_el_infer,
-                                            gather_el_run };
+                                            gather_el_run, 0 };
 
 /* ---------------- GatherND ---------------- */
 
@@ -205,4 +205,4 @@ static cort_status *gather_nd_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather_nd = { "GatherND", "", 11, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_nd_infer, gather_nd_run };
+const cort_op_def sh_op_gather_nd = { "GatherND", "", 11, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_nd_infer, gather_nd_run, 0 };

@@ -161,9 +161,9 @@ static cort_status *infer_data(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_scatter = { "Scatter", "", 9, 18, SH_TYPES_ALL, 0, scatter_init, NULL, infer_data, scatter_el_run };
+const cort_op_def sh_op_scatter = { "Scatter", "", 9, 18, SH_TYPES_ALL, 0, scatter_init, NULL, infer_data, scatter_el_run, 0 };
 const cort_op_def sh_op_scatter_elements = { "ScatterElements", "", 11, 18, SH_TYPES_ALL, 0, scatter_init, NULL, infer_data,
-                                             scatter_el_run };
+                                             scatter_el_run, 0 };
 
 static cort_status *scatter_nd_run(cort_kernel_ctx *ctx) {
     cort_value *data, *ind, *upd, *out;
@@ -214,4 +214,4 @@ static cort_status *scatter_nd_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def sh_op_scatter_nd = { "ScatterND", "", 11, 18, SH_TYPES_ALL, 0, scatter_init, NULL, infer_data,
-                                       scatter_nd_run };
+                                       scatter_nd_run, 0 };

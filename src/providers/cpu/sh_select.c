@@ -59,7 +59,7 @@ static cort_status *nonzero_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_non_zero = { "NonZero", "", 9, 18, SH_TYPES_ALL, 0, NULL, NULL, nonzero_infer, nonzero_run };
+const cort_op_def sh_op_non_zero = { "NonZero", "", 9, 18, SH_TYPES_ALL, 0, NULL, NULL, nonzero_infer, nonzero_run, 0 };
 
 /* ---------------- Compress ---------------- */
 
@@ -115,7 +115,7 @@ static cort_status *compress_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_compress = { "Compress", "", 9, 18, SH_TYPES_ALL, 0, NULL, NULL, compress_infer, compress_run };
+const cort_op_def sh_op_compress = { "Compress", "", 9, 18, SH_TYPES_ALL, 0, NULL, NULL, compress_infer, compress_run, 0 };
 
 /* ---------------- Trilu ---------------- */
 
@@ -152,7 +152,7 @@ static cort_status *trilu_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_trilu = { "Trilu", "", 14, 18, SH_TYPES_ALL, 0, NULL, NULL, cort_infer_same, trilu_run };
+const cort_op_def sh_op_trilu = { "Trilu", "", 14, 18, SH_TYPES_ALL, 0, NULL, NULL, cort_infer_same, trilu_run, 0 };
 
 /* ---------------- ReverseSequence ---------------- */
 
@@ -206,4 +206,4 @@ static cort_status *revseq_run(cort_kernel_ctx *ctx) {
 static cort_status *revseq_infer(cort_infer_ctx *ctx) { return cort_infer_same(ctx); }
 
 const cort_op_def sh_op_reverse_sequence = { "ReverseSequence", "", 10, 18, SH_TYPES_ALL, 0, revseq_init, NULL, revseq_infer,
-                                             revseq_run };
+                                             revseq_run, 0 };

@@ -171,7 +171,7 @@ static cort_status *slice_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_slice = { "Slice", "", 1, 18, SH_TYPES_ALL, 0, slice_init, NULL, slice_infer, slice_run };
+const cort_op_def sh_op_slice = { "Slice", "", 1, 18, SH_TYPES_ALL, 0, slice_init, NULL, slice_infer, slice_run, 0 };
 
 /* ---------------- Pad ---------------- */
 
@@ -385,7 +385,7 @@ static cort_status *pad_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_pad = { "Pad", "", 1, 18, SH_TYPES_ALL, 0, pad_init, NULL, pad_infer, pad_run };
+const cort_op_def sh_op_pad = { "Pad", "", 1, 18, SH_TYPES_ALL, 0, pad_init, NULL, pad_infer, pad_run, 0 };
 
 /* ---------------- CenterCropPad ---------------- */
 
@@ -454,4 +454,4 @@ static cort_status *ccp_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_center_crop_pad = { "CenterCropPad", "", 18, 18, SH_TYPES_ALL, 0, NULL, NULL, ccp_infer, ccp_run };
+const cort_op_def sh_op_center_crop_pad = { "CenterCropPad", "", 18, 18, SH_TYPES_ALL, 0, NULL, NULL, ccp_infer, ccp_run, 0 };

@@ -25,7 +25,10 @@ static inline __mmask16 span_mask(int64_t first, int64_t limit) {
 
 __attribute__((target("avx512f")))
 void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
-                      int ntaps, int64_t IW, int64_t sw) {
+                      int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act) {
+    const int kind = act ? act->act : 0;
+    const __m512 vlo = _mm512_set1_ps(act ? act->lo : 0.0f), vhi = _mm512_set1_ps(act ? act->hi : 0.0f);
+    const __m512 zero = _mm512_setzero_ps();
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     for (int64_t ow = 0; ow < OW; ow += 16) {
@@ -54,6 +57,9 @@ void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows
             }
             acc = _mm512_fmadd_ps(wv, xv, acc);
         }
+        if (kind == 1) acc = _mm512_max_ps(acc, zero);
+        else if (kind == 2) acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+        else if (kind == 3) acc = _mm512_mask_mul_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), acc, vlo);
         _mm512_mask_storeu_ps(y + ow, out_mask, acc);
     }
 }

@@ -1,12 +1,14 @@
 /* Depthwise convolution row kernels: y[ow] = bias + sum_t w[t] * rows[t][ow*sw + offs[t]] for
- * ow in [0, OW), where input columns outside [0, IW) count as zero (padding). */
+ * ow in [0, OW), where input columns outside [0, IW) count as zero (padding); then act (0 none,
+ * 1 relu, 2 clip(lo, hi), 3 leaky relu(lo)) is applied before the store. */
 #ifndef CORT_CPU_SIMD_DW_UKERNELS_H
 #define CORT_CPU_SIMD_DW_UKERNELS_H
 #include <stdint.h>
 #include "gemm_ukernels.h"
 
 #ifdef NN_HAVE_X86_UKERNELS
+typedef struct nn_dw_act { int act; float lo, hi; } nn_dw_act;
 void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
-                      int ntaps, int64_t IW, int64_t sw);
+                      int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act);
 #endif
 #endif

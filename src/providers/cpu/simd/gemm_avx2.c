@@ -3,6 +3,13 @@
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
 
+static inline __attribute__((target("avx2,fma"))) __m256 nn_act8(__m256 v, int act, __m256 lo, __m256 hi) {
+    if (act == 1) return _mm256_max_ps(v, _mm256_setzero_ps());
+    if (act == 2) return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    if (act == 3) return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+    return v;
+}
+
 #define NN_ROW(i, av)                                                \
     do {                                                             \
         const __m256 ai = _mm256_set1_ps(av);                        \
@@ -15,7 +22,11 @@
         float *ci = c + (size_t)(i) * ldc;                                       \
         if (args->accumulate) {                                                  \
             c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(ci));               \
-            c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(ci + 8));           \
+            c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(ci + 8));          \
+        }                                                                        \
+        if (act) {                                                               \
+            c##i##0 = nn_act8(c##i##0, act, vlo, vhi);                            \
+            c##i##1 = nn_act8(c##i##1, act, vlo, vhi);                            \
         }                                                                        \
         _mm256_storeu_ps(ci, c##i##0);                                           \
         _mm256_storeu_ps(ci + 8, c##i##1);                                       \
@@ -42,6 +53,8 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
             NN_ROW(0, r0[p]); NN_ROW(1, r1[p]); NN_ROW(2, r2[p]); NN_ROW(3, r3[p]); NN_ROW(4, r4[p]); NN_ROW(5, r5[p]);
         }
     }
+    const int act = args->act;
+    const __m256 vlo = _mm256_set1_ps(args->act_lo), vhi = _mm256_set1_ps(args->act_hi);
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
 }
 #endif

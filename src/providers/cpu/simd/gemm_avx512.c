@@ -3,6 +3,13 @@
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
 
+static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int act, __m512 lo, __m512 hi) {
+    if (act == 1) return _mm512_max_ps(v, _mm512_setzero_ps());
+    if (act == 2) return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    if (act == 3) return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, lo);
+    return v;
+}
+
 #define NN_ROW(i, av)                                                \
     do {                                                             \
         const __m512 ai = _mm512_set1_ps(av);                        \
@@ -17,8 +24,12 @@
             c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(ci));               \
             c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(ci + 16));          \
         }                                                                        \
+        if (act) {                                                               \
+            c##i##0 = nn_act16(c##i##0, act, vlo, vhi);                            \
+            c##i##1 = nn_act16(c##i##1, act, vlo, vhi);                            \
+        }                                                                        \
         _mm512_storeu_ps(ci, c##i##0);                                           \
-        _mm512_storeu_ps(ci + 16, c##i##1);                                      \
+        _mm512_storeu_ps(ci + 16, c##i##1);                                       \
     } while (0)
 
 __attribute__((target("avx512f")))
@@ -47,6 +58,8 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
             NN_ROW(10, r10[p]); NN_ROW(11, r11[p]);
         }
     }
+    const int act = args->act;
+    const __m512 vlo = _mm512_set1_ps(args->act_lo), vhi = _mm512_set1_ps(args->act_hi);
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
 }

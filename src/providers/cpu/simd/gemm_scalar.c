@@ -12,11 +12,15 @@ void nn_ukr_scalar_4x16(const nn_ukr_args *args) {
             for (int j = 0; j < 16; j++) acc[i][j] += ai * b[j];
         }
     }
+    const float lo = args->act_lo, hi = args->act_hi;
     for (int i = 0; i < 4; i++) {
         float *ci = args->c + (size_t)i * args->ldc;
-        if (args->accumulate)
-            for (int j = 0; j < 16; j++) ci[j] += acc[i][j];
-        else
-            for (int j = 0; j < 16; j++) ci[j] = acc[i][j];
+        for (int j = 0; j < 16; j++) {
+            float v = args->accumulate ? ci[j] + acc[i][j] : acc[i][j];
+            if (args->act == 1) v = v > 0.0f ? v : 0.0f;
+            else if (args->act == 2) v = v < lo ? lo : v > hi ? hi : v;
+            else if (args->act == 3) v = v >= 0.0f ? v : v * lo;
+            ci[j] = v;
+        }
     }
 }

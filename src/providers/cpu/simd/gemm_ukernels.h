@@ -16,6 +16,8 @@ typedef struct nn_ukr_args {
     float       *c;  size_t ldc;
     const float *bias;        /* MR per-row start values, or NULL */
     int          accumulate;
+    int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo) */
+    float        act_lo, act_hi;
 } nn_ukr_args;
 
 typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
