@@ -299,8 +299,10 @@ static int foldable(const cort_node *n) {
 #define FOLD_MAX_BYTES (64u << 20)
 
 static cort_status *try_fold(cort_graph *g, cort_node *n) {
-    cort_value *in[64];
-    if (n->n_inputs > 64 || !foldable(n)) return NULL;
+    if (!foldable(n)) return NULL;
+    cort_value **in = cort_calloc(n->n_inputs + n->n_outputs + 2, sizeof *in);
+    if (!in) return cort_error_oom();
+    cort_value **outs = in + n->n_inputs + 1;
     cort_value *dummy = NULL;
     int is_shape = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size");
     for (size_t i = 0; i < n->n_inputs; i++) {
@@ -311,19 +313,20 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
         /* Shape/Size only read the shape: fold them when the shape is static. */
         if (is_shape && i == 0 && t->kind == CORT_VKIND_TENSOR && cort_tinfo_shape_known(t) && t->elem) {
             static char no_data;
-            if (cort_tensor_view(t->elem, t->dims, (size_t)t->rank, &no_data, NULL, &dummy)) return NULL;
+            cort_status *vst = cort_tensor_view(t->elem, t->dims, (size_t)t->rank, &no_data, NULL, &dummy);
+            if (vst) { cort_free(in); return cort_status_code(vst) == CORT_ERROR_OUT_OF_MEMORY ? vst : (cort_status_free(vst), NULL); }
             in[i] = dummy;
             continue;
         }
+        cort_free(in);
         return NULL;
     }
     for (size_t i = 0; i < n->n_inputs; i++)
         if (in[i] && in[i]->kind == CORT_VKIND_TENSOR && in[i]->bytes > FOLD_MAX_BYTES && !is_shape) {
             cort_value_release(dummy);
+            cort_free(in);
             return NULL;
         }
-    cort_value *outs[64] = { 0 };
-    if (n->n_outputs > 64) { cort_value_release(dummy); return NULL; }
     cort_exec ex = { NULL, NULL, 0, NULL };
     cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs, NULL, 0, NULL, &ex };
     cort_status *st = n->op->run(&ctx);
@@ -343,6 +346,7 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
         if (g->opts->optimization_level >= 1) g->skip[n->index] = 1;
     }
     for (size_t i = 0; i < n->n_outputs; i++) cort_value_release(outs[i]);
+    cort_free(in);
     return NULL;
 }
 
@@ -443,21 +447,23 @@ static cort_status *node_err(const cort_node_ir *nd, cort_code code, const char 
 static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
     const cort_compile_opts *o = g->opts;
     if (!o->n_providers) return NULL;
-    cort_tinfo ins[64];
-    if (n->n_inputs > 64) return NULL;
+    cort_tinfo ins_stack[16], *ins = ins_stack;
+    if (n->n_inputs > 16 && !(ins = cort_calloc(n->n_inputs, sizeof *ins))) return NULL;
     for (size_t i = 0; i < n->n_inputs; i++) {
         if (n->in_slot[i] >= 0) ins[i] = g->slot_info[n->in_slot[i]];
         else { cort_tinfo_unknown(&ins[i]); ins[i].present = 0; }
     }
-    for (size_t p = 0; p < o->n_providers; p++) {
+    const cort_op_def *found = NULL;
+    for (size_t p = 0; p < o->n_providers && !found; p++) {
         const cort_provider *pv = &o->providers[p];
         char reason[128] = "";
         if (pv->vt->supports(pv->instance, n, ins, reason, sizeof reason)) {
             const cort_op_def *k = pv->vt->kernel(pv->instance, n);
-            if (k) { n->provider = pv->vt->name; return k; }
+            if (k) { n->provider = pv->vt->name; found = k; }
         }
     }
-    return NULL;
+    if (ins != ins_stack) cort_free(ins);
+    return found;
 }
 
 static cort_status *infer_node(cort_graph *g, cort_node *n) {
@@ -491,9 +497,13 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
             return st;
         }
     }
-    cort_tinfo ins[64], outs[64];
-    if (n->n_inputs > 64 || n->n_outputs > 64)
-        return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "node '%s' (%s): more than 64 inputs or outputs", n->name, n->op_type);
+    /* one slot more than needed: infer functions may assume at least one input and one output */
+    cort_tinfo *ins = cort_calloc(n->n_inputs + n->n_outputs + 2, sizeof *ins);
+    if (!ins) return cort_error_oom();
+    cort_tinfo *outs = ins + n->n_inputs + 1;
+    cort_tinfo_unknown(&ins[n->n_inputs]);
+    ins[n->n_inputs].present = 0;
+    cort_tinfo_unknown(&outs[n->n_outputs]);
     for (size_t i = 0; i < n->n_inputs; i++) {
         if (n->in_slot[i] >= 0) ins[i] = g->slot_info[n->in_slot[i]];
         else { cort_tinfo_unknown(&ins[i]); ins[i].present = 0; }
@@ -502,6 +512,7 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
     cort_infer_ctx ictx = { n, n->opset, n->state, n->n_inputs, ins, n->n_outputs, outs };
     cort_status *st = op->infer(&ictx);
     if (st) {
+        cort_free(ins);
         if (strncmp(cort_status_message(st), "node '", 6))
             st = cort_error_wrap(st, "node '%s' (%s): ", n->name, n->op_type);
         return st;
@@ -515,6 +526,7 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
         if (outs[i].kind == CORT_VKIND_UNKNOWN && declared.kind != CORT_VKIND_UNKNOWN) outs[i] = declared;
         g->slot_info[s] = outs[i];
     }
+    cort_free(ins);
     return try_fold(g, n);
 }
 
