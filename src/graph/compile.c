@@ -350,6 +350,11 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     return NULL;
 }
 
+const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
+    if (!node || i >= node->n_inputs || node->in_slot[i] < 0 || !node->graph) return NULL;
+    return node->graph->consts[node->in_slot[i]];
+}
+
 /* ---------------------------------------------------------------- fusion (level 2) */
 /* Consumers of slot s among executed nodes; returns the count and the first consumer's index. */
 static size_t consumers(const cort_graph *g, int32_t s, size_t *first) {

@@ -122,6 +122,10 @@ size_t       cort_attr_strings(const cort_node *node, const char *name, const ch
 const cort_value *cort_attr_tensor(const cort_node *node, const char *name);
 const cort_graph_ir *cort_attr_graph(const cort_node *node, const char *name);
 
+/* Constant value of input i when it is known at session creation (an initializer or a folded
+ * constant), else NULL. Valid in init/infer and for the session's life: kernels may prepack it. */
+const cort_value *cort_node_const_input(const cort_node *node, size_t i);
+
 /* ---- kernel helpers ---- */
 /* Allocates output i as a tensor (uninitialized data; strings ""), stores it in ctx->outputs[i] and
  * returns it (borrowed) in *out. */
