@@ -119,7 +119,11 @@ static void test_bad_models(void) {
         CHECK_MSG(crashed_or_ok == 0, "%d truncations did not fail with INVALID_MODEL", crashed_or_ok);
         free(bytes);
     }
-    cort_status *st = cort_session_create(MODEL("unsupported.onnx"), NULL, &s);
+    /* fuzzer find: a Shape node whose other input is unknown leaked the folding placeholder */
+    cort_status *st = cort_session_create(MODEL("regress_try_fold_leak.onnx"), NULL, &s);
+    if (!st) cort_session_release(s);
+    cort_status_free(st);
+    st = cort_session_create(MODEL("unsupported.onnx"), NULL, &s);
     CHECK_ERR(st, CORT_ERROR_NOT_IMPLEMENTED, "mystery");
     st = cort_session_create(MODEL("unsupported.onnx"), NULL, &s);
     CHECK_ERR(st, CORT_ERROR_NOT_IMPLEMENTED, "NoSuchOp");

@@ -318,6 +318,7 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
             in[i] = dummy;
             continue;
         }
+        cort_value_release(dummy);
         cort_free(in);
         return NULL;
     }
