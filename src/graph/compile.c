@@ -726,7 +726,10 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if ((st = infer_node(g, &g->nodes[i]))) goto error;
 
     /* 5b. fusions */
-    if (opts->optimization_level >= 2) fuse_activations(g);
+    if (opts->optimization_level >= 2) {
+        if ((st = cort_graph_fuse_patterns(g))) goto error;
+        fuse_activations(g);
+    }
 
     /* 6. graph outputs */
     g->output_slots = cort_calloc(ir->n_outputs + 1, sizeof *g->output_slots);

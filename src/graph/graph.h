@@ -41,6 +41,9 @@ typedef struct cort_graph {
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
                                 const cort_node *parent_node, cort_graph **out);
 void cort_graph_free(cort_graph *g);
+/* Level-2 pattern fusions (src/graph/fuse.c), run after inference and constant folding, before
+ * activation fusion: may rewrite nodes in place (new op, state, slots) and mark others skipped. */
+cort_status *cort_graph_fuse_patterns(cort_graph *g);
 
 /* Per-run executor state. */
 struct cort_exec {
