@@ -19,7 +19,10 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
-if [ "$lane" = release ]; then step "race test negative control" scripts/negative_control.sh 200; fi
+if [ "$lane" = release ]; then
+    step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
+    step "race test negative control" scripts/negative_control.sh 200
+fi
 if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
     if [ "$lane" != tsan ]; then
         step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
