@@ -56,21 +56,26 @@ static cpu_allocator *owner(void) {
 
 const void *cort_cpu_allocator_identity(void) { return owner(); }
 
+/* Errors of cort_set_allocator are static: building a message would allocate, which would itself
+ * initialize the default allocator and defeat the call. */
+static cort_status err_null = { CORT_ERROR_INVALID_ARGUMENT, 1, (char *)"cort_set_allocator: allocator is NULL" };
+static cort_status err_version = { CORT_ERROR_INVALID_ARGUMENT, 1,
+                                   (char *)"cort_set_allocator: unsupported version (expected CORT_ALLOCATOR_VERSION)" };
+static cort_status err_funcs = { CORT_ERROR_INVALID_ARGUMENT, 1, (char *)"cort_set_allocator: alloc and free must be set" };
+static cort_status err_in_use = { CORT_ERROR_INVALID_ARGUMENT, 1,
+                                  (char *)"cort_set_allocator: the allocator is already in use; install it before the first cort call" };
+
 cort_status *cort_set_allocator(const cort_allocator *allocator) {
-    if (!allocator) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: allocator is NULL");
-    if (allocator->version != CORT_ALLOCATOR_VERSION)
-        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: version %u, expected %u",
-                          allocator->version, CORT_ALLOCATOR_VERSION);
-    if (!allocator->alloc || !allocator->free)
-        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_set_allocator: alloc and free must be set");
+    if (!allocator) return &err_null;
+    if (allocator->version != CORT_ALLOCATOR_VERSION) return &err_version;
+    if (!allocator->alloc || !allocator->free) return &err_funcs;
     /* Installing the allocator IS the one-time initialization, done under the guard's lock so a
      * concurrent first allocation either happens before (and we refuse) or after (and uses it). */
     static cort_allocator copy;   /* written once, before publication, under the once lock below */
     pthread_mutex_lock(&g_once.lock);
     if (atomic_load(&g_once.done)) {
         pthread_mutex_unlock(&g_once.lock);
-        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
-                          "cort_set_allocator: the allocator is already in use; install it before the first cort call");
+        return &err_in_use;
     }
     copy = *allocator;
     g_pending_user = &copy;
