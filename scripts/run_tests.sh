@@ -19,6 +19,8 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
+# expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
+if [ "$lane" != tsan ]; then step "real-world models vs ONNX Runtime ($lane)" "$build/bin/cort" test tests/models/realworld/*; fi
 if [ "$lane" = release ]; then
     step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200

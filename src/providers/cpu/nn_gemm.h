@@ -10,6 +10,7 @@
 #include "../../core/threadpool.h"
 #include "simd/gemm_ukernels.h"
 #include "nn_common.h"
+#include "../../graph/op.h"
 
 typedef struct nn_gemm_b nn_gemm_b;
 /* Packs rows [k0, k0+kc) and columns [j0, j0+ncols) of B into dst[kc][nr] (ncols <= nr; columns
@@ -44,6 +45,36 @@ cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, s
 cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                          const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
                          const float *row_bias, const nn_act *act, float *C, size_t ldc);
+
+/* An operand packed once into the micro-kernel layout (constant weights, packed at session
+ * creation): A as MR-row panels (alpha folded in) or B as NR-column panels, per KC slice of K
+ * (slice k0 at k0 * panels * R, panel i of it at + i * R * kc). Immutable once made. */
+typedef struct nn_gemm_packed {
+    const nn_gemm_kernel *k;
+    size_t rows, K;     /* A: M x K (rows = M); B: K x N (rows = N) */
+    float  alpha;       /* folded into packed A */
+    float *data;
+} nn_gemm_packed;
+/* Packs op(A)[M,K] * alpha for kernel k (NULL = best). */
+cort_status *nn_gemm_pack_a(const nn_gemm_kernel *k, size_t M, size_t K, float alpha, const float *A, size_t lda,
+                            int transA, nn_gemm_packed *out);
+/* Packs B[K,N] for kernel k (NULL = best). */
+cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B, nn_gemm_packed *out);
+void nn_gemm_packed_free(nn_gemm_packed *p);
+
+/* Everything optional about a gemm call. */
+typedef struct nn_gemm_opts {
+    const nn_gemm_packed *apack;   /* prepacked A matching (M, K, alpha) or NULL; ignored for another kernel */
+    const nn_gemm_packed *bpack;   /* prepacked B matching (K, N) or NULL */
+    const float *row_bias;         /* C[i][*] += row_bias[i] */
+    const nn_act *act;             /* fused activation */
+    cort_kernel_ctx *ctx;          /* scratch memory and cancellation; NULL: cort_malloc, never cancelled */
+} nn_gemm_opts;
+
+/* nn_sgemm_ex with options; returns the cancellation status when ctx was cancelled meanwhile. */
+cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                          const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc,
+                          const nn_gemm_opts *opts);
 
 /* Naive triple loop, kept as the reference the tests compare against (double accumulation). */
 void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,

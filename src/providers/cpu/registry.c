@@ -10,9 +10,10 @@ extern const cort_op_def *const cort_ops_reduce[];
 extern const cort_op_def *const cort_ops_misc[];
 extern const cort_op_def *const cort_ops_control[];
 extern const cort_op_def *const cort_ops_misc2[];
+extern const cort_op_def *const cort_ops_fused[];
 
 static const cort_op_def *const *const families[] = {
-    cort_ops_elementwise, cort_ops_nn, cort_ops_shape, cort_ops_reduce, cort_ops_misc, cort_ops_control, cort_ops_misc2,
+    cort_ops_elementwise, cort_ops_nn, cort_ops_shape, cort_ops_reduce, cort_ops_misc, cort_ops_control, cort_ops_misc2, cort_ops_fused,
 };
 
 static int domain_eq(const char *a, const char *b) {

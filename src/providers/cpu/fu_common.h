@@ -1,0 +1,23 @@
+/* Kernels of the fused operators (domain "cort") that the level-2 optimizer (src/graph/fuse.c)
+ * substitutes for decomposed subgraphs. float32 only: the optimizer only fuses float graphs. */
+#ifndef CORT_CPU_FU_COMMON_H
+#define CORT_CPU_FU_COMMON_H
+#include <stddef.h>
+#include "../../graph/op.h"
+
+/* y = x * 0.5 * (1 + erf(x / sqrt(2))) over n floats; y may equal x. */
+void fu_gelu_f32(const float *x, float *y, size_t n);
+/* Reference of the above (libm erff), for tests. */
+void fu_gelu_f32_ref(const float *x, float *y, size_t n);
+
+/* LayerNorm over contiguous rows of length c: y = (x - mean) / sqrt(var + eps) * scale + bias
+ * (scale, bias may be NULL); var is the mean of squared deviations (two passes). */
+void fu_layernorm_rows(const float *x, float *y, size_t rows, size_t c, const float *scale, const float *bias,
+                       float eps, cort_pool *pool);
+
+extern const cort_op_def fu_op_gelu;          /* cort.Gelu(X) */
+extern const cort_op_def fu_op_layernorm;     /* cort.LayerNorm(X, scale?, bias?) epsilon */
+extern const cort_op_def fu_op_fused_matmul;  /* cort.FusedMatMul(A, B, bias?, residual?) alpha, activation */
+
+enum { FU_ACT_NONE = 0, FU_ACT_GELU = 1 };
+#endif

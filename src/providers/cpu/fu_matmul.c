@@ -1,0 +1,108 @@
+/* cort.FusedMatMul(A, B, bias?, residual?): Y = act(alpha * A @ B + bias + residual), MatMul
+ * broadcasting for A and B. bias is [N] (broadcast over rows), residual has Y's shape. Both are
+ * written into Y first and the GEMM accumulates onto them (beta = 1), so neither needs its own
+ * pass over a separate tensor. attribute activation: 0 none, 1 GELU (erf); node->act (Relu, Clip,
+ * ... fused by the generic activation pass) runs after it. */
+#include <string.h>
+#include "fu_common.h"
+#include "nn_common.h"
+#include "nn_gemm.h"
+#include "nn_matmul.h"
+
+static cort_status *fmm_infer(cort_infer_ctx *ctx) {
+    nn_mm_infer(ctx, 0, 1, CORT_TYPE_FLOAT);
+    return NULL;
+}
+
+typedef struct prefill_job {
+    float *y;
+    const float *bias, *res;
+    size_t n;
+} prefill_job;
+
+static void prefill_task(void *arg, size_t begin, size_t end) {
+    const prefill_job *j = arg;
+    for (size_t r = begin; r < end; r++) {
+        float *restrict y = j->y + r * j->n;
+        const float *restrict b = j->bias;
+        if (j->res) {
+            const float *restrict x = j->res + r * j->n;
+            if (b) for (size_t i = 0; i < j->n; i++) y[i] = x[i] + b[i];
+            else memcpy(y, x, j->n * sizeof *y);
+        } else {
+            memcpy(y, b, j->n * sizeof *y);
+        }
+    }
+}
+
+typedef struct gelu_rows_job { float *y; } gelu_rows_job;
+static void gelu_task(void *arg, size_t begin, size_t end) {
+    const gelu_rows_job *j = arg;
+    fu_gelu_f32(j->y + begin, j->y + begin, end - begin);
+}
+
+static cort_status *fmm_run(cort_kernel_ctx *ctx) {
+    CORT_TRY(nn_check_input(ctx, 0, "A", 1, -1));
+    CORT_TRY(nn_check_input(ctx, 1, "B", 1, -1));
+    const cort_value *a = ctx->inputs[0], *b = ctx->inputs[1];
+    const cort_value *bias = nn_opt_input(ctx, 2), *res = nn_opt_input(ctx, 3);
+    if (a->type != CORT_TYPE_FLOAT || b->type != CORT_TYPE_FLOAT)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A' and 'B' have types %s and %s, "
+                               "expected float", cort_type_name(a->type), cort_type_name(b->type));
+    nn_mm_shape s;
+    CORT_TRY(nn_mm_shape_make(ctx, 0, 1, &s));
+    const size_t M = s.M, N = s.N, K = s.K, rows = s.batch * M;
+    char sh[160];
+    if (bias && (bias->kind != CORT_VKIND_TENSOR || bias->type != CORT_TYPE_FLOAT || bias->count != N))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input 2 'bias' is %s%s, expected float with %zu elements", cort_type_name(bias->type),
+                               nn_shape(bias, sh, sizeof sh), N);
+    if (res) {
+        int ok = res->kind == CORT_VKIND_TENSOR && res->type == CORT_TYPE_FLOAT && res->rank == s.yrank;
+        for (size_t i = 0; ok && i < s.yrank; i++) ok = res->shape[i] == s.ydims[i];
+        if (!ok)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input 3 'residual' is %s%s, expected float of the product's shape",
+                                   cort_type_name(res->type), nn_shape(res, sh, sizeof sh));
+    }
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, s.ydims, s.yrank, &y));
+    if (!y->count) return NULL;
+    float *yp = y->data;
+    const float *ap = a->data, *bp = b->data;
+    const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f);
+    const int gelu = cort_attr_int(ctx->node, "activation", FU_ACT_NONE) == FU_ACT_GELU;
+    float beta = 0.0f;
+    if (bias || res) {
+        prefill_job pj = { yp, bias ? bias->data : NULL, res ? res->data : NULL, N };
+        cort_parallel_for(ctx->pool, rows, 16384 / (N ? N : 1) + 1, prefill_task, &pj);
+        beta = 1.0f;
+    }
+    const nn_act act = nn_act_of(ctx->node);
+    const nn_act *gact = gelu ? NULL : &act;   /* with GELU the generic activation runs after it */
+    cort_status *st = NULL;
+    int fold = s.batch > 1 && b->rank <= 2;   /* B shared by every batch and A contiguous: one tall gemm */
+    for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
+    if (s.batch == 1 || fold) {
+        nn_gemm_b gb = nn_gemm_b_matrix(bp, N, 0);
+        st = nn_sgemm_ex(ctx->pool, NULL, rows, N, K, alpha, ap, K, 0, &gb, beta, NULL, gact, yp, N);
+    } else {
+        for (size_t bt = 0; bt < s.batch && !st; bt++) {
+            size_t am, bm;
+            nn_mm_batch(&s, bt, &am, &bm);
+            nn_gemm_b gb = nn_gemm_b_matrix(bp + bm * K * N, N, 0);
+            st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, alpha, ap + am * M * K, K, 0, &gb, beta, NULL, gact,
+                             yp + bt * M * N, N);
+        }
+    }
+    if (st) return st;
+    if (gelu) {
+        gelu_rows_job gj = { yp };
+        cort_parallel_for(ctx->pool, y->count, 16384, gelu_task, &gj);
+        nn_act_apply(&act, yp, y->count);
+    }
+    return NULL;
+}
+
+const cort_op_def fu_op_fused_matmul = { "FusedMatMul", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, NULL, NULL,
+                                         fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };

@@ -1,0 +1,10 @@
+/* Operator list of the 'fused' family (see registry.c): internal operators of domain "cort" that
+ * only the level-2 optimizer (src/graph/fuse.c) creates. */
+#include "fu_common.h"
+
+const cort_op_def *const cort_ops_fused[] = {
+    &fu_op_gelu,
+    &fu_op_layernorm,
+    &fu_op_fused_matmul,
+    NULL
+};
