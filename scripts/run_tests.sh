@@ -22,6 +22,7 @@ if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance 
 # expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
 if [ "$lane" != tsan ]; then step "real-world models vs ONNX Runtime ($lane)" "$build/bin/cort" test tests/models/realworld/*; fi
 if [ "$lane" = release ]; then
+    step "make install, then build and run against the installed copy" scripts/test_install.sh
     step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200
 fi

@@ -51,6 +51,8 @@ static void test_gemm(cort_pool *pool) {
                 float *A = rand_buf((ta ? K : M) * lda), *B = rand_buf((tb ? N : K) * ldb);
                 float *C = rand_buf(M * ldc), *R = malloc(M * ldc * sizeof(float));
                 memcpy(R, C, M * ldc * sizeof(float));
+                float *C0 = malloc(M * ldc * sizeof(float));
+                memcpy(C0, C, M * ldc * sizeof(float));
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
@@ -72,11 +74,23 @@ static void test_gemm(cort_pool *pool) {
                         R[i * ldc + q] = v;
                     }
                 }
-                free(bias);
                 double err = max_rel_err(C, R, M * ldc);
                 CHECK_MSG(err < 1e-4, "gemm %s M=%zu N=%zu K=%zu ta=%d tb=%d: err %g", kern ? kern->name : "auto", M, N, K, ta,
                           tb, err);
-                free(A); free(B); free(C); free(R);
+                /* prepacked A, B or both (as constant weights are packed at session creation) */
+                nn_gemm_packed pa, pb;
+                CHECK_OK(nn_gemm_pack_a(kern, M, K, alpha, A, lda, ta, &pa));
+                CHECK_OK(nn_gemm_pack_b(kern, K, N, &b, &pb));
+                nn_gemm_opts o = { (tr & 1) || si % 2 ? &pa : NULL, (tr & 2) || si % 3 ? &pb : NULL, bias, &act, NULL };
+                memcpy(C, C0, M * ldc * sizeof(float));
+                CHECK_OK(nn_sgemm_opt((si & 1) ? NULL : pool, kern, M, N, K, alpha, A, lda, ta, &b, beta, C, ldc, &o));
+                err = max_rel_err(C, R, M * ldc);
+                CHECK_MSG(err < 1e-4, "prepacked gemm %s M=%zu N=%zu K=%zu ta=%d tb=%d: err %g",
+                          kern ? kern->name : "auto", M, N, K, ta, tb, err);
+                nn_gemm_packed_free(&pa);
+                nn_gemm_packed_free(&pb);
+                free(bias);
+                free(A); free(B); free(C); free(R); free(C0);
             }
 }
 
@@ -158,6 +172,17 @@ static void test_conv(cort_pool *pool) {
                     double err = max_rel_err(y, r, yn);
                     CHECK_MSG(err < 1e-4, "%s case %zu kernel %s bias %d: err %g", transpose ? "convT" : "conv", ci,
                               kernels[ki]->name, with_bias, err);
+                    if (!transpose && ki == 0 && nn_conv_uses_gemm(s.C, s.group)) {
+                        /* weights prepacked once, as Conv does for constant W */
+                        nn_gemm_packed *wp = calloc(s.group, sizeof *wp);
+                        CHECK_OK(nn_conv_pack_weights(w, s.M, (s.C / s.group) * ks, s.group, wp));
+                        for (size_t i = 0; i < yn; i++) y[i] = NAN;
+                        CHECK_OK(nn_conv_f32_opt(with_bias ? pool : NULL, NULL, &s, x, w, b, NULL, y, wp, NULL));
+                        err = max_rel_err(y, r, yn);
+                        CHECK_MSG(err < 1e-4, "prepacked conv case %zu bias %d: err %g", ci, with_bias, err);
+                        for (size_t g = 0; g < s.group; g++) nn_gemm_packed_free(&wp[g]);
+                        free(wp);
+                    }
                     free(x); free(w); free(b); free(y); free(r);
                 }
 }
@@ -169,6 +194,10 @@ static void test_pool(cort_pool *pool) {
         {1, 2, 5, 5, 1, {20}, {4}, {3}, {2}, {3}, {1}},
         {3, 1, 4, 4, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 0}},
         {2, 1, 2, 2, 1, {12, 13}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},
+        {2, 2, 3, 3, 1, {111, 111}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},    /* squeezenet, ceil mode */
+        {2, 1, 2, 2, 1, {112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},    /* resnet */
+        {1, 1, 3, 3, 1, {40}, {5}, {3}, {1}, {2}, {4}},
+        {2, 1, 2, 2, 1, {6, 1500}, {2, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 1}},     /* row too wide: generic */
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
         for (int kind = 0; kind < NN_POOL_KINDS; kind++)
@@ -192,8 +221,13 @@ static void test_pool(cort_pool *pool) {
                 nn_pool_f32_ref(&pp, &s.g, planes, x, r, kind == NN_POOL_MAX ? ir : NULL);
                 double err = max_rel_err(y, r, planes * out);
                 CHECK_MSG(err < 1e-5, "pool case %zu kind %d flag %d: err %g", ci, kind, flag, err);
-                if (kind == NN_POOL_MAX)
+                if (kind == NN_POOL_MAX) {
                     CHECK_MSG(!memcmp(iy, ir, planes * out * sizeof(int64_t)), "pool indices case %zu", ci);
+                    /* without indices (the separable 2-D fast path) */
+                    nn_pool_f32(pool, &pp, &s.g, planes, x, y, NULL);
+                    err = max_rel_err(y, r, planes * out);
+                    CHECK_MSG(err == 0.0, "maxpool no-indices case %zu flag %d: err %g", ci, flag, err);
+                }
                 free(x); free(y); free(r); free(iy); free(ir);
             }
 }

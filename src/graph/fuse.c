@@ -1,7 +1,388 @@
-/* Level-2 pattern fusions over a compiled graph (see graph.h). */
+/* Level-2 pattern fusions over a compiled graph (see graph.h). Each pattern keeps its last node,
+ * turns it into a fused operator of domain "cort" (src/providers/cpu/fu_*.c) and marks the other
+ * nodes skipped. A pattern only fires when every intermediate value is consumed inside it and is
+ * not a graph output, all its nodes run on the CPU provider, and its constants have the exact
+ * values the fused kernel assumes. Patterns:
+ *   MatMul + Add(bias[N])                       -> cort.FusedMatMul(A, B, bias)
+ *   MatMul + Div/Mul(scalar)                    -> cort.FusedMatMul(A, B) alpha
+ *   FusedMatMul + Add(residual of equal shape)  -> cort.FusedMatMul(A, B, bias, residual)
+ *   x*0.5*(1+erf(x/sqrt2)) (both Mul orders)    -> cort.Gelu(x)
+ *   FusedMatMul + cort.Gelu                     -> cort.FusedMatMul activation=1
+ *   ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma)(/Add beta) over the last axis
+ *                                               -> cort.LayerNorm(X, gamma, beta) epsilon */
+#include <math.h>
+#include <string.h>
 #include "graph.h"
 
-cort_status *cort_graph_fuse_patterns(cort_graph *g) {
-    (void)g;
+#define FUSE_OUTPUT_USE (1 << 20)   /* use count added for graph outputs: never fusible */
+
+typedef struct fuse_index {
+    int32_t *producer;   /* per slot: executed node producing it, or -1 */
+    int32_t *uses;       /* per slot: reads by executed nodes (+FUSE_OUTPUT_USE for graph outputs) */
+    int32_t *consumer;   /* per slot: the first executed reader, or -1 */
+} fuse_index;
+
+static cort_status *index_build(const cort_graph *g, fuse_index *x) {
+    if (!x->producer) {
+        x->producer = cort_malloc((g->n_slots + 1) * 3 * sizeof(int32_t));
+        if (!x->producer) return cort_error_oom();
+        x->uses = x->producer + g->n_slots + 1;
+        x->consumer = x->uses + g->n_slots + 1;
+    }
+    for (size_t s = 0; s < g->n_slots; s++) { x->producer[s] = -1; x->uses[s] = 0; x->consumer[s] = -1; }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->skip[i]) continue;
+        const cort_node *n = &g->nodes[i];
+        for (size_t k = 0; k < n->n_outputs; k++)
+            if (n->out_slot[k] >= 0) x->producer[n->out_slot[k]] = (int32_t)i;
+        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            int32_t s = k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs];
+            if (s < 0) continue;
+            if (x->consumer[s] < 0) x->consumer[s] = (int32_t)i;
+            x->uses[s]++;
+        }
+    }
+    for (size_t i = 0; i < g->ir->n_outputs; i++) {
+        int32_t s = cort_namemap_get(&g->names, g->ir->outputs[i].name);
+        if (s >= 0) x->uses[s] += FUSE_OUTPUT_USE;
+    }
     return NULL;
+}
+
+/* Whether n is a CPU-run node of (domain, op) with float output 0. */
+static int is_op(const cort_graph *g, const cort_node *n, const char *domain, const char *op) {
+    return n && !strcmp(n->op_type, op) && !strcmp(n->domain, domain) && n->provider && !strcmp(n->provider, "cpu") &&
+           !n->act && n->n_outputs == 1 && n->out_slot[0] >= 0 && !n->n_implicit &&
+           g->slot_info[n->out_slot[0]].elem == CORT_TYPE_FLOAT;
+}
+
+/* The executed producer of slot s if it is (domain, op) and s is read exactly `uses` times. */
+static cort_node *producer_of(cort_graph *g, const fuse_index *x, int32_t s, const char *domain, const char *op,
+                              int32_t uses) {
+    if (s < 0 || x->producer[s] < 0 || x->uses[s] != uses) return NULL;
+    cort_node *n = &g->nodes[x->producer[s]];
+    return is_op(g, n, domain, op) ? n : NULL;
+}
+
+/* The only consumer of slot s if it is (domain, op). */
+static cort_node *sole_consumer(cort_graph *g, const fuse_index *x, int32_t s, const char *op) {
+    if (s < 0 || x->uses[s] != 1 || x->consumer[s] < 0) return NULL;
+    cort_node *n = &g->nodes[x->consumer[s]];
+    return is_op(g, n, "", op) ? n : NULL;
+}
+
+/* A constant float scalar (any shape with one element). */
+static int const_scalar(const cort_graph *g, int32_t s, float *v) {
+    if (s < 0) return 0;
+    const cort_value *c = g->slot_info[s].value;
+    if (!c || c->kind != CORT_VKIND_TENSOR || c->type != CORT_TYPE_FLOAT || c->count != 1) return 0;
+    *v = *(const float *)c->data;
+    return 1;
+}
+
+/* A constant float vector broadcasting only along the last axis of a rank-`rank` value: count == c,
+ * last dim == c, rank <= rank. */
+static int const_row(const cort_graph *g, int32_t s, int64_t c, int rank) {
+    if (s < 0 || c <= 0) return 0;
+    const cort_value *v = g->slot_info[s].value;
+    return v && v->kind == CORT_VKIND_TENSOR && v->type == CORT_TYPE_FLOAT && v->rank >= 1 &&
+           (int)v->rank <= rank && v->count == (size_t)c && v->shape[v->rank - 1] == c;
+}
+
+/* Input slot of binary node n other than s (-1 if n does not read s exactly once). */
+static int32_t other_input(const cort_node *n, int32_t s) {
+    if (n->n_inputs != 2) return -1;
+    if (n->in_slot[0] == s && n->in_slot[1] != s) return n->in_slot[1];
+    if (n->in_slot[1] == s && n->in_slot[0] != s) return n->in_slot[0];
+    return -1;
+}
+
+static int same_static_shape(const cort_tinfo *a, const cort_tinfo *b) {
+    if (a->rank < 0 || a->rank != b->rank || !cort_tinfo_shape_known(a) || !cort_tinfo_shape_known(b)) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+/* Turns `keep` into cort.<op_type>(in...) with the given attributes; its output slot stays. */
+static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type, const int32_t *in, size_t n_in,
+                            const cort_attr_ir *attrs, size_t n_attrs) {
+    const cort_op_def *op = cort_op_find("cort", op_type, 1);
+    if (!op) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "fused operator cort.%s is not registered", op_type);
+    cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
+    int32_t *slots = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *slots);
+    const char **names = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *names);
+    cort_attr_ir *at = cort_arena_alloc(g->arena, (n_attrs + 1) * sizeof *at);
+    if (!ir || !slots || !names || !at) return cort_error_oom();
+    *ir = *keep->ir;
+    ir->op_type = op->name;
+    ir->domain = "cort";
+    for (size_t k = 0; k < n_in; k++) {
+        slots[k] = in[k];
+        names[k] = in[k] >= 0 ? g->slot_names[in[k]] : "";
+    }
+    ir->inputs = names;
+    ir->n_inputs = n_in;
+    ir->n_outputs = 1;
+    if (n_attrs) memcpy(at, attrs, n_attrs * sizeof *at);
+    ir->attrs = at;
+    ir->n_attrs = n_attrs;
+    if (keep->op && keep->op->free_state && keep->state) keep->op->free_state(keep->state);
+    keep->state = NULL;
+    keep->ir = ir;
+    keep->op_type = ir->op_type;
+    keep->domain = "cort";
+    keep->op = op;
+    keep->n_inputs = n_in;
+    keep->in_slot = slots;
+    keep->n_outputs = 1;
+    keep->act = 0;
+    if (op->init) CORT_TRY(op->init(keep, &keep->state));
+    return NULL;
+}
+
+static cort_attr_ir attr_f(const char *name, float f) {
+    cort_attr_ir a;
+    memset(&a, 0, sizeof a);
+    a.name = name;
+    a.type = CORT_ATTR_FLOAT;
+    a.f = f;
+    return a;
+}
+
+static cort_attr_ir attr_i(const char *name, int64_t i) {
+    cort_attr_ir a;
+    memset(&a, 0, sizeof a);
+    a.name = name;
+    a.type = CORT_ATTR_INT;
+    a.i = i;
+    return a;
+}
+
+/* ---------------------------------------------------------------- MatMul epilogues */
+static int matmul_float(const cort_graph *g, const cort_node *mm) {
+    return mm->n_inputs == 2 && mm->in_slot[0] >= 0 && mm->in_slot[1] >= 0 &&
+           g->slot_info[mm->in_slot[0]].elem == CORT_TYPE_FLOAT && g->slot_info[mm->in_slot[1]].elem == CORT_TYPE_FLOAT;
+}
+
+static cort_status *fuse_matmul_bias(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "", "Add") || n->n_inputs != 2) continue;
+        for (int side = 0; side < 2; side++) {
+            int32_t ms = n->in_slot[side], bs = n->in_slot[1 - side];
+            cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
+            if (!mm || !matmul_float(g, mm)) continue;
+            const cort_tinfo *mt = &g->slot_info[ms];
+            if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
+            int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
+            CORT_TRY(rewrite(g, n, "FusedMatMul", in, 3, NULL, 0));
+            g->skip[mm->index] = 1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static cort_status *fuse_matmul_scale(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        int div = is_op(g, n, "", "Div");
+        if (g->skip[i] || !(div || is_op(g, n, "", "Mul")) || n->n_inputs != 2) continue;
+        for (int side = 0; side < (div ? 1 : 2); side++) {
+            int32_t ms = n->in_slot[side];
+            float c;
+            cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
+            if (!mm || !matmul_float(g, mm) || !const_scalar(g, n->in_slot[1 - side], &c)) continue;
+            if (!isfinite(c) || c == 0.0f) continue;
+            /* the scalar must not broadcast the product to a higher rank */
+            const cort_value *cv = g->slot_info[n->in_slot[1 - side]].value;
+            if ((int)cv->rank > g->slot_info[ms].rank) continue;
+            cort_attr_ir a = attr_f("alpha", div ? 1.0f / c : c);
+            int32_t in[2] = { mm->in_slot[0], mm->in_slot[1] };
+            CORT_TRY(rewrite(g, n, "FusedMatMul", in, 2, &a, 1));
+            g->skip[mm->index] = 1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static cort_status *fuse_matmul_residual(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "", "Add") || n->n_inputs != 2) continue;
+        for (int side = 0; side < 2; side++) {
+            int32_t fs = n->in_slot[side], rs = n->in_slot[1 - side];
+            cort_node *f = producer_of(g, x, fs, "cort", "FusedMatMul", 1);
+            if (!f || f->n_inputs != 3 || f->ir->n_attrs || rs < 0 || rs == fs) continue;
+            const cort_tinfo *rt = &g->slot_info[rs];
+            if (rt->elem != CORT_TYPE_FLOAT || !same_static_shape(rt, &g->slot_info[fs]) ||
+                !same_static_shape(rt, &g->slot_info[n->out_slot[0]]))
+                continue;
+            int32_t in[4] = { f->in_slot[0], f->in_slot[1], f->in_slot[2], rs };
+            CORT_TRY(rewrite(g, n, "FusedMatMul", in, 4, NULL, 0));
+            g->skip[f->index] = 1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- GELU */
+static int near(float v, double want) { return fabs((double)v - want) <= 1e-6 * fabs(want); }
+
+static cort_status *fuse_gelu(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *e = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, e, "", "Erf") || e->n_inputs != 1) continue;
+        /* d = h / sqrt(2) or h * (1/sqrt(2)) */
+        int32_t ds = e->in_slot[0], h = -1;
+        float c;
+        cort_node *dn = producer_of(g, x, ds, "", "Div", 1);
+        if (dn && dn->n_inputs == 2 && const_scalar(g, dn->in_slot[1], &c) && near(c, M_SQRT2)) h = dn->in_slot[0];
+        if (!dn && (dn = producer_of(g, x, ds, "", "Mul", 1)) && dn->n_inputs == 2)
+            for (int s = 0; s < 2 && h < 0; s++)
+                if (const_scalar(g, dn->in_slot[1 - s], &c) && near(c, M_SQRT1_2)) h = dn->in_slot[s];
+        if (h < 0 || g->slot_info[h].elem != CORT_TYPE_FLOAT) continue;
+        /* a = erf + 1 */
+        cort_node *an = sole_consumer(g, x, e->out_slot[0], "Add");
+        if (!an || !const_scalar(g, other_input(an, e->out_slot[0]), &c) || c != 1.0f) continue;
+        /* y = (h * 0.5) * a, or (h * a) * 0.5 */
+        cort_node *m = sole_consumer(g, x, an->out_slot[0], "Mul"), *half = NULL, *last = NULL;
+        if (!m) continue;
+        int32_t o = other_input(m, an->out_slot[0]);
+        if (o < 0) continue;
+        if (o == h) {
+            last = sole_consumer(g, x, m->out_slot[0], "Mul");
+            if (!last || !const_scalar(g, other_input(last, m->out_slot[0]), &c) || c != 0.5f) continue;
+        } else {
+            half = producer_of(g, x, o, "", "Mul", 1);
+            if (!half || other_input(half, h) < 0 || !const_scalar(g, other_input(half, h), &c) || c != 0.5f) continue;
+            last = m;
+        }
+        /* every constant must be a scalar that does not raise the rank */
+        const cort_tinfo *ht = &g->slot_info[h], *yt = &g->slot_info[last->out_slot[0]];
+        if (!same_static_shape(ht, yt) && !(ht->rank >= 0 && ht->rank == yt->rank)) continue;
+        int32_t in[1] = { h };
+        CORT_TRY(rewrite(g, last, "Gelu", in, 1, NULL, 0));
+        g->skip[dn->index] = g->skip[e->index] = g->skip[an->index] = 1;
+        if (half) g->skip[half->index] = 1;
+        if (m != last) g->skip[m->index] = 1;
+    }
+    return NULL;
+}
+
+static cort_status *fuse_matmul_gelu(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "cort", "Gelu")) continue;
+        cort_node *f = producer_of(g, x, n->in_slot[0], "cort", "FusedMatMul", 1);
+        if (!f) continue;
+        int has_act = 0;
+        for (size_t a = 0; a < f->ir->n_attrs; a++) has_act |= !strcmp(f->ir->attrs[a].name, "activation");
+        if (has_act || f->ir->n_attrs > 1) continue;
+        cort_attr_ir at[2];
+        size_t na = f->ir->n_attrs;
+        if (na) at[0] = f->ir->attrs[0];
+        at[na++] = attr_i("activation", 1);
+        int32_t in[4];
+        size_t nin = f->n_inputs;
+        memcpy(in, f->in_slot, nin * sizeof *in);
+        CORT_TRY(rewrite(g, n, "FusedMatMul", in, nin, at, na));
+        g->skip[f->index] = 1;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- LayerNorm */
+/* ReduceMean over exactly the last axis with keepdims, reading slot `in`. */
+static int mean_last_axis(const cort_graph *g, const cort_node *r, int32_t in, int rank) {
+    if (r->n_inputs < 1 || r->in_slot[0] != in || cort_attr_int(r, "keepdims", 1) != 1) return 0;
+    const int64_t *axes = NULL;
+    size_t na = cort_attr_ints(r, "axes", &axes);
+    int64_t ax;
+    if (na) {
+        if (na != 1) return 0;
+        ax = axes[0];
+    } else {
+        if (r->n_inputs < 2 || r->in_slot[1] < 0) return 0;
+        const cort_value *v = g->slot_info[r->in_slot[1]].value;
+        if (!v || v->kind != CORT_VKIND_TENSOR || v->type != CORT_TYPE_INT64 || v->count != 1) return 0;
+        ax = *(const int64_t *)v->data;
+    }
+    return ax == -1 || ax == rank - 1;
+}
+
+static cort_status *fuse_layernorm(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *dv = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, dv, "", "Div") || dv->n_inputs != 2) continue;
+        int32_t ds = dv->in_slot[0], ss = dv->in_slot[1];
+        float eps, two;
+        cort_node *sq = producer_of(g, x, ss, "", "Sqrt", 1);
+        cort_node *ae = sq ? producer_of(g, x, sq->in_slot[0], "", "Add", 1) : NULL;
+        if (!ae || ae->n_inputs != 2) continue;
+        int32_t vs = -1;
+        for (int s = 0; s < 2 && vs < 0; s++)
+            if (const_scalar(g, ae->in_slot[1 - s], &eps)) vs = ae->in_slot[s];
+        if (vs < 0 || !(eps >= 0) || !isfinite(eps)) continue;
+        cort_node *rv = producer_of(g, x, vs, "", "ReduceMean", 1);
+        cort_node *pw = rv ? producer_of(g, x, rv->in_slot[0], "", "Pow", 1) : NULL;
+        if (!pw || pw->n_inputs != 2 || pw->in_slot[0] != ds || !const_scalar(g, pw->in_slot[1], &two) || two != 2.0f)
+            continue;
+        cort_node *sb = producer_of(g, x, ds, "", "Sub", 2);
+        if (!sb || sb->n_inputs != 2) continue;
+        int32_t xs = sb->in_slot[0];
+        cort_node *rm = producer_of(g, x, sb->in_slot[1], "", "ReduceMean", 1);
+        const cort_tinfo *xt = xs >= 0 ? &g->slot_info[xs] : NULL;
+        if (!rm || !xt || xt->elem != CORT_TYPE_FLOAT || xt->rank < 1 || xt->dims[xt->rank - 1] <= 0) continue;
+        int rank = xt->rank;
+        int64_t c = xt->dims[rank - 1];
+        if (!mean_last_axis(g, rm, xs, rank) || !mean_last_axis(g, rv, pw->out_slot[0], rank)) continue;
+        /* the chain must keep X's shape (no broadcasting by the scalars) */
+        if (g->slot_info[dv->out_slot[0]].rank != rank) continue;
+        cort_node *last = dv, *mul = NULL, *add = NULL;
+        int32_t gamma = -1, beta = -1;
+        cort_node *cand = sole_consumer(g, x, dv->out_slot[0], "Mul");
+        if (cand && const_row(g, other_input(cand, dv->out_slot[0]), c, rank)) {
+            mul = cand;
+            gamma = other_input(cand, dv->out_slot[0]);
+            last = mul;
+        }
+        cand = sole_consumer(g, x, last->out_slot[0], "Add");
+        if (cand && const_row(g, other_input(cand, last->out_slot[0]), c, rank)) {
+            add = cand;
+            beta = other_input(cand, last->out_slot[0]);
+            last = add;
+        }
+        int32_t in[3] = { xs, gamma, beta };
+        cort_attr_ir a = attr_f("epsilon", eps);
+        CORT_TRY(rewrite(g, last, "LayerNorm", in, beta >= 0 ? 3 : gamma >= 0 ? 2 : 1, &a, 1));
+        g->skip[rm->index] = g->skip[sb->index] = g->skip[pw->index] = g->skip[rv->index] = 1;
+        g->skip[ae->index] = g->skip[sq->index] = 1;
+        if (last != dv) g->skip[dv->index] = 1;
+        if (mul && last != mul) g->skip[mul->index] = 1;
+    }
+    return NULL;
+}
+
+cort_status *cort_graph_fuse_patterns(cort_graph *g) {
+    fuse_index x = { 0 };
+    cort_status *st = NULL;
+    if (!g->n_nodes || !g->n_slots) return NULL;
+    if (!st) st = fuse_layernorm(g, &x);
+    if (!st) st = fuse_gelu(g, &x);
+    if (!st) st = fuse_matmul_bias(g, &x);
+    if (!st) st = fuse_matmul_scale(g, &x);
+    if (!st) st = fuse_matmul_residual(g, &x);
+    if (!st) st = fuse_matmul_gelu(g, &x);
+    cort_free(x.producer);
+    return st;
 }

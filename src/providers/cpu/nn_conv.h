@@ -15,6 +15,15 @@ typedef struct nn_conv_shape {
  * kernel: gemm micro-kernel (NULL = best). act: fused activation epilogue or NULL. */
 cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                          const float *w, const float *bias, const nn_act *act, float *y);
+/* As nn_conv_f32 with the weights of each group prepacked (wpack[group], from nn_conv_pack_weights;
+ * may be NULL) and ctx for scratch memory and cancellation (may be NULL). */
+cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                             const float *w, const float *bias, const nn_act *act, float *y,
+                             const nn_gemm_packed *wpack, cort_kernel_ctx *ctx);
+/* Packs Conv weights w[M, Kg] (Kg = C/group * kernel size) per group into out[group] for the best
+ * kernel. Returns NULL without packing (out untouched) for depthwise convs, which do not use gemm. */
+cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out);
+int nn_conv_uses_gemm(size_t C, size_t group);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
 /* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */

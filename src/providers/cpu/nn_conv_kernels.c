@@ -163,8 +163,28 @@ static void dw_run(void *arg, size_t begin, size_t end) {
     }
 }
 
+int nn_conv_uses_gemm(size_t C, size_t group) { return !(C == group && group > 1); }
+
+cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out) {
+    const size_t Mg = M / group;
+    for (size_t gi = 0; gi < group; gi++) {
+        cort_status *st = nn_gemm_pack_a(NULL, Mg, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &out[gi]);
+        if (st) {
+            while (gi-- > 0) nn_gemm_packed_free(&out[gi]);
+            return st;
+        }
+    }
+    return NULL;
+}
+
 cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                          const float *w, const float *bias, const nn_act *act, float *y) {
+    return nn_conv_f32_opt(pool, kernel, s, x, w, bias, act, y, NULL, NULL);
+}
+
+cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                             const float *w, const float *bias, const nn_act *act, float *y,
+                             const nn_gemm_packed *wpack, cort_kernel_ctx *ctx) {
     const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
     const size_t ks = (size_t)nn_geom_k_size(&s->g);
     const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
@@ -188,8 +208,9 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
             im2col_ctx ic = { xg, g };
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
             if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
-            CORT_TRY(nn_sgemm_ex(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f,
-                                 bias ? bias + gi * Mg : NULL, act, yg, out_size));
+            nn_gemm_opts o = { wpack ? &wpack[gi] : NULL, NULL, bias ? bias + gi * Mg : NULL, act, ctx };
+            CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f, yg,
+                                  out_size, &o));
         }
     return NULL;
 }

@@ -10,7 +10,21 @@ typedef struct conv_state {
     int64_t   output_padding[NN_MAX_SPATIAL];
     int64_t   output_shape[NN_MAX_SPATIAL + 2];
     size_t    n_output_shape;
+    /* Conv only: constant float weights packed per group at creation (NULL when W is not constant) */
+    nn_gemm_packed *wpack;
+    const float    *wsrc;      /* the constant's data the packs were made from */
+    int64_t         wdims[NN_MAX_SPATIAL + 2];
+    size_t          wrank;
 } conv_state;
+
+static void conv_free(void *state) {
+    conv_state *s = state;
+    if (!s) return;
+    if (s->wpack)
+        for (size_t g = 0; g < (size_t)s->group; g++) nn_gemm_packed_free(&s->wpack[g]);
+    cort_free(s->wpack);
+    cort_free(s);
+}
 
 static cort_status *conv_init(const cort_node *node, void **state) {
     conv_state *s = cort_calloc(1, sizeof *s);
@@ -42,6 +56,45 @@ static cort_status *conv_init(const cort_node *node, void **state) {
 error:
     cort_free(s);
     return st;
+}
+
+/* Conv: packs constant float weights once so every run skips packing them. */
+static cort_status *conv_init_packed(const cort_node *node, void **state) {
+    CORT_TRY(conv_init(node, state));
+    conv_state *s = *state;
+    const cort_value *w = cort_node_const_input(node, 1);
+    if (!w || w->kind != CORT_VKIND_TENSOR || w->type != CORT_TYPE_FLOAT || w->rank < 3 ||
+        w->rank > NN_MAX_SPATIAL + 2 || w->count == 0 || !w->data)
+        return NULL;
+    const size_t M = (size_t)w->shape[0], Kg = w->count / M, group = (size_t)s->group;
+    const size_t C = (size_t)w->shape[1] * group;
+    if (M % group || !nn_conv_uses_gemm(C, group)) return NULL;   /* invalid (reported at run) or depthwise */
+    s->wpack = cort_calloc(group, sizeof *s->wpack);
+    if (!s->wpack) goto oom;
+    cort_status *st = nn_conv_pack_weights(w->data, M, Kg, group, s->wpack);
+    if (st) {
+        cort_free(s->wpack);
+        s->wpack = NULL;
+        conv_free(s);
+        *state = NULL;
+        return st;
+    }
+    s->wsrc = w->data;
+    s->wrank = w->rank;
+    for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+    return NULL;
+oom:
+    conv_free(s);
+    *state = NULL;
+    return cort_error_oom();
+}
+
+/* The prepacked weights when they were made from exactly this W, else NULL (pack per run). */
+static const nn_gemm_packed *conv_packed_for(const conv_state *s, const cort_value *w) {
+    if (!s->wpack || w->data != s->wsrc || w->rank != s->wrank || w->type != CORT_TYPE_FLOAT) return NULL;
+    for (size_t i = 0; i < w->rank; i++)
+        if (w->shape[i] != s->wdims[i]) return NULL;
+    return s->wpack;
 }
 
 /* ConvTranspose geometry: g->in = X spatial dims, g->out = Y spatial dims, pads resolved. */
@@ -205,7 +258,8 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
         nn_act_apply(&act, fy.p, y->count);
 #else
         st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p)
-                       : nn_conv_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p);
+                       : nn_conv_f32_opt(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p,
+                                         conv_packed_for(ctx->state, w), ctx);
 #endif
         if (!st) nn_fbuf_commit(&fy, y);
     }
@@ -363,7 +417,7 @@ done:
 
 const cort_op_def nn_op_conv = {
     .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
-    .init = conv_init, .free_state = cort_free, .infer = conv_infer, .run = conv_run,
+    .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
     .flags = CORT_OP_FUSES_ACTIVATION };
 const cort_op_def nn_op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,

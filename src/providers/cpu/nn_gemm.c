@@ -96,6 +96,9 @@ typedef struct gemm_job {
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
+    const float *apre;       /* prepacked A (full layout) or NULL */
+    const float *bpre;       /* prepacked B (full layout) or NULL */
+    const cort_kernel_ctx *ctx;   /* for cancellation checks between K slices; may be NULL */
     float *apack;            /* all of A: slice at k0 starts at k0*mpanels*mr, panel ip at +ip*mr*kc; or per-task blocks */
     float *bpack;            /* all of B (same layout by N panels), or per-task blocks */
     size_t mpanels, npanels, bm, bn, tasks_n, task_astride, task_bstride;   /* blocks in panels; tasks [m][n] */
@@ -146,10 +149,14 @@ static void job_compute(void *arg, size_t begin, size_t end) {
         size_t ip0 = mb * j->bm, ip1 = ip0 + j->bm < j->mpanels ? ip0 + j->bm : j->mpanels;
         size_t jp0 = nb * j->bn, jp1 = jp0 + j->bn < j->npanels ? jp0 + j->bn : j->npanels;
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            /* a cancelled run leaves C unspecified; the caller reports the cancellation */
+            if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
             const size_t kc = slice_len(j->K, k0);
             const int accumulate = k0 > 0 || j->beta_one, last = k0 + kc == j->K;
             const float *ablock;   /* panel ip at ablock + (ip - ip0)*mr*kc */
-            if (j->pack_a_in_task) {
+            if (j->apre) {
+                ablock = j->apre + k0 * j->mpanels * mr + ip0 * mr * kc;
+            } else if (j->pack_a_in_task) {
                 float *dst = j->apack + t * j->task_astride;
                 for (size_t ip = ip0; ip < ip1; ip++) {
                     size_t i0 = ip * mr, rows = j->M - i0 < mr ? j->M - i0 : mr;
@@ -161,7 +168,9 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                 ablock = j->apack + k0 * j->mpanels * mr + ip0 * mr * kc;
             }
             const float *bblock;
-            if (j->pack_b_in_task) {
+            if (j->bpre) {
+                bblock = j->bpre + k0 * j->npanels * nr + jp0 * nr * kc;
+            } else if (j->pack_b_in_task) {
                 float *dst = j->bpack + t * j->task_bstride;
                 pack_b_panels(j, jp0, jp1, k0, kc, dst);
                 bblock = dst;
@@ -292,6 +301,16 @@ static void act_c(const nn_act *act, size_t M, size_t N, float *C, size_t ldc) {
 cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                          const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta,
                          const float *row_bias, const nn_act *act, float *C, size_t ldc) {
+    nn_gemm_opts o = { NULL, NULL, row_bias, act, NULL };
+    return nn_sgemm_opt(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, C, ldc, &o);
+}
+
+cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
+                          const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc,
+                          const nn_gemm_opts *opts) {
+    const float *row_bias = opts ? opts->row_bias : NULL;
+    const nn_act *act = opts ? opts->act : NULL;
+    cort_kernel_ctx *kctx = opts ? opts->ctx : NULL;
     if (M == 0 || N == 0) return NULL;
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
     if (K == 0 || alpha == 0.0f || (M == 1 && !B->pack && !kernel && row_bias)) {
@@ -322,6 +341,12 @@ cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M
     j.act = act;
     j.M = M; j.N = N; j.K = K; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
     j.beta_one = beta == 1.0f;
+    j.ctx = kctx;
+    if (opts && opts->apack && opts->apack->k == j.k && opts->apack->rows == M && opts->apack->K == K &&
+        opts->apack->alpha == alpha)
+        j.apre = opts->apack->data;
+    if (opts && opts->bpack && opts->bpack->k == j.k && opts->bpack->rows == N && opts->bpack->K == K)
+        j.bpre = opts->bpack->data;
     j.mpanels = div_up(M, mr);
     j.npanels = div_up(N, nr);
     const size_t kc_max = K < NN_KC ? K : NN_KC;
@@ -335,10 +360,10 @@ cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M
      * blocks, pack their own B and share an A packed once for all of K; narrow B -> tasks own row
      * blocks, pack their own A and share a fully packed B. Either way a gemm costs at most two
      * pool dispatches. */
-    j.b_direct = !B->pack && !B->trans;
+    j.b_direct = !B->pack && !B->trans && !j.bpre;
     /* A rows a power-of-two-ish distance apart alias in L1 when read as twelve streams; pack those
      * unless B is so narrow that packing A would not pay off */
-    j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128);
+    j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128) && !j.apre;
     if (threads == 1 || j.npanels >= 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
@@ -356,6 +381,8 @@ cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M
     /* operands read in place only need their edge panel packed: cheaper per task than a barrier */
     if (j.a_direct) j.pack_a_in_task = 1;
     if (j.b_direct) j.pack_b_in_task = 1;
+    if (j.apre) j.pack_a_in_task = 0;
+    if (j.bpre) j.pack_b_in_task = 0;
     if (j.bm == 0) j.bm = 1;
     if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);
@@ -367,18 +394,67 @@ cort_status *nn_sgemm_ex(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M
     if (j.mpanels > SIZE_MAX / (mr * K) || j.npanels > SIZE_MAX / (nr * K) || tasks > SIZE_MAX / j.task_bstride ||
         tasks > SIZE_MAX / j.task_astride)
         return cort_error_oom();
-    size_t a_elems = j.pack_a_in_task ? tasks * j.task_astride : j.mpanels * mr * K;
-    size_t b_elems = j.pack_b_in_task ? tasks * j.task_bstride : j.npanels * nr * K;
+    size_t a_elems = j.apre ? 0 : j.pack_a_in_task ? tasks * j.task_astride : j.mpanels * mr * K;
+    size_t b_elems = j.bpre ? 0 : j.pack_b_in_task ? tasks * j.task_bstride : j.npanels * nr * K;
     if (a_elems > SIZE_MAX / sizeof(float) - b_elems) return cort_error_oom();
-    float *scratch = cort_malloc((a_elems + b_elems) * sizeof(float));
-    if (!scratch) return cort_error_oom();
+    float *scratch = NULL;
+    if (a_elems + b_elems) {
+        /* the session's recycled scratch: a steady-state run does not call the allocator */
+        scratch = cort_kernel_scratch(kctx, (a_elems + b_elems) * sizeof(float));
+        if (!scratch) return cort_error_oom();
+    }
     j.apack = scratch;
-    j.bpack = scratch + a_elems;
-    if (!j.pack_a_in_task) cort_parallel_for(p, j.mpanels, 1, job_pack_a, &j);
-    if (!j.pack_b_in_task) cort_parallel_for(p, j.npanels, 1, job_pack_b, &j);
+    j.bpack = scratch ? scratch + a_elems : NULL;
+    if (!j.apre && !j.pack_a_in_task) cort_parallel_for(p, j.mpanels, 1, job_pack_a, &j);
+    if (!j.bpre && !j.pack_b_in_task) cort_parallel_for(p, j.npanels, 1, job_pack_b, &j);
     cort_parallel_for(p, tasks, 1, job_compute, &j);
-    cort_free(scratch);
+    cort_kernel_scratch_free(kctx, scratch);
+    if (kctx && cort_kernel_cancelled(kctx)) return cort_kernel_cancelled_status(kctx);
     return NULL;
+}
+
+cort_status *nn_gemm_pack_a(const nn_gemm_kernel *k, size_t M, size_t K, float alpha, const float *A, size_t lda,
+                            int transA, nn_gemm_packed *out) {
+    memset(out, 0, sizeof *out);
+    if (!k) k = nn_gemm_best_kernel();
+    const size_t mr = k->mr, mpanels = div_up(M, mr);
+    if (K && mpanels > SIZE_MAX / sizeof(float) / mr / K) return cort_error_oom();
+    float *d = cort_malloc((mpanels * mr * K + 1) * sizeof(float));
+    if (!d) return cort_error_oom();
+    for (size_t ip = 0; ip < mpanels; ip++) {
+        size_t i0 = ip * mr, rows = M - i0 < mr ? M - i0 : mr;
+        for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
+            size_t kc = slice_len(K, k0);
+            pack_a_panel(A, lda, transA, alpha, i0, rows, k0, kc, mr, d + k0 * mpanels * mr + ip * mr * kc);
+        }
+    }
+    out->k = k; out->rows = M; out->K = K; out->alpha = alpha; out->data = d;
+    return NULL;
+}
+
+cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B, nn_gemm_packed *out) {
+    memset(out, 0, sizeof *out);
+    if (!k) k = nn_gemm_best_kernel();
+    const size_t nr = k->nr, npanels = div_up(N, nr);
+    if (K && npanels > SIZE_MAX / sizeof(float) / nr / K) return cort_error_oom();
+    float *d = cort_malloc((npanels * nr * K + 1) * sizeof(float));
+    if (!d) return cort_error_oom();
+    nn_pack_b_fn pack = B->pack ? B->pack : pack_b_matrix;
+    for (size_t jp = 0; jp < npanels; jp++) {
+        size_t c0 = jp * nr, cols = N - c0 < nr ? N - c0 : nr;
+        for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
+            size_t kc = slice_len(K, k0);
+            pack(B, k0, kc, c0, cols, nr, d + k0 * npanels * nr + jp * nr * kc);
+        }
+    }
+    out->k = k; out->rows = N; out->K = K; out->alpha = 1.0f; out->data = d;
+    return NULL;
+}
+
+void nn_gemm_packed_free(nn_gemm_packed *p) {
+    if (!p) return;
+    cort_free(p->data);
+    p->data = NULL;
 }
 
 void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,

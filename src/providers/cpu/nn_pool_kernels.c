@@ -91,6 +91,44 @@ static void pool_plane(const nn_pool_params *p, const nn_geom *g, const float *x
     }
 }
 
+#define NN_MAXPOOL_ROW_MAX 1024
+
+/* 2-D MaxPool without dilation or indices, separable: the window's rows are reduced first with
+ * contiguous (vectorizable) maxima into a row buffer, then each output takes the max of KW
+ * neighbours in it. Returns 0 when the shape does not fit (the generic kernel runs instead). */
+static int maxpool_plane_2d(const nn_geom *g, const float *x, float *y) {
+    const int64_t IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || g->d[1] != 1 || g->d[2] != 1 || IW > NN_MAXPOOL_ROW_MAX)
+        return 0;
+    float row[NN_MAXPOOL_ROW_MAX];
+    krange cols[NN_MAXPOOL_ROW_MAX];
+    if (OW > NN_MAXPOOL_ROW_MAX) return 0;
+    for (int64_t ow = 0; ow < OW; ow++) cols[ow] = window_range(g, 2, ow);
+    for (int64_t oh = 0; oh < OH; oh++) {
+        const krange rh = window_range(g, 1, oh);
+        float *yr = y + oh * OW;
+        if (rh.lo >= rh.hi) {
+            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = -FLT_MAX;
+            continue;
+        }
+        const float *x0 = x + (rh.start + rh.lo) * IW;
+        for (int64_t i = 0; i < IW; i++) row[i] = x0[i];
+        for (int64_t kh = rh.lo + 1; kh < rh.hi; kh++) {
+            const float *xr = x + (rh.start + kh) * IW;
+            for (int64_t i = 0; i < IW; i++) row[i] = xr[i] > row[i] ? xr[i] : row[i];
+        }
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const krange rw = cols[ow];
+            if (rw.lo >= rw.hi) { yr[ow] = -FLT_MAX; continue; }
+            const float *t = row + rw.start;
+            float best = t[rw.lo];
+            for (int64_t kw = rw.lo + 1; kw < rw.hi; kw++) best = t[kw] > best ? t[kw] : best;
+            yr[ow] = best;
+        }
+    }
+    return 1;
+}
+
 typedef struct pool_job {
     const nn_pool_params *p;
     const nn_geom *g;
@@ -102,8 +140,10 @@ typedef struct pool_job {
 static void pool_run(void *arg, size_t begin, size_t end) {
     const pool_job *j = arg;
     const int64_t in = nn_geom_in_size(j->g), out = nn_geom_out_size(j->g);
+    const int fast = j->p->kind == NN_POOL_MAX && !j->idx;
     for (size_t pl = begin; pl < end; pl++)
-        pool_plane(j->p, j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out,
+        if (!fast || !maxpool_plane_2d(j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out))
+            pool_plane(j->p, j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out,
                    j->idx ? j->idx + (int64_t)pl * out : NULL, (int64_t)pl * in);
 }
 
