@@ -24,6 +24,10 @@ struct cort_value {
     size_t      bytes;          /* count * cort_type_size(type) */
     void       *data;           /* strings: char*[count], each NUL-terminated */
     uint8_t     owns_data;      /* data (and, for strings, each element) freed on release */
+    /* memory layout of a rank-4 (or 3-D/5-D) activation: 0 = as the shape says (NCHW), 1 = channels
+     * last (NHWC) while the shape stays NCHW. Only providers that agreed on it (partition hook) ever
+     * see a value with layout 1; every other consumer gets the default layout. */
+    uint8_t     layout;
     /* custom release of data (e.g. munmap of a mapped model file); called once on last release */
     void      (*release_fn)(void *ctx, void *data, size_t bytes);
     void       *release_ctx;

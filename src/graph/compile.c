@@ -730,6 +730,10 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if ((st = cort_graph_fuse_patterns(g))) goto error;
         fuse_activations(g);
     }
+    for (size_t p = 0; p < opts->n_providers; p++)
+        if (opts->providers[p].vt->partition &&
+            (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))
+            goto error;
 
     /* 6. graph outputs */
     g->output_slots = cort_calloc(ir->n_outputs + 1, sizeof *g->output_slots);

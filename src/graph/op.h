@@ -46,6 +46,7 @@ typedef struct cort_node {
     const char *provider;          /* "cpu" or the name of the provider that took the node */
     /* Activation fused into this node's output by the optimizer (level 2; only for ops whose def has
      * CORT_OP_FUSES_ACTIVATION): the kernel applies it in its epilogue. */
+    uint32_t    provider_flags;    /* free for the provider that took the node (set by its partition hook) */
     int         act;               /* CORT_ACT_* */
     float       act_alpha, act_beta;  /* Clip: min/max; LeakyRelu: alpha; HardSigmoid: alpha/beta */
     size_t      index;             /* position in execution order */

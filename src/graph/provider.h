@@ -22,6 +22,10 @@ typedef struct cort_provider_vtable {
     const cort_op_def *(*kernel)(void *instance, const cort_node *node);
     /* Identity of the process-wide allocator the provider allocates from (NULL if none). */
     const void *(*allocator)(void *instance);
+    /* Optional: called once per compiled graph after every node has a kernel and fusions ran (before
+     * the release schedule), to plan across the provider's nodes, e.g. keep NHWC between consecutive
+     * nodes and transpose only at partition boundaries. May set node->provider_flags of its nodes. */
+    cort_status *(*partition)(void *instance, struct cort_graph *g);
 } cort_provider_vtable;
 
 typedef struct cort_provider {

@@ -82,6 +82,57 @@ void nn_mm_infer(cort_infer_ctx *ctx, size_t ai, size_t bi, cort_type t) {
     cort_tinfo_tensor_shape(&ctx->outputs[0], t, dims, r);
 }
 
+/* ---- constant B packed at creation (MatMul, Gemm) ---- */
+typedef struct mm_state {
+    nn_gemm_packed bpack;   /* data NULL when B is not a constant float matrix */
+    const float   *bsrc;    /* the constant's data the pack was made from */
+    int64_t        bdims[2];
+} mm_state;
+
+static void mm_free(void *state) {
+    mm_state *s = state;
+    if (!s) return;
+    nn_gemm_packed_free(&s->bpack);
+    cort_free(s);
+}
+
+/* Packs input 1 when it is a constant float matrix; trans: Gemm's transB. */
+static cort_status *mm_init_common(const cort_node *node, void **state, int trans) {
+    mm_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    *state = s;
+    const cort_value *b = cort_node_const_input(node, 1);
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 || !b->data)
+        return NULL;
+    const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
+    nn_gemm_b gb = nn_gemm_b_matrix(b->data, trans ? K : N, trans);
+    cort_status *st = nn_gemm_pack_b(NULL, K, N, &gb, &s->bpack);
+    if (st) {
+        mm_free(s);
+        *state = NULL;
+        return st;
+    }
+    s->bsrc = b->data;
+    s->bdims[0] = b->shape[0];
+    s->bdims[1] = b->shape[1];
+    return NULL;
+}
+
+static cort_status *matmul_init(const cort_node *node, void **state) { return mm_init_common(node, state, 0); }
+static cort_status *gemm_init(const cort_node *node, void **state) {
+    return mm_init_common(node, state, cort_attr_int(node, "transB", 0) != 0);
+}
+
+/* The prepacked B when it was made from exactly this input, else NULL (pack per run). */
+static const nn_gemm_packed *mm_packed_for(const cort_kernel_ctx *ctx) {
+    const mm_state *s = ctx->state;
+    const cort_value *b = ctx->inputs[1];
+    if (!s || !s->bpack.data || b->data != s->bsrc || b->type != CORT_TYPE_FLOAT || b->rank != 2 ||
+        b->shape[0] != s->bdims[0] || b->shape[1] != s->bdims[1])
+        return NULL;
+    return &s->bpack;
+}
+
 /* ---- MatMul ---- */
 static cort_status *matmul_infer(cort_infer_ctx *ctx) {
     nn_mm_infer(ctx, 0, 1, ctx->inputs[0].elem);
@@ -128,16 +179,18 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
     int fold = s.batch > 1 && b->rank <= 2;
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
     const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
+    nn_gemm_opts o = { NULL, mm_packed_for(ctx), NULL, &act, ctx };
     if (!st && fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, N, 0);
-        st = nn_sgemm_ex(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, NULL, &act, fy.p, N);
+        st = nn_sgemm_opt(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, fy.p, N, &o);
     } else {
         for (size_t bt = 0; bt < s.batch && !st; bt++) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
             nn_gemm_b gb = nn_gemm_b_matrix(fb.p + bm * K * N, N, 0);
-            st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, NULL, &act,
-                             fy.p + bt * M * N, N);
+            o.bpack = bm == 0 ? mm_packed_for(ctx) : NULL;
+            st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N,
+                              &o);
         }
     }
     if (!st) nn_fbuf_commit(&fy, y);
@@ -214,7 +267,8 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
         }
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, tb ? K : N, tb);
         const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
-        st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, NULL, &act, fy.p, N);
+        nn_gemm_opts o = { NULL, mm_packed_for(ctx), NULL, &act, ctx };
+        st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, fy.p, N, &o);
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fc); nn_fbuf_free(&fy);
@@ -315,10 +369,12 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                      CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
 const cort_op_def nn_op_matmul = {
     .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
-    .infer = matmul_infer, .run = matmul_run, .flags = CORT_OP_FUSES_ACTIVATION };
+    .init = matmul_init, .free_state = mm_free, .infer = matmul_infer, .run = matmul_run,
+    .flags = CORT_OP_FUSES_ACTIVATION };
 const cort_op_def nn_op_gemm = {
     .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
-    .infer = gemm_infer, .run = gemm_run, .flags = CORT_OP_FUSES_ACTIVATION };
+    .init = gemm_init, .free_state = mm_free, .infer = gemm_infer, .run = gemm_run,
+    .flags = CORT_OP_FUSES_ACTIVATION };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
     .infer = mmint_infer, .run = mmint_run };
