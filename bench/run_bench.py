@@ -42,6 +42,7 @@ DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0"
                   "bert_encoder", "mlp", "ocr_det", "ocr_rec"]
 RATIO_LIMIT = 1.05
 NOISY_SPREAD = 1.10
+SCALING_TOLERANCE = 1.01   # "more threads slower" only beyond timer-level differences
 CHILD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
@@ -271,7 +272,7 @@ def summarize(records, names, threads):
                       and r["threads"] > 0)
         ort_t = {r["threads"]: r["ort_ms"] for r in rows if r["model"] == name and "ort_ms" in r}
         for (t1, m1), (t2, m2) in zip(by_t, by_t[1:]):
-            if m2 > m1:
+            if m2 > m1 * SCALING_TOLERANCE:
                 also = (" (ORT too, so probably the machine was busy)"
                         if t1 in ort_t and t2 in ort_t and ort_t[t2] > ort_t[t1] else "")
                 flags.append(f"{name}: cort with {t2} threads ({m2:.3f} ms) is slower than with {t1} "
@@ -290,10 +291,14 @@ def fmt(x, spec, dash="—"):
     return dash if x is None else format(x, spec)
 
 
+def rf(x):
+    return "—" if x is None else f"{x:.2f}" if x >= 0.1 else f"{x:.3f}"
+
+
 def ms(x):
     if x is None:
         return "—"
-    return f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 100 else f"{x:.1f}"
+    return f"{x:.3g}" if x < 1 else f"{x:.2f}" if x < 100 else f"{x:.1f}"
 
 
 def table(rows, summary, markdown):
@@ -309,12 +314,12 @@ def table(rows, summary, markdown):
         if r["errors"]:
             note.append("error")
         lines.append([r["model"], str(r["threads"]), ms(r.get("cort_ms")), ms(r.get("ort_ms")),
-                      fmt(r.get("ratio"), ".2f"), fmt(r.get("min_ratio"), ".2f"),
-                      f"{fmt(r.get('cort_create_ms'), '.0f')} / {fmt(r.get('ort_create_ms'), '.0f')}",
-                      fmt(r.get("create_ratio"), ".2f"),
+                      rf(r.get("ratio")), rf(r.get("min_ratio")),
+                      f"{ms(r.get('cort_create_ms'))} / {ms(r.get('ort_create_ms'))}",
+                      rf(r.get("create_ratio")),
                       f"{fmt(r.get('cort_rss_kb') and r['cort_rss_kb'] / 1024, '.0f')} / "
                       f"{fmt(r.get('ort_net_rss_kb') and r['ort_net_rss_kb'] / 1024, '.0f')}",
-                      fmt(r.get("rss_ratio"), ".2f"), ", ".join(note)])
+                      rf(r.get("rss_ratio")), ", ".join(note)])
     g = summary
     geo = (f"geometric mean cort/ORT latency {fmt(g['geomean_ratio'], '.2f')} (best runs "
            f"{fmt(g['geomean_min_ratio'], '.2f')}; by threads: "
