@@ -23,6 +23,10 @@ with fewer. Configurations whose per-process medians spread by more than 10 % ar
 
 Runs per process default to "auto": a short cort pilot per model estimates the latency and each
 process then times about --target-s seconds (10 to 500 runs, the same for both runtimes).
+Before timing, models with ORT's outputs stored (test_data_set_0/output_0.pb, from
+bench/compare_ort.sh) are checked with `cort test --rtol 1e-3 --atol 1e-4`; a failure is flagged.
+The default run takes ~5 min on an idle-ish 2-core machine, --quick under 1 min.
+See docs/performance.md.
 """
 import argparse
 import json
@@ -78,6 +82,9 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=900, help="seconds per process (default 900)")
     p.add_argument("--out", default=os.path.join(REPO, "build", "bench", "last.json"),
                    help="raw records and summary (default build/bench/last.json)")
+    p.add_argument("--no-check", dest="check", action="store_false",
+                   help="skip `cort test` against ORT's outputs (done when DIR/test_data_set_0/output_0.pb exists)")
+    p.add_argument("--report", metavar="FILE", help="only print the table of a saved run (--out file)")
     p.add_argument("--markdown", action="store_true", help="print the docs/performance.md table")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     a = p.parse_args(argv)
@@ -359,6 +366,15 @@ def machine():
 
 def main(argv):
     a = parse_args(argv)
+    if a.report:
+        with open(a.report) as f:
+            saved = json.load(f)
+        names = list(dict.fromkeys(r["model"] for r in saved["rows"]))
+        threads = list(dict.fromkeys(r["threads"] for r in saved["rows"]))
+        rows, summary = summarize(saved["records"], names, threads)  # recomputed: current flag rules
+        print(json.dumps({"machine": saved["machine"], "rows": rows, "summary": summary}, indent=1) if a.json
+              else table(rows, summary, a.markdown))
+        return 0
     if not os.access(a.cort, os.X_OK):
         sys.exit(f"run_bench: {a.cort} not found; build first (make) or pass --cort BIN")
     if not shutil.which("node"):
@@ -373,6 +389,16 @@ def main(argv):
                 argv=argv, rounds=a.rounds, threads=a.threads, warmup=a.warmup)
     log(f"== {len(tg)} model(s) x threads {a.threads} x {a.rounds} round(s); load average "
         f"{' '.join(f'{x:.2f}' for x in info['load_start'])} on {info['nproc']} cores")
+    # A speed-up from a wrong kernel is no speed-up: check outputs against ORT's where stored
+    # (bench/compare_ort.sh / ort_reference.js write them), with docs/ort_comparison.md's tolerances.
+    info["check"] = {}
+    for name, model, inputs in tg if a.check else []:
+        if inputs and os.path.isfile(os.path.join(inputs, "output_0.pb")):
+            p = subprocess.run([a.cort, "test", "--rtol", "1e-3", "--atol", "1e-4", os.path.dirname(inputs)],
+                               capture_output=True, text=True, timeout=a.timeout)
+            info["check"][name] = "pass" if p.returncode == 0 else "FAIL"
+            if p.returncode != 0:
+                log(f"   {name}: cort's outputs differ from ORT's (cort test); its timings are flagged")
     runs = {}
     for name, model, inputs in tg:
         runs[name] = pilot_runs(a, name, model, inputs)
@@ -395,6 +421,9 @@ def main(argv):
 
     names = [n for n, _, _ in tg]
     rows, summary = summarize(records, names, a.threads)
+    for name, verdict in info["check"].items():
+        if verdict != "pass":
+            summary["flags"].insert(0, f"{name}: cort's outputs do not match ORT's (cort test) — timings not comparable")
     info.update(load_end=os.getloadavg(), elapsed_s=round(time.time() - started, 1), runs=runs)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:

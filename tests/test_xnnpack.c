@@ -1,7 +1,8 @@
 /* XNNPACK provider: outputs equal the CPU provider's, concurrency, options, allocator identity.
  *
  *   test_xnnpack                      all checks (skipped when the provider is not built)
- *   test_xnnpack --bench MODEL [N]    throughput of 1 vs 2 concurrent runs on one XNNPACK session
+ *   test_xnnpack --bench MODEL [N [T]] throughput of 1 vs 2 concurrent runs on one session: CPU, XNNPACK with
+ *                                     transposes per node (nhwc_chains 0), XNNPACK (NHWC chains); T threads (1)
  *
  * The ONNX backend node tests of the ops XNNPACK takes run twice — CPU only, then with "xnnpack"
  * appended — and the outputs must agree (rtol 1e-3, atol 1e-4). Backend tests feed weights as
@@ -39,6 +40,18 @@ static cort_status *make_session(const char *path, int xnnpack, int threads, cor
     cort_status *st = cort_session_options_create(&o);
     if (!st) st = cort_session_options_set_threads(o, threads);
     if (!st && xnnpack) st = cort_session_options_append_provider(o, "xnnpack", NULL, NULL, 0);
+    if (!st) st = cort_session_create(path, o, out);
+    cort_session_options_free(o);
+    return st;
+}
+
+/* nhwc: the provider's nhwc_chains option ("0"/"1"), or NULL for the default */
+static cort_status *make_session_nhwc(const char *path, int threads, const char *nhwc, cort_session **out) {
+    cort_session_options *o = NULL;
+    const char *k[] = { "nhwc_chains" }, *v[] = { nhwc };
+    cort_status *st = cort_session_options_create(&o);
+    if (!st) st = cort_session_options_set_threads(o, threads);
+    if (!st) st = cort_session_options_append_provider(o, "xnnpack", k, v, nhwc ? 1 : 0);
     if (!st) st = cort_session_create(path, o, out);
     cort_session_options_free(o);
     return st;
@@ -266,6 +279,119 @@ static void test_cnn(void) {
     cort_session_release(xnn);
 }
 
+/* ---- NHWC across chains: same outputs as the CPU, fewer transposes, channels-last never leaves the
+ * XNNPACK nodes (a flagged output is read by XNNPACK nodes only and is no graph output) */
+static int is_graph_output(const cort_graph *g, int32_t s) {
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->output_slots[i] == s) return 1;
+    return 0;
+}
+
+static size_t check_flags(const cort_session *s, const char *model) {
+    const cort_graph *g = s->graph;
+    size_t flagged = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !(n->provider_flags & 1u)) continue;
+        flagged++;
+        int32_t slot = n->out_slot[0];
+        CHECK_MSG(!strcmp(n->provider, "xnnpack") && !is_graph_output(g, slot), "%s: node %s", model, n->name);
+        for (size_t j = 0; j < g->n_nodes; j++) {
+            const cort_node *m = &g->nodes[j];
+            if (g->skip[j]) continue;
+            for (size_t k = 0; k < m->n_inputs; k++)
+                if (m->in_slot[k] == slot)
+                    CHECK_MSG(!strcmp(m->provider, "xnnpack"), "%s: %s emits NHWC into %s (%s)", model, n->name, m->name,
+                              m->provider);
+        }
+    }
+    return flagged;
+}
+
+/* Transposes of one run of s on x (outputs in out; run twice, the second counted). */
+static size_t counted_run(cort_session *s, cort_value *x, cort_value **out) {
+    if (!CHECK_OK(run_all(s, &x, 1, out))) return 0;
+    for (size_t i = 0; i < cort_session_output_count(s); i++) cort_value_release(out[i]);
+    size_t t0 = cort_xnnpack_test_transpose_count();
+    if (!CHECK_OK(run_all(s, &x, 1, out))) return 0;
+    return cort_xnnpack_test_transpose_count() - t0;
+}
+
+/* Runs model on the CPU, on XNNPACK with nhwc_chains 0 and 1; outputs must agree; returns the
+ * transposes per run without and with chains. */
+static void compare_chains(const char *model, int threads, double rtol, double atol, size_t *before, size_t *after) {
+    cort_session *cpu = NULL, *per_node = NULL, *chains = NULL;
+    *before = *after = 0;
+    if (!CHECK_OK(make_session(model, 0, threads, &cpu))) return;
+    if (!CHECK_OK(make_session_nhwc(model, threads, "0", &per_node)) ||
+        !CHECK_OK(make_session_nhwc(model, threads, NULL, &chains))) {
+        cort_session_release(cpu);
+        cort_session_release(per_node);
+        return;
+    }
+    CHECK_MSG(check_flags(per_node, model) == 0, "%s: nhwc_chains 0 still flags nodes", model);
+    size_t flagged = check_flags(chains, model);
+    cort_value_type ty;
+    int64_t dims[8];
+    CHECK_OK(cort_session_input_type(cpu, 0, &ty, dims, 8));
+    for (int i = 0; i < ty.rank; i++) if (dims[i] < 0) dims[i] = 1;
+    cort_value *x = random_input(dims, (size_t)ty.rank, 77);
+    size_t n_out = cort_session_output_count(cpu);
+    cort_value *ref[16], *a[16], *b[16];
+    CHECK_OK(run_all(cpu, &x, 1, ref));
+    *before = counted_run(per_node, x, a);
+    *after = counted_run(chains, x, b);
+    for (size_t i = 0; i < n_out; i++) {
+        char why[160];
+        CHECK_MSG(close_enough(a[i], ref[i], rtol, atol, why, sizeof why), "%s output %zu (per node): %s", model, i, why);
+        CHECK_MSG(close_enough(b[i], ref[i], rtol, atol, why, sizeof why), "%s output %zu (chains): %s", model, i, why);
+        CHECK_MSG(b[i]->layout == 0, "%s: output %zu leaves with layout %d", model, i, b[i]->layout);
+        cort_value_release(ref[i]);
+        cort_value_release(a[i]);
+        cort_value_release(b[i]);
+    }
+    printf("chains %s (threads %d): %zu nodes on xnnpack, %zu emit NHWC; transposes per run %zu -> %zu\n", model, threads,
+           provider_nodes(chains, "xnnpack"), flagged, *before, *after);
+    cort_value_release(x);
+    cort_session_release(cpu);
+    cort_session_release(per_node);
+    cort_session_release(chains);
+}
+
+static void test_chains(void) {
+    size_t before, after;
+    compare_chains("tests/models/xnnpack_chain_res.onnx", 1, 1e-4, 1e-5, &before, &after);
+    /* only X into the first Conv; the GlobalAveragePool output is [1,8,1,1], where the layouts coincide */
+    CHECK_MSG(before == 5 && after == 1, "xnnpack_chain_res: transposes %zu -> %zu, expected 5 -> 1", before, after);
+    compare_chains("tests/models/xnnpack_chain_res.onnx", 2, 1e-4, 1e-5, &before, &after);
+    CHECK(after == 1);
+    compare_chains("tests/models/xnnpack_chain_mix.onnx", 2, 1e-4, 1e-5, &before, &after);
+    /* boundaries: X; the graph output d2r (and its two readers); Concat (2 in, 1 out); Neg reads se;
+     * Sub(se, Neg) computes NCHW (1 out); PRelu (4: in, out, and its per-channel path); Softmax and
+     * Transpose (CPU) readers (q out, q2 out, GlobalAveragePool in) */
+    CHECK_MSG(after == 17 && before == 34, "xnnpack_chain_mix: transposes %zu -> %zu, expected 34 -> 17", before, after);
+    compare_chains("tests/models/xnnpack_chain_fallback.onnx", 1, 1e-4, 1e-5, &before, &after);
+    compare_chains("tests/models/xnnpack_chain_1d.onnx", 1, 1e-4, 1e-5, &before, &after);
+    CHECK_MSG(after == 2 && after < before, "xnnpack_chain_1d: transposes %zu -> %zu, expected 2 after", before, after);
+    static const char *const big[] = { "build/models/mobilenet_v2/model.onnx", "build/models/resnet50/model.onnx",
+                                       "build/models/efficientnet_b0/model.onnx", NULL };
+    for (size_t i = 0; big[i]; i++) {
+        FILE *f = fopen(big[i], "rb");
+        if (!f) { printf("chains %s: missing, skipped\n", big[i]); continue; }
+        fclose(f);
+        compare_chains(big[i], 2, 1e-3, 1e-3, &before, &after);
+        CHECK_MSG(after * 4 <= before, "%s: transposes %zu -> %zu (expected at least 4x fewer)", big[i], before, after);
+    }
+    /* option validation */
+    cort_session_options *o = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    const char *k[] = { "nhwc_chains" }, *v[] = { "yes" };
+    CHECK_OK(cort_session_options_append_provider(o, "xnnpack", k, v, 1));
+    cort_session *s = NULL;
+    CHECK_ERR(cort_session_create("tests/models/xnnpack_conv.onnx", o, &s), CORT_ERROR_INVALID_ARGUMENT, "nhwc_chains");
+    cort_session_options_free(o);
+}
+
 static void test_options(void) {
     cort_session_options *o = NULL;
     CHECK_OK(cort_session_options_create(&o));
@@ -288,9 +414,7 @@ static void test_options(void) {
 
 /* ---- allocation failures: every allocation of creating and running an XNNPACK session may fail
  * (XNNPACK's own allocations go through cort too); each failure is reported, nothing leaks */
-static void test_oom(void) {
-    const char *model = "tests/models/xnnpack_conv.onnx";
-    int64_t shape[4] = { 1, 3, 16, 16 };
+static void test_oom(const char *model, const int64_t *shape) {
     cort_value *x = random_input(shape, 4, 3);
     cort_allocator_stats base, now;
     cort_status_free(cort_allocator_get_stats(&base));
@@ -305,7 +429,7 @@ static void test_oom(void) {
         cort_test_alloc_fail_at(0);
         if (st) { failures++; cort_status_free(st); }
         else ok = 1;
-        cort_value_release(out[0]);
+        for (size_t i = 0; i < 16; i++) cort_value_release(out[i]);
         cort_session_release(s);
         cort_status_free(cort_allocator_get_stats(&now));
         if (now.bytes_in_use != base.bytes_in_use || cort_xnnpack_test_bytes_in_use() != xbase) {
@@ -316,8 +440,8 @@ static void test_oom(void) {
             xbase = cort_xnnpack_test_bytes_in_use();
         }
     }
-    CHECK_MSG(ok && leaks == 0, "OOM walk: %d failures reported, %d leaking, finished %d", failures, leaks, ok);
-    printf("OOM walk: %d injected failures reported cleanly, %d leaks\n", failures, leaks);
+    CHECK_MSG(ok && leaks == 0, "OOM walk %s: %d failures reported, %d leaking, finished %d", model, failures, leaks, ok);
+    printf("OOM walk %s: %d injected failures reported cleanly, %d leaks\n", model, failures, leaks);
     cort_value_release(x);
 }
 
@@ -333,10 +457,12 @@ static void *bench_worker(void *arg) {
     }
     return NULL;
 }
-static int bench(const char *model, int runs) {
-    for (int xnn = 0; xnn <= 1; xnn++) {
+static int bench(const char *model, int runs, int threads) {
+    static const char *const variant[] = { "cpu", "cpu+xnnpack (nhwc_chains 0: transposes per node)", "cpu+xnnpack" };
+    for (int xnn = 0; xnn <= 2; xnn++) {
         cort_session *s = NULL;
-        cort_status *st = make_session(model, xnn, 1, &s);
+        cort_status *st = xnn == 0 ? make_session(model, 0, threads, &s)
+                                   : make_session_nhwc(model, threads, xnn == 1 ? "0" : "1", &s);
         if (st) { fprintf(stderr, "%s\n", cort_status_message(st)); cort_status_free(st); return 1; }
         cort_value_type ty;
         int64_t dims[8];
@@ -353,8 +479,8 @@ static int bench(const char *model, int runs) {
             for (int i = 0; i < conc; i++) pthread_join(th[i], NULL);
             rate[conc - 1] = conc * runs / (now_s() - t0);
         }
-        printf("%s %s (threads 1, %zu nodes on xnnpack): 1 caller %.1f runs/s, 2 concurrent callers %.1f runs/s (x%.2f)\n",
-               model, xnn ? "cpu+xnnpack" : "cpu", xnn ? provider_nodes(s, "xnnpack") : 0, rate[0], rate[1],
+        printf("%s %s (threads %d, %zu nodes on xnnpack): 1 caller %.1f runs/s, 2 concurrent callers %.1f runs/s (x%.2f)\n",
+               model, variant[xnn], threads, xnn ? provider_nodes(s, "xnnpack") : 0, rate[0], rate[1],
                rate[1] / rate[0]);
         cort_value_release(b.x);
         cort_session_release(s);
@@ -363,7 +489,7 @@ static int bench(const char *model, int runs) {
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 3 && !strcmp(argv[1], "--bench")) return bench(argv[2], argc >= 4 ? atoi(argv[3]) : 50);
+    if (argc >= 3 && !strcmp(argv[1], "--bench")) return bench(argv[2], argc >= 4 ? atoi(argv[3]) : 50, argc >= 5 ? atoi(argv[4]) : 1);
     int verbose = argc >= 2 && !strcmp(argv[1], "-v");
     cort_session_options *o = NULL;
     CHECK_OK(cort_session_options_create(&o));
@@ -378,7 +504,12 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     test_options();
     test_cnn();
-    test_oom();
+    test_chains();
+    /* the chain models also walk the relayouts (a fused Relu before a graph output, CPU fallbacks) */
+    static const int64_t cnn_in[4] = { 1, 3, 16, 16 }, fallback_in[4] = { 1, 3, 10, 10 }, mix_in[4] = { 2, 3, 16, 16 };
+    test_oom("tests/models/xnnpack_conv.onnx", cnn_in);
+    test_oom("tests/models/xnnpack_chain_fallback.onnx", fallback_in);
+    test_oom("tests/models/xnnpack_chain_mix.onnx", mix_in);
     int64_t cnn_shape[4] = { 1, 3, 16, 16 };
     test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 2, 25);
     test_concurrency("tests/models/xnnpack_conv.onnx", cnn_shape, 4, 1, 25);

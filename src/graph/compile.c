@@ -377,6 +377,31 @@ static int is_graph_output(const cort_graph_ir *ir, const char *name) {
     return 0;
 }
 
+/* x -> Sigmoid -> Mul(x, sigmoid(x)) where x has exactly those two consumers: SiLU in the epilogue. */
+static int fuse_silu(cort_graph *g, cort_node *n, int32_t s) {
+    size_t sig = SIZE_MAX, mul = SIZE_MAX;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->skip[i]) continue;
+        const cort_node *c = &g->nodes[i];
+        if (c->domain[0] || c->n_inputs < 1) continue;
+        if (!strcmp(c->op_type, "Sigmoid") && c->in_slot[0] == s) sig = i;
+    }
+    if (sig == SIZE_MAX) return 0;
+    int32_t sig_out = g->nodes[sig].out_slot[0];
+    if (sig_out < 0 || is_graph_output(g->ir, g->slot_names[sig_out])) return 0;
+    size_t first = 0;
+    if (consumers(g, sig_out, &first) != 1) return 0;
+    const cort_node *m = &g->nodes[first];
+    if (m->domain[0] || strcmp(m->op_type, "Mul") || m->n_inputs != 2 || m->out_slot[0] < 0) return 0;
+    if (!((m->in_slot[0] == s && m->in_slot[1] == sig_out) || (m->in_slot[1] == s && m->in_slot[0] == sig_out))) return 0;
+    mul = first;
+    n->act = CORT_ACT_SILU;
+    n->out_slot[0] = m->out_slot[0];
+    g->skip[sig] = 1;
+    g->skip[mul] = 1;
+    return 1;
+}
+
 /* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
 static void fuse_activations(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -384,8 +409,9 @@ static void fuse_activations(cort_graph *g) {
         if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_ACTIVATION) || n->act || n->n_outputs < 1) continue;
         int32_t s = n->out_slot[0];
         if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || is_graph_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0;
-        if (consumers(g, s, &j) != 1) continue;
+        size_t j = 0, nc = consumers(g, s, &j);
+        if (nc == 2 && (n->op->flags & CORT_OP_FUSES_SILU) && fuse_silu(g, n, s)) continue;
+        if (nc != 1) continue;
         cort_node *a = &g->nodes[j];
         if (a->domain[0] || a->n_outputs != 1 || a->out_slot[0] < 0 || a->in_slot[0] != s) continue;
         int act = 0;
@@ -440,6 +466,9 @@ void cort_apply_activation(const cort_node *node, float *y, size_t n) {
             float v = node->act_alpha * y[i] + node->act_beta;
             y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
         }
+        break;
+    case CORT_ACT_SILU:
+        for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i]));
         break;
     default: break;
     }

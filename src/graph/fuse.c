@@ -3,13 +3,16 @@
  * nodes skipped. A pattern only fires when every intermediate value is consumed inside it and is
  * not a graph output, all its nodes run on the CPU provider, and its constants have the exact
  * values the fused kernel assumes. Patterns:
- *   MatMul + Add(bias[N])                       -> cort.FusedMatMul(A, B, bias)
- *   MatMul + Div/Mul(scalar)                    -> cort.FusedMatMul(A, B) alpha
- *   FusedMatMul + Add(residual of equal shape)  -> cort.FusedMatMul(A, B, bias, residual)
- *   x*0.5*(1+erf(x/sqrt2)) (both Mul orders)    -> cort.Gelu(x)
- *   FusedMatMul + cort.Gelu                     -> cort.FusedMatMul activation=1
  *   ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma)(/Add beta) over the last axis
- *                                               -> cort.LayerNorm(X, gamma, beta) epsilon */
+ *                                               -> cort.LayerNorm(X, gamma, beta) epsilon
+ *   x*0.5*(1+erf(x/sqrt2)) (both Mul orders)    -> cort.Gelu(x)
+ *   MatMul with a run-time B (attention) + Div/Mul(scalar), + Add(bias[N]), + Add(residual),
+ *   + cort.Gelu                                 -> cort.FusedMatMul(A, B, bias, residual) alpha activation
+ *   cort.LayerNorm(a + (b + bias))              -> cort.LayerNorm(a, gamma, beta, b, bias)
+ *   cort.Gelu(v + bias)                         -> cort.Gelu(v, bias)
+ *   x * HardSigmoid(x; 1/6, 0.5)                -> HardSwish(x)
+ * MatMuls with constant weights stay MatMul (they keep their weights packed at creation); their
+ * bias and residual Adds fold into the LayerNorm / Gelu that follows instead. */
 #include <math.h>
 #include <string.h>
 #include "graph.h"
@@ -104,11 +107,12 @@ static int same_static_shape(const cort_tinfo *a, const cort_tinfo *b) {
     return 1;
 }
 
-/* Turns `keep` into cort.<op_type>(in...) with the given attributes; its output slot stays. */
-static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type, const int32_t *in, size_t n_in,
-                            const cort_attr_ir *attrs, size_t n_attrs) {
-    const cort_op_def *op = cort_op_find("cort", op_type, 1);
-    if (!op) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "fused operator cort.%s is not registered", op_type);
+/* Turns `keep` into domain.<op_type>(in...) of the given opset with the given attributes; its output
+ * slot stays. */
+static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domain, const char *op_type, int opset,
+                               const int32_t *in, size_t n_in, const cort_attr_ir *attrs, size_t n_attrs) {
+    const cort_op_def *op = cort_op_find(domain, op_type, opset);
+    if (!op) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "fused operator %s.%s is not registered", domain, op_type);
     cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
     int32_t *slots = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *slots);
     const char **names = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *names);
@@ -116,7 +120,7 @@ static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type,
     if (!ir || !slots || !names || !at) return cort_error_oom();
     *ir = *keep->ir;
     ir->op_type = op->name;
-    ir->domain = "cort";
+    ir->domain = domain;
     for (size_t k = 0; k < n_in; k++) {
         slots[k] = in[k];
         names[k] = in[k] >= 0 ? g->slot_names[in[k]] : "";
@@ -131,7 +135,8 @@ static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type,
     keep->state = NULL;
     keep->ir = ir;
     keep->op_type = ir->op_type;
-    keep->domain = "cort";
+    keep->domain = domain;
+    keep->opset = opset;
     keep->op = op;
     keep->n_inputs = n_in;
     keep->in_slot = slots;
@@ -139,6 +144,19 @@ static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type,
     keep->act = 0;
     if (op->init) CORT_TRY(op->init(keep, &keep->state));
     return NULL;
+}
+
+/* Marks n as not executed and releases its state now rather than with the graph (nothing reads the
+ * state of a skipped node). */
+static void drop(cort_graph *g, cort_node *n) {
+    g->skip[n->index] = 1;
+    if (n->op && n->op->free_state && n->state) n->op->free_state(n->state);
+    n->state = NULL;
+}
+
+static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type, const int32_t *in, size_t n_in,
+                            const cort_attr_ir *attrs, size_t n_attrs) {
+    return rewrite_as(g, keep, "cort", op_type, 1, in, n_in, attrs, n_attrs);
 }
 
 static cort_attr_ir attr_f(const char *name, float f) {
@@ -160,8 +178,11 @@ static cort_attr_ir attr_i(const char *name, int64_t i) {
 }
 
 /* ---------------------------------------------------------------- MatMul epilogues */
-static int matmul_float(const cort_graph *g, const cort_node *mm) {
-    return mm->n_inputs == 2 && mm->in_slot[0] >= 0 && mm->in_slot[1] >= 0 &&
+/* A float MatMul whose B is computed at run time (attention). MatMul packs a constant B once at
+ * creation; replacing it would pack the weights a second time, and the bias is then better fused
+ * downstream (LayerNorm's skip/bias inputs, Gelu's bias) while MatMul keeps its packed B. */
+static int matmul_dynamic(const cort_graph *g, const cort_node *mm) {
+    return mm->n_inputs == 2 && mm->in_slot[0] >= 0 && mm->in_slot[1] >= 0 && !g->consts[mm->in_slot[1]] &&
            g->slot_info[mm->in_slot[0]].elem == CORT_TYPE_FLOAT && g->slot_info[mm->in_slot[1]].elem == CORT_TYPE_FLOAT;
 }
 
@@ -173,12 +194,12 @@ static cort_status *fuse_matmul_bias(cort_graph *g, fuse_index *x) {
         for (int side = 0; side < 2; side++) {
             int32_t ms = n->in_slot[side], bs = n->in_slot[1 - side];
             cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
-            if (!mm || !matmul_float(g, mm)) continue;
+            if (!mm || !matmul_dynamic(g, mm)) continue;
             const cort_tinfo *mt = &g->slot_info[ms];
             if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
             int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
             CORT_TRY(rewrite(g, n, "FusedMatMul", in, 3, NULL, 0));
-            g->skip[mm->index] = 1;
+            drop(g, mm);
             break;
         }
     }
@@ -195,7 +216,7 @@ static cort_status *fuse_matmul_scale(cort_graph *g, fuse_index *x) {
             int32_t ms = n->in_slot[side];
             float c;
             cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
-            if (!mm || !matmul_float(g, mm) || !const_scalar(g, n->in_slot[1 - side], &c)) continue;
+            if (!mm || !matmul_dynamic(g, mm) || !const_scalar(g, n->in_slot[1 - side], &c)) continue;
             if (!isfinite(c) || c == 0.0f) continue;
             /* the scalar must not broadcast the product to a higher rank */
             const cort_value *cv = g->slot_info[n->in_slot[1 - side]].value;
@@ -203,7 +224,7 @@ static cort_status *fuse_matmul_scale(cort_graph *g, fuse_index *x) {
             cort_attr_ir a = attr_f("alpha", div ? 1.0f / c : c);
             int32_t in[2] = { mm->in_slot[0], mm->in_slot[1] };
             CORT_TRY(rewrite(g, n, "FusedMatMul", in, 2, &a, 1));
-            g->skip[mm->index] = 1;
+            drop(g, mm);
             break;
         }
     }
@@ -225,7 +246,7 @@ static cort_status *fuse_matmul_residual(cort_graph *g, fuse_index *x) {
                 continue;
             int32_t in[4] = { f->in_slot[0], f->in_slot[1], f->in_slot[2], rs };
             CORT_TRY(rewrite(g, n, "FusedMatMul", in, 4, NULL, 0));
-            g->skip[f->index] = 1;
+            drop(g, f);
             break;
         }
     }
@@ -270,9 +291,11 @@ static cort_status *fuse_gelu(cort_graph *g, fuse_index *x) {
         if (!same_static_shape(ht, yt) && !(ht->rank >= 0 && ht->rank == yt->rank)) continue;
         int32_t in[1] = { h };
         CORT_TRY(rewrite(g, last, "Gelu", in, 1, NULL, 0));
-        g->skip[dn->index] = g->skip[e->index] = g->skip[an->index] = 1;
-        if (half) g->skip[half->index] = 1;
-        if (m != last) g->skip[m->index] = 1;
+        drop(g, dn);
+        drop(g, e);
+        drop(g, an);
+        if (half) drop(g, half);
+        if (m != last) drop(g, m);
     }
     return NULL;
 }
@@ -295,7 +318,7 @@ static cort_status *fuse_matmul_gelu(cort_graph *g, fuse_index *x) {
         size_t nin = f->n_inputs;
         memcpy(in, f->in_slot, nin * sizeof *in);
         CORT_TRY(rewrite(g, n, "FusedMatMul", in, nin, at, na));
-        g->skip[f->index] = 1;
+        drop(g, f);
     }
     return NULL;
 }
@@ -365,10 +388,100 @@ static cort_status *fuse_layernorm(cort_graph *g, fuse_index *x) {
         int32_t in[3] = { xs, gamma, beta };
         cort_attr_ir a = attr_f("epsilon", eps);
         CORT_TRY(rewrite(g, last, "LayerNorm", in, beta >= 0 ? 3 : gamma >= 0 ? 2 : 1, &a, 1));
-        g->skip[rm->index] = g->skip[sb->index] = g->skip[pw->index] = g->skip[rv->index] = 1;
-        g->skip[ae->index] = g->skip[sq->index] = 1;
-        if (last != dv) g->skip[dv->index] = 1;
-        if (mul && last != mul) g->skip[mul->index] = 1;
+        drop(g, rm);
+        drop(g, sb);
+        drop(g, pw);
+        drop(g, rv);
+        drop(g, ae);
+        drop(g, sq);
+        if (last != dv) drop(g, dv);
+        if (mul && last != mul) drop(g, mul);
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- HardSwish */
+/* Mul(x, HardSigmoid(x; alpha = 1/6, beta = 0.5)) -> HardSwish(x) (opset-14 kernel; older exporters
+ * decompose it like this). */
+static cort_status *fuse_hardswish(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *m = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, m, "", "Mul") || m->n_inputs != 2) continue;
+        for (int side = 0; side < 2; side++) {
+            cort_node *hs = producer_of(g, x, m->in_slot[side], "", "HardSigmoid", 1);
+            int32_t xs = m->in_slot[1 - side];
+            if (!hs || hs->n_inputs != 1 || hs->in_slot[0] != xs || cort_attr_float(hs, "alpha", 0.2f) != 1.0f / 6.0f ||
+                cort_attr_float(hs, "beta", 0.5f) != 0.5f)
+                continue;
+            int32_t in[1] = { xs };
+            CORT_TRY(rewrite_as(g, m, "", "HardSwish", 14, in, 1, NULL, 0));
+            drop(g, hs);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- bias / residual into consumers */
+/* If slot s is Add(v, bias row of length c) read only once, the Add node and v's slot. */
+static cort_node *bias_add(cort_graph *g, const fuse_index *x, int32_t s, int64_t c, int rank, int32_t *v,
+                           int32_t *bias) {
+    cort_node *a = producer_of(g, x, s, "", "Add", 1);
+    if (!a || a->n_inputs != 2) return NULL;
+    for (int side = 0; side < 2; side++) {
+        int32_t in = a->in_slot[side], b = a->in_slot[1 - side];
+        if (in < 0 || !const_row(g, b, c, rank) || !same_static_shape(&g->slot_info[in], &g->slot_info[s])) continue;
+        *v = in;
+        *bias = b;
+        return a;
+    }
+    return NULL;
+}
+
+/* cort.LayerNorm(Add(a, Add(b, bias))) -> cort.LayerNorm(a, gamma, beta, skip = b, bias): the
+ * residual sum and the preceding MatMul's bias are formed in the normalization's first pass. */
+static cort_status *fuse_skip_layernorm(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *ln = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, ln, "cort", "LayerNorm") || ln->n_inputs > 3) continue;
+        int32_t xs = ln->in_slot[0];
+        cort_node *add = producer_of(g, x, xs, "", "Add", 1);
+        if (!add || add->n_inputs != 2) continue;
+        const cort_tinfo *xt = &g->slot_info[xs];
+        int32_t a = add->in_slot[0], b = add->in_slot[1];
+        if (a < 0 || b < 0 || a == b || !same_static_shape(&g->slot_info[a], xt) ||
+            !same_static_shape(&g->slot_info[b], xt) || g->slot_info[a].elem != CORT_TYPE_FLOAT ||
+            g->slot_info[b].elem != CORT_TYPE_FLOAT)
+            continue;
+        int32_t v = -1, bias = -1;
+        cort_node *ba = bias_add(g, x, b, xt->dims[xt->rank - 1], xt->rank, &v, &bias);
+        if (ba) b = v;
+        else if ((ba = bias_add(g, x, a, xt->dims[xt->rank - 1], xt->rank, &v, &bias))) a = v;
+        int32_t in[5] = { a, ln->n_inputs > 1 ? ln->in_slot[1] : -1, ln->n_inputs > 2 ? ln->in_slot[2] : -1, b, bias };
+        cort_attr_ir at = ln->ir->attrs[0];
+        CORT_TRY(rewrite(g, ln, "LayerNorm", in, bias >= 0 ? 5 : 4, &at, 1));
+        drop(g, add);
+        if (ba) drop(g, ba);
+    }
+    return NULL;
+}
+
+/* cort.Gelu(Add(v, bias)) -> cort.Gelu(v, bias) */
+static cort_status *fuse_bias_gelu(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "cort", "Gelu") || n->n_inputs != 1) continue;
+        const cort_tinfo *t = &g->slot_info[n->in_slot[0]];
+        if (t->rank < 1 || t->dims[t->rank - 1] <= 0) continue;
+        int32_t v = -1, bias = -1;
+        cort_node *ba = bias_add(g, x, n->in_slot[0], t->dims[t->rank - 1], t->rank, &v, &bias);
+        if (!ba) continue;
+        int32_t in[2] = { v, bias };
+        CORT_TRY(rewrite(g, n, "Gelu", in, 2, NULL, 0));
+        drop(g, ba);
     }
     return NULL;
 }
@@ -383,6 +496,9 @@ cort_status *cort_graph_fuse_patterns(cort_graph *g) {
     if (!st) st = fuse_matmul_scale(g, &x);
     if (!st) st = fuse_matmul_residual(g, &x);
     if (!st) st = fuse_matmul_gelu(g, &x);
+    if (!st) st = fuse_skip_layernorm(g, &x);
+    if (!st) st = fuse_bias_gelu(g, &x);
+    if (!st) st = fuse_hardswish(g, &x);
     cort_free(x.producer);
     return st;
 }

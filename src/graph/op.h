@@ -82,11 +82,13 @@ typedef struct cort_kernel_ctx {
     cort_exec *exec;
 } cort_kernel_ctx;
 
-enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID };
+enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID,
+       CORT_ACT_SILU /* x * sigmoid(x) */ };
 /* Applies a fused activation to n floats in place (the reference epilogue). */
 void cort_apply_activation(const cort_node *node, float *y, size_t n);
 
 #define CORT_OP_FUSES_ACTIVATION 1u   /* run applies node->act to its output 0 */
+#define CORT_OP_FUSES_SILU       2u   /* ... including CORT_ACT_SILU (x * sigmoid(x), from Sigmoid + Mul) */
 
 struct cort_op_def {
     const char *name;

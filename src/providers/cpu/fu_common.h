@@ -10,13 +10,14 @@ void fu_gelu_f32(const float *x, float *y, size_t n);
 /* Reference of the above (libm erff), for tests. */
 void fu_gelu_f32_ref(const float *x, float *y, size_t n);
 
-/* LayerNorm over contiguous rows of length c: y = (x - mean) / sqrt(var + eps) * scale + bias
- * (scale, bias may be NULL); var is the mean of squared deviations (two passes). */
-void fu_layernorm_rows(const float *x, float *y, size_t rows, size_t c, const float *scale, const float *bias,
-                       float eps, cort_pool *pool);
+/* LayerNorm over contiguous rows of length c of t = x + skip + pre_bias (skip: same layout as x,
+ * pre_bias: [c]; both may be NULL, pre_bias only with skip): y = (t - mean) / sqrt(var + eps) *
+ * scale + bias (scale, bias may be NULL); var is the mean of squared deviations. */
+void fu_layernorm_rows(const float *x, const float *skip, const float *pre_bias, float *y, size_t rows, size_t c,
+                       const float *scale, const float *bias, float eps, cort_pool *pool);
 
-extern const cort_op_def fu_op_gelu;          /* cort.Gelu(X) */
-extern const cort_op_def fu_op_layernorm;     /* cort.LayerNorm(X, scale?, bias?) epsilon */
+extern const cort_op_def fu_op_gelu;          /* cort.Gelu(X, bias?) */
+extern const cort_op_def fu_op_layernorm;     /* cort.LayerNorm(X, scale?, bias?, skip?, skip_bias?) epsilon */
 extern const cort_op_def fu_op_fused_matmul;  /* cort.FusedMatMul(A, B, bias?, residual?) alpha, activation */
 
 enum { FU_ACT_NONE = 0, FU_ACT_GELU = 1 };

@@ -3,11 +3,58 @@
  * written into Y first and the GEMM accumulates onto them (beta = 1), so neither needs its own
  * pass over a separate tensor. attribute activation: 0 none, 1 GELU (erf); node->act (Relu, Clip,
  * ... fused by the generic activation pass) runs after it. */
+#include <stdio.h>
 #include <string.h>
 #include "fu_common.h"
 #include "nn_common.h"
 #include "nn_gemm.h"
 #include "nn_matmul.h"
+#include "fu_vec.h"
+
+/* B packed at creation when it is a constant float matrix (as MatMul does). */
+typedef struct fmm_state {
+    nn_gemm_packed bpack;   /* data NULL when B is not constant */
+    const float   *bsrc;
+    int64_t        bdims[2];
+} fmm_state;
+
+static void fmm_free(void *state) {
+    fmm_state *s = state;
+    if (!s) return;
+    nn_gemm_packed_free(&s->bpack);
+    cort_free(s);
+}
+
+static cort_status *fmm_init(const cort_node *node, void **state) {
+    fmm_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    *state = s;
+    const cort_value *b = cort_node_const_input(node, 1);
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 || !b->data)
+        return NULL;
+    const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
+    nn_gemm_b gb = nn_gemm_b_matrix(b->data, N, 0);
+    cort_status *st = nn_gemm_pack_b(NULL, K, N, &gb, &s->bpack);
+    if (st) {
+        fmm_free(s);
+        *state = NULL;
+        return st;
+    }
+    s->bsrc = b->data;
+    s->bdims[0] = b->shape[0];
+    s->bdims[1] = b->shape[1];
+    return NULL;
+}
+
+/* The prepacked B when it was made from exactly this input, else NULL (pack per run). */
+static const nn_gemm_packed *fmm_packed_for(const cort_kernel_ctx *ctx) {
+    const fmm_state *s = ctx->state;
+    const cort_value *b = ctx->inputs[1];
+    if (!s || !s->bpack.data || b->data != s->bsrc || b->rank != 2 || b->shape[0] != s->bdims[0] ||
+        b->shape[1] != s->bdims[1])
+        return NULL;
+    return &s->bpack;
+}
 
 static cort_status *fmm_infer(cort_infer_ctx *ctx) {
     nn_mm_infer(ctx, 0, 1, CORT_TYPE_FLOAT);
@@ -23,11 +70,11 @@ typedef struct prefill_job {
 static void prefill_task(void *arg, size_t begin, size_t end) {
     const prefill_job *j = arg;
     for (size_t r = begin; r < end; r++) {
-        float *restrict y = j->y + r * j->n;
-        const float *restrict b = j->bias;
+        float *y = j->y + r * j->n;
+        const float *b = j->bias;
         if (j->res) {
-            const float *restrict x = j->res + r * j->n;
-            if (b) for (size_t i = 0; i < j->n; i++) y[i] = x[i] + b[i];
+            const float *x = j->res + r * j->n;
+            if (b) fu_vec_best()->add(x, b, y, j->n);
             else memcpy(y, x, j->n * sizeof *y);
         } else {
             memcpy(y, b, j->n * sizeof *y);
@@ -60,10 +107,16 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     if (res) {
         int ok = res->kind == CORT_VKIND_TENSOR && res->type == CORT_TYPE_FLOAT && res->rank == s.yrank;
         for (size_t i = 0; ok && i < s.yrank; i++) ok = res->shape[i] == s.ydims[i];
-        if (!ok)
+        if (!ok) {
+            char ps[160];
+            size_t o = 0;
+            for (size_t i = 0; i < s.yrank && o + 24 < sizeof ps; i++)
+                o += (size_t)snprintf(ps + o, sizeof ps - o, "%s%lld", i ? "," : "", (long long)s.ydims[i]);
+            ps[o] = 0;
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                                   "input 3 'residual' is %s%s, expected float of the product's shape",
-                                   cort_type_name(res->type), nn_shape(res, sh, sizeof sh));
+                                   "input 3 'residual' is %s%s, expected float[%s] (the product's shape)",
+                                   cort_type_name(res->type), nn_shape(res, sh, sizeof sh), ps);
+        }
     }
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, s.ydims, s.yrank, &y));
@@ -83,16 +136,18 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     cort_status *st = NULL;
     int fold = s.batch > 1 && b->rank <= 2;   /* B shared by every batch and A contiguous: one tall gemm */
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
+    nn_gemm_opts o = { NULL, fmm_packed_for(ctx), NULL, gact, ctx };
     if (s.batch == 1 || fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(bp, N, 0);
-        st = nn_sgemm_ex(ctx->pool, NULL, rows, N, K, alpha, ap, K, 0, &gb, beta, NULL, gact, yp, N);
+        st = nn_sgemm_opt(ctx->pool, NULL, rows, N, K, alpha, ap, K, 0, &gb, beta, yp, N, &o);
     } else {
         for (size_t bt = 0; bt < s.batch && !st; bt++) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
             nn_gemm_b gb = nn_gemm_b_matrix(bp + bm * K * N, N, 0);
-            st = nn_sgemm_ex(ctx->pool, NULL, M, N, K, alpha, ap + am * M * K, K, 0, &gb, beta, NULL, gact,
-                             yp + bt * M * N, N);
+            o.bpack = bm == 0 ? fmm_packed_for(ctx) : NULL;
+            st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, ap + am * M * K, K, 0, &gb, beta, yp + bt * M * N, N,
+                              &o);
         }
     }
     if (st) return st;
@@ -104,5 +159,5 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def fu_op_fused_matmul = { "FusedMatMul", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, NULL, NULL,
-                                         fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };
+const cort_op_def fu_op_fused_matmul = { "FusedMatMul", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, fmm_init,
+                                         fmm_free, fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };

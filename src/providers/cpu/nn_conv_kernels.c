@@ -19,16 +19,24 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
     const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
     const int64_t OH = g->out[1], OW = g->out[2];
     const int64_t in_size = ID * IH * IW;
+    /* the divisions once per panel; the kernel position then advances incrementally per row */
+    int64_t kw = (int64_t)k0 % KW, t = (int64_t)k0 / KW;
+    int64_t kh = t % KH; t /= KH;
+    int64_t kd = t % KD, ch = t / KD;
+    const int64_t ow0 = (int64_t)j0 % OW, oh0 = ((int64_t)j0 / OW) % OH, od0 = (int64_t)j0 / OW / OH;
     for (size_t p = 0; p < kc; p++) {
-        int64_t k = (int64_t)(k0 + p);
-        int64_t kw = k % KW, t = k / KW;
-        int64_t kh = t % KH; t /= KH;
-        int64_t kd = t % KD, ch = t / KD;
+        if (p) {
+            if (++kw == KW) {
+                kw = 0;
+                if (++kh == KH) {
+                    kh = 0;
+                    if (++kd == KD) { kd = 0; ch++; }
+                }
+            }
+        }
         const float *xc = c->x + ch * in_size;
         float *d = dst + p * nr;
-        int64_t j = (int64_t)j0;
-        int64_t ow = j % OW; t = j / OW;
-        int64_t oh = t % OH, od = t / OH;
+        int64_t ow = ow0, oh = oh0, od = od0;
         size_t q = 0;
         const int64_t off_w = kw * g->d[2] - g->pb[2], sw = g->s[2];
         while (q < ncols) {
@@ -41,13 +49,23 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
             } else {
                 const float *xr = xc + (id * IH + ih) * IW;
                 int64_t iw0 = ow * sw + off_w, iw_last = (ow + (int64_t)run - 1) * sw + off_w;
-                if (sw == 1 && iw0 >= 0 && iw_last < IW) {
-                    memcpy(d + q, xr + iw0, run * sizeof(float));
+                if (sw == 1) {
+                    /* zeros where the run hangs over the padding, one copy for the rest */
+                    int64_t lo = iw0 < 0 ? -iw0 : 0, hi = iw_last >= IW ? IW - iw0 : (int64_t)run;
+                    if (lo > (int64_t)run) lo = (int64_t)run;
+                    if (hi < lo) hi = lo;
+                    for (int64_t r = 0; r < lo; r++) d[q + (size_t)r] = 0.0f;
+                    if (hi > lo) memcpy(d + q + lo, xr + iw0 + lo, (size_t)(hi - lo) * sizeof(float));
+                    for (int64_t r = hi; r < (int64_t)run; r++) d[q + (size_t)r] = 0.0f;
                 } else {
-                    for (size_t r = 0; r < run; r++) {
-                        int64_t iw = iw0 + (int64_t)r * sw;
-                        d[q + r] = iw >= 0 && iw < IW ? xr[iw] : 0.0f;
-                    }
+                    /* valid r: 0 <= iw0 + r*sw < IW; a branch-free strided copy between zero ends */
+                    int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0;
+                    int64_t hi = iw0 >= IW ? 0 : (IW - iw0 + sw - 1) / sw;
+                    if (hi > (int64_t)run) hi = (int64_t)run;
+                    if (lo > hi) lo = hi;
+                    for (int64_t r = 0; r < lo; r++) d[q + (size_t)r] = 0.0f;
+                    for (int64_t r = lo; r < hi; r++) d[q + (size_t)r] = xr[iw0 + r * sw];
+                    for (int64_t r = hi; r < (int64_t)run; r++) d[q + (size_t)r] = 0.0f;
                 }
             }
             q += run;
@@ -139,12 +157,28 @@ static void depthwise_plane(const nn_geom *g, const float *x, const float *w, fl
         }
 }
 
+#ifdef NN_HAVE_X86_UKERNELS
+/* The common MobileNet/EfficientNet case, 2-D 3x3 or 5x5 without dilation at stride 1 or 2, through
+ * a plane kernel (masked loads handle the padding, one accumulator per kernel row). */
+static int depthwise_kxk(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act, float *y) {
+    if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || g->k[1] != g->k[2] || (g->k[1] != 3 && g->k[1] != 5) || g->d[1] != 1 ||
+        g->d[2] != 1 || g->s[1] != g->s[2] || (g->s[2] != 1 && g->s[2] != 2))
+        return 0;
+    const int in_kernel = act && act->kind >= CORT_ACT_RELU && act->kind <= CORT_ACT_LEAKY_RELU;
+    const nn_dw_act ka = { in_kernel ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
+    nn_dw_plane_avx512((int)g->k[1], x, g->in[1], g->in[2], w, bias, y, g->out[1], g->out[2], g->s[2], g->pb[1], g->pb[2],
+                          in_kernel ? &ka : NULL);
+    if (!in_kernel) nn_act_apply(act, y, (size_t)(g->out[1] * g->out[2]));
+    return 1;
+}
+#endif
+
 typedef struct dw_job {
     const nn_conv_shape *s;
     const float *x, *w, *bias;
     const nn_act *act;
     float *y;
-    int avx512;
+    int isa;   /* 2: AVX-512 row kernel, 1: AVX2, 0: portable */
 } dw_job;
 
 static void dw_run(void *arg, size_t begin, size_t end) {
@@ -157,7 +191,9 @@ static void dw_run(void *arg, size_t begin, size_t end) {
         const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
         float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
 #ifdef NN_HAVE_X86_UKERNELS
-        if (j->avx512 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
+        if (j->isa == 2 && depthwise_kxk(&s->g, xp, wp, bv, j->act, yp)) continue;
+        if (j->isa == 2 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
+        if (j->isa == 1 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx2)) continue;
 #endif
         depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
     }
@@ -192,7 +228,11 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
     if (Cg == 1 && s->group > 1) {
         dw_job j = { s, x, w, bias, act, y, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
-        j.avx512 = __builtin_cpu_supports("avx512f");
+        j.isa = __builtin_cpu_supports("avx512f") ? 2
+              : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+        /* an explicit gemm kernel (tests) selects the depthwise kernel of the same ISA */
+        if (kernel && kernel->ukr == nn_ukr_avx2_6x16 && j.isa > 1) j.isa = 1;
+        if (kernel && kernel->ukr == nn_ukr_scalar_4x16) j.isa = 0;
 #endif
         size_t planes = s->N * s->M;
         cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);

@@ -288,6 +288,40 @@ static void gemv_run(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* M == 1 with B prepacked: each task streams whole NR-column panels (contiguous per K slice). */
+typedef struct gemv_packed_job {
+    const nn_gemm_kernel *k;
+    size_t N, K, npanels;
+    float alpha, beta;
+    const float *a; size_t inca;
+    const float *bpre;
+    float *c;
+} gemv_packed_job;
+
+static void gemv_packed_run(void *arg, size_t begin, size_t end) {
+    const gemv_packed_job *j = arg;
+    const size_t nr = j->k->nr;
+    float acc[NN_MAX_TILE];
+    for (size_t jp = begin; jp < end; jp++) {
+        for (size_t q = 0; q < nr; q++) acc[q] = 0.0f;
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            const size_t kc = slice_len(j->K, k0);
+            const float *bp = j->bpre + k0 * j->npanels * nr + jp * nr * kc, *a = j->a + k0 * j->inca;
+#ifdef NN_HAVE_X86_UKERNELS
+            if (j->k == &k_avx512) { nn_gemv_panel_avx512_32(kc, a, j->inca, bp, acc); continue; }
+#endif
+            for (size_t p = 0; p < kc; p++, bp += nr) {
+                const float ap = a[p * j->inca];
+                for (size_t q = 0; q < nr; q++) acc[q] += ap * bp[q];
+            }
+        }
+        size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+        float *c = j->c + c0;
+        if (j->beta == 0.0f) for (size_t q = 0; q < cols; q++) c[q] = j->alpha * acc[q];
+        else for (size_t q = 0; q < cols; q++) c[q] = j->alpha * acc[q] + j->beta * c[q];
+    }
+}
+
 cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
                       const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc) {
     return nn_sgemm_ex(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, NULL, NULL, C, ldc);
@@ -321,6 +355,15 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         if (K == 0 || alpha == 0.0f) { act_c(act, M, N, C, ldc); return NULL; }
         beta = 1.0f;
         row_bias = NULL;
+    }
+    if (M == 1 && !kernel && opts && opts->bpack && opts->bpack->k == nn_gemm_best_kernel() && opts->bpack->rows == N &&
+        opts->bpack->K == K) {
+        const nn_gemm_kernel *bk = opts->bpack->k;
+        gemv_packed_job g = { bk, N, K, div_up(N, bk->nr), alpha, beta, A, transA ? lda : 1, opts->bpack->data, C };
+        double bytes = (double)N * (double)K * sizeof(float);
+        cort_parallel_for(bytes < 262144.0 ? NULL : pool, g.npanels, 1, gemv_packed_run, &g);
+        act_c(act, M, N, C, ldc);
+        return NULL;
     }
     if (M == 1 && !B->pack && !kernel) {
         gemv_job g = { N, K, alpha, beta, A, transA ? lda : 1, B, C };

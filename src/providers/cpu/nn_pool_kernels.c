@@ -3,6 +3,7 @@
 #include <float.h>
 #include <math.h>
 #include "nn_pool.h"
+#include "simd/pool_ukernels.h"
 
 typedef struct krange { int64_t lo, hi, start, clip_size; } krange;
 
@@ -96,11 +97,11 @@ static void pool_plane(const nn_pool_params *p, const nn_geom *g, const float *x
 /* 2-D MaxPool without dilation or indices, separable: the window's rows are reduced first with
  * contiguous (vectorizable) maxima into a row buffer, then each output takes the max of KW
  * neighbours in it. Returns 0 when the shape does not fit (the generic kernel runs instead). */
-static int maxpool_plane_2d(const nn_geom *g, const float *x, float *y) {
+static int maxpool_plane_2d(const nn_geom *g, const float *x, float *y, int avx512) {
     const int64_t IW = g->in[2], OH = g->out[1], OW = g->out[2];
     if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || g->d[1] != 1 || g->d[2] != 1 || IW > NN_MAXPOOL_ROW_MAX)
         return 0;
-    float row[NN_MAXPOOL_ROW_MAX];
+    float row[NN_MAXPOOL_ROW_MAX + 16];   /* the vector window pass may read row[IW] */
     krange cols[NN_MAXPOOL_ROW_MAX];
     if (OW > NN_MAXPOOL_ROW_MAX) return 0;
     for (int64_t ow = 0; ow < OW; ow++) cols[ow] = window_range(g, 2, ow);
@@ -113,11 +114,29 @@ static int maxpool_plane_2d(const nn_geom *g, const float *x, float *y) {
         }
         const float *x0 = x + (rh.start + rh.lo) * IW;
         for (int64_t i = 0; i < IW; i++) row[i] = x0[i];
+        row[IW] = 0.0f;
         for (int64_t kh = rh.lo + 1; kh < rh.hi; kh++) {
             const float *xr = x + (rh.start + kh) * IW;
+#ifdef NN_HAVE_X86_UKERNELS
+            if (avx512) { nn_max_rows_avx512(row, xr, (size_t)IW); continue; }
+#endif
             for (int64_t i = 0; i < IW; i++) row[i] = xr[i] > row[i] ? xr[i] : row[i];
         }
+        int64_t vec_lo = 0, vec_n = 0;   /* outputs [vec_lo, vec_lo + vec_n) done by the vector pass */
+#ifdef NN_HAVE_X86_UKERNELS
+        const int64_t sw = g->s[2], k = g->k[2], pl = g->pb[2];
+        if (avx512 && k <= 16) {
+            /* outputs whose whole window lies inside the row */
+            int64_t lo = (pl + sw - 1) / sw, hi = IW - k + pl < 0 ? -1 : (IW - k + pl) / sw;
+            if (hi > OW - 1) hi = OW - 1;
+            if (hi >= lo)
+                vec_n = (int64_t)nn_max_window_avx512(row, (size_t)(lo * sw - pl), (size_t)k, (size_t)sw,
+                                                      (size_t)(hi - lo + 1), yr + lo);
+            vec_lo = lo;
+        }
+#endif
         for (int64_t ow = 0; ow < OW; ow++) {
+            if (ow == vec_lo && vec_n) { ow += vec_n - 1; continue; }
             const krange rw = cols[ow];
             if (rw.lo >= rw.hi) { yr[ow] = -FLT_MAX; continue; }
             const float *t = row + rw.start;
@@ -141,8 +160,12 @@ static void pool_run(void *arg, size_t begin, size_t end) {
     const pool_job *j = arg;
     const int64_t in = nn_geom_in_size(j->g), out = nn_geom_out_size(j->g);
     const int fast = j->p->kind == NN_POOL_MAX && !j->idx;
+    int avx512 = 0;
+#ifdef NN_HAVE_X86_UKERNELS
+    avx512 = __builtin_cpu_supports("avx512f");
+#endif
     for (size_t pl = begin; pl < end; pl++)
-        if (!fast || !maxpool_plane_2d(j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out))
+        if (!fast || !maxpool_plane_2d(j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out, avx512))
             pool_plane(j->p, j->g, j->x + (int64_t)pl * in, j->y + (int64_t)pl * out,
                    j->idx ? j->idx + (int64_t)pl * out : NULL, (int64_t)pl * in);
 }

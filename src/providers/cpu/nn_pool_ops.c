@@ -82,8 +82,14 @@ static void gpool_run(void *arg, size_t begin, size_t end) {
             r = -FLT_MAX;
             for (size_t i = 0; i < j->plane; i++) if (x[i] > r || i == 0) r = x[i];
         } else if (j->kind == NN_POOL_AVG) {
+            /* 16 independent float lanes (vectorized, no serial add chain), summed in double */
+            float lane[16] = { 0 };
+            size_t i = 0;
+            for (; i + 16 <= j->plane; i += 16)
+                for (size_t l = 0; l < 16; l++) lane[l] += x[i + l];
             double acc = 0.0;
-            for (size_t i = 0; i < j->plane; i++) acc += x[i];
+            for (; i < j->plane; i++) acc += x[i];
+            for (size_t l = 0; l < 16; l++) acc += lane[l];
             r = j->plane ? (float)(acc / (double)j->plane) : 0.0f;
         } else {
             double acc = 0.0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "rd_softmax.h"
 #include "ew_simd.h"
+#include "fu_vec.h"
 
 typedef struct sm_job {
     rd_softmax_kind kind;
@@ -85,64 +86,29 @@ static void task_##SUF(void *arg, size_t begin, size_t end) {                   
 SM_DEFINE(float, expf, logf, f32)
 SM_DEFINE(double, exp, log, f64)
 
-/* Contiguous float rows (inner == 1, softmax / logsoftmax): max and sum as lane-wise partials (the
- * fixed-width inner loops vectorize at -O2), exp through the run-time dispatched ew_simd kernel
- * (AVX-512 / AVX2 / portable). */
-#define SM_LANES 16
-
-static float sm_max(const float *restrict x, size_t n) {
-    float m = x[0];
-    size_t i = 0;
-    if (n >= SM_LANES) {
-        float acc[SM_LANES];
-        for (size_t l = 0; l < SM_LANES; l++) acc[l] = x[l];
-        for (i = SM_LANES; i + SM_LANES <= n; i += SM_LANES)
-            for (size_t l = 0; l < SM_LANES; l++) acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
-        for (size_t l = 0; l < SM_LANES; l++) m = acc[l] > m ? acc[l] : m;
-    }
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-static float sm_sum(const float *restrict x, size_t n) {
-    float acc[SM_LANES] = { 0 }, s = 0;
-    size_t i = 0;
-    for (; i + SM_LANES <= n; i += SM_LANES)
-        for (size_t l = 0; l < SM_LANES; l++) acc[l] += x[i + l];
-    for (; i < n; i++) s += x[i];
-    for (size_t l = 0; l < SM_LANES; l++) s += acc[l];
-    return s;
-}
-
-static void sm_sub(const float *restrict x, float *restrict y, size_t n, float c) {
-    for (size_t i = 0; i < n; i++) y[i] = x[i] - c;
-}
-
-static void sm_scale(float *restrict y, size_t n, float c) {
-    for (size_t i = 0; i < n; i++) y[i] *= c;
-}
-
-static void row_f32_fast(rd_softmax_kind k, const float *x, float *y, size_t n, ew_f32_un vexp) {
-    if (x == y) {   /* in place: x must survive the exp for logsoftmax, and restrict must hold */
+/* Contiguous float rows (inner == 1, softmax / logsoftmax): max, subtract, sum and scale through the
+ * run-time dispatched row primitives of fu_vec.h and exp through the ew_simd kernel (AVX-512 /
+ * AVX2 / portable). */
+static void row_f32_fast(rd_softmax_kind k, const float *x, float *y, size_t n, const fu_vec_kernels *v,
+                         ew_f32_un vexp) {
+    if (x == y) {   /* in place: x must survive the exp for logsoftmax */
         row_f32(k, x, y, n);
         return;
     }
-    float m = sm_max(x, n);
-    sm_sub(x, y, n, m);
+    float m = v->max(x, n);
+    v->addc(x, y, n, -m);
     vexp(n, y, y, 0.0f, 0.0f);
-    float s = sm_sum(y, n);
-    if (k == RD_SOFTMAX) {
-        sm_scale(y, n, 1.0f / s);
-    } else {
-        sm_sub(x, y, n, m + logf(s));
-    }
+    float s = v->sum(y, n);
+    if (k == RD_SOFTMAX) v->scale(y, n, 1.0f / s);
+    else v->addc(x, y, n, -(m + logf(s)));
 }
 
 static void task_f32_rows(void *arg, size_t begin, size_t end) {
     const sm_job *j = arg;
+    const fu_vec_kernels *v = fu_vec_best();
     const ew_f32_un vexp = ew_f32_best()->un[EW_FU_EXP];
     for (size_t o = begin; o < end; o++)
-        row_f32_fast(j->kind, (const float *)j->x + o * j->n, (float *)j->y + o * j->n, j->n, vexp);
+        row_f32_fast(j->kind, (const float *)j->x + o * j->n, (float *)j->y + o * j->n, j->n, v, vexp);
 }
 
 /* Reference: one outer index at a time, straightforward loops in double. */

@@ -176,22 +176,15 @@ static cort_status *conv_run(cort_kernel_ctx *ctx) {
     if (nd == 1) oshape[2] = out_hw[1];
     cort_value *Y = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, oshape, (size_t)nd + 2, &Y));
-    size_t in_sp = (size_t)(hw[0] * hw[1]), out_sp = (size_t)(out_hw[0] * out_hw[1]);
     if (!Y->count) return NULL;
     if (!X->count) return xnn_run_cpu(ctx);   /* empty input, non-empty output: leave it to the reference */
     cort_status *st = NULL;
-    float *tmp_in = NULL, *xin_buf = NULL, *xout = NULL;
+    float *tmp_in = NULL, *tmp_out = NULL, *xout = NULL;
     const float *xin;
-    if (s->cin == 1 || in_sp == 1) {   /* NCHW and NHWC coincide */
-        if ((st = xnn_input(X, &xin, &tmp_in))) return st;
-    } else {
-        if (!(xin_buf = xnn_buf(X->count))) return cort_error_oom();
-        xnn_nchw_to_nhwc(ctx->pool, X->data, xin_buf, (size_t)n, s->cin, in_sp);
-        xin = xin_buf;
-    }
-    int direct_out = s->cout == 1 || out_sp == 1;
-    if (direct_out) xout = Y->data;
-    else if (!(xout = xnn_buf(Y->count))) { st = cort_error_oom(); goto done; }
+    /* channels-last input (from an XNNPACK producer) is read as is; the output stays channels-last
+     * when every reader takes it (partition), else it is transposed back */
+    if ((st = xnn_input_nhwc(s->base.inst, ctx->pool, X, &xin, &tmp_in))) return st;
+    if ((st = xnn_output_begin(node, Y, &xout, &tmp_out))) goto done;
     xnn_operator_t op = NULL;
     if ((st = xnn_op_take(node, &s->base, key, &op))) goto done;
     pthreadpool_t tp = xnn_tp_take(s->base.inst);
@@ -206,11 +199,11 @@ static cort_status *conv_run(cort_kernel_ctx *ctx) {
     xnn_tp_give(s->base.inst, tp);
     xnn_op_give(&s->base, key, op);
     if (xs != xnn_status_success) { st = xnn_call_error(node, call, xs); goto done; }
-    if (!direct_out) xnn_nhwc_to_nchw(ctx->pool, xout, Y->data, (size_t)n, s->cout, out_sp);
+    xnn_output_done(s->base.inst, ctx->pool, Y, tmp_out);
+    tmp_out = NULL;
 done:
     cort_free(tmp_in);
-    cort_free(xin_buf);
-    if (!direct_out) cort_free(xout);
+    cort_free(tmp_out);
     return st;
 }
 

@@ -53,8 +53,71 @@ static cort_status *binary_init(const cort_node *node, void **state) {
 typedef enum xnn_status (*binary_setup_fn)(xnn_operator_t, size_t, const size_t *, size_t, const size_t *, const float *,
                                            const float *, float *, pthreadpool_t);
 
-static cort_status *binary_run(cort_kernel_ctx *ctx) {
+static cort_status *binary_xnn(cort_kernel_ctx *ctx, size_t ar, const size_t *ash, size_t br, const size_t *bsh,
+                               const float *a, const float *b, float *y) {
     binary_state *s = (binary_state *)ctx->state;
+    static const binary_setup_fn setups[] = { xnn_setup_add_nd_f32, xnn_setup_subtract_nd_f32, xnn_setup_multiply_nd_f32,
+                                              xnn_setup_divide_nd_f32, xnn_setup_minimum_nd_f32, xnn_setup_maximum_nd_f32 };
+    xnn_operator_t op = NULL;
+    CORT_TRY(xnn_op_take(ctx->node, &s->base, 0, &op));
+    pthreadpool_t tp = xnn_tp_take(s->base.inst);
+    const char *call = "xnn_setup_*_nd_f32";
+    enum xnn_status xs = setups[s->op](op, ar, ash, br, bsh, a, b, y, tp);
+    if (xs == xnn_status_success) { call = "xnn_run_operator"; xs = xnn_run_operator(op, tp); }
+    xnn_tp_give(s->base.inst, tp);
+    xnn_op_give(&s->base, 0, op);
+    return xs == xnn_status_success ? NULL : xnn_call_error(ctx->node, call, xs);
+}
+
+/* The op on channels-last data: every operand's NCHW shape (padded to the output rank) is permuted to
+ * [N, spatial..., C]. A channels-last operand is used as is; an NCHW operand whose memory already is
+ * its NHWC memory (C = 1 or spatial = 1: per-channel, scalar) too; any other NCHW operand is
+ * transposed. The result stays channels-last when the node's flag asks for it. */
+static cort_status *binary_run_nhwc(cort_kernel_ctx *ctx, cort_value *Y) {
+    binary_state *s = (binary_state *)ctx->state;
+    const cort_value *in[2] = { ctx->inputs[0], ctx->inputs[1] };
+    size_t r = Y->rank;
+    if (r < 3) return xnn_run_cpu(ctx);
+    size_t sh[2][XNN_MAX_TENSOR_DIMS];
+    const float *data[2];
+    float *tmp[2] = { NULL, NULL }, *tmp_out = NULL, *y = NULL;
+    cort_status *st = NULL;
+    for (int k = 0; k < 2; k++) {
+        const cort_value *X = in[k];
+        if (xnn_is_nhwc(X) && X->rank != r) return xnn_run_cpu(ctx);   /* broadcast channels-last: not mapped */
+    }
+    for (int k = 0; k < 2; k++) {
+        const cort_value *X = in[k];
+        int64_t p[XNN_MAX_TENSOR_DIMS];
+        size_t off = r - X->rank;
+        for (size_t i = 0; i < r; i++) p[i] = i < off ? 1 : X->shape[i - off];
+        sh[k][0] = (size_t)p[0];
+        for (size_t i = 2; i < r; i++) sh[k][i - 1] = (size_t)p[i];
+        sh[k][r - 1] = (size_t)p[1];
+        size_t sp = 1;
+        for (size_t i = 2; i < r; i++) sp *= (size_t)p[i];
+        if (xnn_is_nhwc(X) || p[1] == 1 || sp == 1) {
+            st = xnn_input(X, &data[k], &tmp[k]);
+        } else if (!(tmp[k] = xnn_buf(X->count))) {
+            st = cort_error_oom();
+        } else {
+            xnn_nchw_to_nhwc(s->base.inst, ctx->pool, X->data, tmp[k], (size_t)p[0], (size_t)p[1], sp);
+            data[k] = tmp[k];
+        }
+        if (st) goto done;
+    }
+    if ((st = xnn_output_begin(ctx->node, Y, &y, &tmp_out))) goto done;
+    if ((st = binary_xnn(ctx, r, sh[0], r, sh[1], data[0], data[1], y))) goto done;
+    xnn_output_done(s->base.inst, ctx->pool, Y, tmp_out);
+    tmp_out = NULL;
+done:
+    cort_free(tmp[0]);
+    cort_free(tmp[1]);
+    cort_free(tmp_out);
+    return st;
+}
+
+static cort_status *binary_run(cort_kernel_ctx *ctx) {
     const cort_node *node = ctx->node;
     const cort_value *A = ctx->inputs[0], *B = ctx->inputs[1];
     if (!A || !B || A->kind != CORT_VKIND_TENSOR || B->kind != CORT_VKIND_TENSOR || A->type != CORT_TYPE_FLOAT ||
@@ -67,27 +130,30 @@ static cort_status *binary_run(cort_kernel_ctx *ctx) {
     cort_value *Y = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, oshape, (size_t)orank, &Y));
     if (!Y->count) return NULL;
+    if (xnn_is_nhwc(A) || xnn_is_nhwc(B)) return binary_run_nhwc(ctx, Y);
+    /* both operands NCHW: compute NCHW; a channels-last result costs one transpose of the output
+     * (never more than transposing the operands) */
+    float *ty = NULL, *y = Y->data;
+    if (xnn_want_nhwc(node, oshape, (size_t)orank)) {
+        if (!(ty = xnn_buf(Y->count))) return cort_error_oom();
+        y = ty;
+    }
     size_t ash[XNN_MAX_TENSOR_DIMS] = { 1 }, bsh[XNN_MAX_TENSOR_DIMS] = { 1 };
     for (size_t i = 0; i < A->rank; i++) ash[i] = (size_t)A->shape[i];
     for (size_t i = 0; i < B->rank; i++) bsh[i] = (size_t)B->shape[i];
     const float *a, *b;
     float *ta = NULL, *tb = NULL;
-    if ((st = xnn_input(A, &a, &ta))) return st;
-    if ((st = xnn_input(B, &b, &tb))) { cort_free(ta); return st; }
-    static const binary_setup_fn setups[] = { xnn_setup_add_nd_f32, xnn_setup_subtract_nd_f32, xnn_setup_multiply_nd_f32,
-                                              xnn_setup_divide_nd_f32, xnn_setup_minimum_nd_f32, xnn_setup_maximum_nd_f32 };
-    xnn_operator_t op = NULL;
-    if (!(st = xnn_op_take(node, &s->base, 0, &op))) {
-        pthreadpool_t tp = xnn_tp_take(s->base.inst);
-        const char *call = "xnn_setup_*_nd_f32";
-        enum xnn_status xs = setups[s->op](op, A->rank ? A->rank : 1, ash, B->rank ? B->rank : 1, bsh, a, b, Y->data, tp);
-        if (xs == xnn_status_success) { call = "xnn_run_operator"; xs = xnn_run_operator(op, tp); }
-        xnn_tp_give(s->base.inst, tp);
-        xnn_op_give(&s->base, 0, op);
-        if (xs != xnn_status_success) st = xnn_call_error(node, call, xs);
+    if ((st = xnn_input(A, &a, &ta)) || (st = xnn_input(B, &b, &tb))) goto done;
+    if ((st = binary_xnn(ctx, A->rank ? A->rank : 1, ash, B->rank ? B->rank : 1, bsh, a, b, y))) goto done;
+    if (ty) {
+        xnn_nchw_to_nhwc(((binary_state *)ctx->state)->base.inst, ctx->pool, ty, Y->data, (size_t)oshape[0],
+                         (size_t)oshape[1], xnn_spatial(oshape, (size_t)orank));
+        Y->layout = 1;
     }
+done:
     cort_free(ta);
     cort_free(tb);
+    cort_free(ty);
     return st;
 }
 
@@ -250,7 +316,16 @@ static cort_status *unary_run(cort_kernel_ctx *ctx) {
     const cort_node *node = ctx->node;
     cort_value *X = ctx->inputs[0];
     if (X->kind != CORT_VKIND_TENSOR || X->type != CORT_TYPE_FLOAT) return xnn_run_cpu(ctx);
-    if (s->passthrough) { cort_kernel_set_output(ctx, 0, cort_value_retain(X)); return NULL; }
+    /* elementwise: the data keeps its layout; convert only when input and wanted output layouts differ */
+    int x_nhwc = xnn_is_nhwc(X), want = xnn_want_nhwc(node, X->shape, X->rank);
+    if (s->passthrough) {
+        if (x_nhwc == want) { cort_kernel_set_output(ctx, 0, cort_value_retain(X)); return NULL; }
+        cort_value *T = NULL;
+        CORT_TRY(xnn_relayout(s->base.inst, ctx->pool, X, want, &T));
+        cort_kernel_set_output(ctx, 0, T);
+        return NULL;
+    }
+    if (x_nhwc && ((s->op == U_PRELU && s->channels > 1) || s->op == U_SOFTMAX)) return xnn_run_cpu(ctx);
     size_t channels = 1, n = X->count, sp = 1;
     int transpose = 0;
     if (s->op == U_PRELU && s->channels > 1) {
@@ -278,10 +353,13 @@ static cort_status *unary_run(cort_kernel_ctx *ctx) {
     float *tmp = NULL, *out = Y->data, *tout = NULL;
     if (transpose) {
         if (!(tmp = xnn_buf(X->count)) || !(tout = xnn_buf(X->count))) { st = cort_error_oom(); goto done; }
-        xnn_nchw_to_nhwc(ctx->pool, X->data, tmp, n, channels, sp);
+        xnn_nchw_to_nhwc(s->base.inst, ctx->pool, X->data, tmp, n, channels, sp);
         in = tmp;
         out = tout;
     } else if ((st = xnn_input(X, &in, &tmp))) {
+        goto done;
+    } else if (x_nhwc != want && !(out = tout = xnn_buf(X->count))) {
+        st = cort_error_oom();
         goto done;
     }
     static const nc_setup_fn setups[] = { xnn_setup_clamp_nc_f32, xnn_setup_sigmoid_nc_f32, xnn_setup_hardswish_nc_f32,
@@ -298,7 +376,14 @@ static cort_status *unary_run(cort_kernel_ctx *ctx) {
     xnn_tp_give(s->base.inst, tp);
     xnn_op_give(&s->base, channels, op);
     if (xs != xnn_status_success) { st = xnn_call_error(node, call, xs); goto done; }
-    if (transpose) xnn_nhwc_to_nchw(ctx->pool, tout, Y->data, n, channels, sp);
+    if (transpose) {
+        xnn_nhwc_to_nchw(s->base.inst, ctx->pool, tout, Y->data, n, channels, sp);
+    } else if (x_nhwc != want) {   /* relayout the result: [N][S][C] <-> [N][C][S] */
+        size_t yn = (size_t)X->shape[0], yc = (size_t)X->shape[1], ys = xnn_spatial(X->shape, X->rank);
+        if (x_nhwc) xnn_nhwc_to_nchw(s->base.inst, ctx->pool, tout, Y->data, yn, yc, ys);
+        else xnn_nchw_to_nhwc(s->base.inst, ctx->pool, tout, Y->data, yn, yc, ys);
+    }
+    Y->layout = (uint8_t)want;
 done:
     cort_free(tmp);
     cort_free(tout);

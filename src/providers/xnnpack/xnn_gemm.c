@@ -94,8 +94,8 @@ static cort_status *fc_run(cort_kernel_ctx *ctx) {
     const cort_node *node = ctx->node;
     const cort_value *A = ctx->inputs[0];
     if (A->kind != CORT_VKIND_TENSOR || A->type != CORT_TYPE_FLOAT || A->rank < 2 || (s->gemm && A->rank != 2) ||
-        A->shape[A->rank - 1] != (int64_t)s->k)
-        return xnn_run_cpu(ctx);   /* the reference kernel reports the mismatch */
+        A->shape[A->rank - 1] != (int64_t)s->k || xnn_any_nhwc_input(ctx))
+        return xnn_run_cpu(ctx);   /* the reference kernel reports the mismatch (and reads NCHW) */
     int64_t oshape[CORT_MAX_RANK];
     memcpy(oshape, A->shape, A->rank * sizeof *oshape);
     oshape[A->rank - 1] = (int64_t)s->n;

@@ -22,6 +22,7 @@ struct xnn_owner {
     struct xnn_allocator table;     /* handed to xnn_initialize; context = this owner */
     atomic_size_t bytes_in_use;     /* bytes XNNPACK holds through this owner */
     atomic_size_t allocations;
+    atomic_size_t transposes;       /* NCHW <-> NHWC layout transposes performed (a statistic for tests) */
 };
 
 static cort_once g_xnn_once = CORT_ONCE_INIT;
@@ -90,6 +91,7 @@ static cort_status *init_xnnpack(void *arg) {
         memset(o, 0, sizeof *o);
         atomic_init(&o->bytes_in_use, 0);
         atomic_init(&o->allocations, 0);
+        atomic_init(&o->transposes, 0);
         o->table.context = o;
         o->table.allocate = xa_allocate;
         o->table.reallocate = xa_reallocate;
@@ -154,6 +156,15 @@ size_t cort_xnnpack_test_bytes_in_use(void) {
     xnn_owner *o = atomic_load_explicit(&g_xnn_owner, memory_order_acquire);
     return o ? atomic_load(&o->bytes_in_use) : 0;
 }
+
+void xnn_owner_count_transpose(xnn_owner *o) {
+    if (o) atomic_fetch_add_explicit(&o->transposes, 1, memory_order_relaxed);
+}
+
+size_t cort_xnnpack_test_transpose_count(void) {
+    xnn_owner *o = atomic_load_explicit(&g_xnn_owner, memory_order_acquire);
+    return o ? atomic_load(&o->transposes) : 0;
+}
 #else
 #include "xnn_test.h"
 #include "../../core/status.h"
@@ -162,5 +173,6 @@ cort_status *cort_xnnpack_test_roundtrip(const void *expected_owner) {
     return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "the XNNPACK provider is not built into this library");
 }
 size_t cort_xnnpack_test_bytes_in_use(void) { return 0; }
+size_t cort_xnnpack_test_transpose_count(void) { return 0; }
 int cort_xnnpack_test_passthrough(const struct cort_node *node) { (void)node; return -1; }
 #endif

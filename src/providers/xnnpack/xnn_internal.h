@@ -5,8 +5,11 @@
  * an operator belongs to one run at a time: every node keeps a small pool of operator instances
  * (xnn_ops) — a run takes a free one, or creates one when all are busy, and gives it back.
  *
- * Layout: ONNX tensors are NCHW, XNNPACK's spatial operators are NHWC; each spatial node
- * transposes its input to NHWC and its output back (docs/xnnpack.md). */
+ * Layout: ONNX tensors are NCHW, XNNPACK's spatial operators are NHWC. The partition hook marks
+ * the XNNPACK nodes whose output feeds only XNNPACK nodes that read NHWC (XNN_EMIT_NHWC); those
+ * leave it channels-last (cort_value.layout = 1), so transposes happen at partition boundaries
+ * only. Every kernel reads the layout of its inputs at run time, so correctness never depends on
+ * the plan (docs/xnnpack.md). */
 #ifndef CORT_PROVIDERS_XNNPACK_INTERNAL_H
 #define CORT_PROVIDERS_XNNPACK_INTERNAL_H
 #include <pthread.h>
@@ -27,11 +30,14 @@ typedef struct xnn_owner xnn_owner;
  * one cort_once) and returns the owner. The owner lives for the process. */
 cort_status *xnn_owner_get(xnn_owner **out);
 const char  *xnn_status_str(enum xnn_status s);
+/* Counts one NCHW <-> NHWC transpose (cort_xnnpack_test_transpose_count). */
+void         xnn_owner_count_transpose(xnn_owner *o);
 
 /* ---- provider instance (one per session) ---- */
 typedef struct xnn_instance {
     xnn_owner    *owner;
     int           threads;
+    int           nhwc_chains;   /* option nhwc_chains: keep NHWC between XNNPACK nodes (default 1) */
     /* created at the first run that needs it (pthreadpool_create takes ~10 ms: sessions whose nodes
      * never reach XNNPACK, or never run, do not pay it); NULL when threads == 1 */
     pthreadpool_t _Atomic tp;
@@ -68,7 +74,8 @@ void         xnn_base_free(xnn_base *b);
 /* op.h hooks shared by every XNNPACK kernel */
 cort_status *xnn_infer(cort_infer_ctx *ctx);
 void         xnn_free_state(void *state);   /* state starts with xnn_base and was cort_malloc'ed */
-/* Runs the node on the CPU kernel (for shapes XNNPACK cannot take). */
+/* Runs the node on the CPU kernel (for shapes XNNPACK cannot take): channels-last inputs are handed
+ * over as NCHW copies, and output 0 is made channels-last when the node's flag asks for it. */
 cort_status *xnn_run_cpu(cort_kernel_ctx *ctx);
 
 /* Takes a free operator created for `key`, creating one if none is free. */
@@ -85,9 +92,32 @@ cort_status *xnn_call_error(const cort_node *node, const char *call, enum xnn_st
 float *xnn_buf(size_t count);
 /* The data of input tensor v if reading XNN_EXTRA_BYTES past its end is safe, else a padded copy in *tmp. */
 cort_status *xnn_input(const cort_value *v, const float **data, float **tmp);
-/* [N][C][S] <-> [N][S][C] */
-void xnn_nchw_to_nhwc(cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s);
-void xnn_nhwc_to_nchw(cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s);
+/* [N][C][S] <-> [N][S][C]; counted (cort_xnnpack_test_transpose_count) when data moves. */
+void xnn_nchw_to_nhwc(xnn_instance *inst, cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s);
+void xnn_nhwc_to_nchw(xnn_instance *inst, cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s);
+
+/* node->provider_flags: output 0 may stay channels-last (every consumer is an XNNPACK node reading
+ * NHWC at that input; set by the partition hook only) */
+#define XNN_EMIT_NHWC 1u
+/* product of dims 2.. (1 for rank < 3) */
+size_t xnn_spatial(const int64_t *shape, size_t rank);
+/* Whether v is a float tensor whose memory is channels-last AND differs from NCHW (layout 1,
+ * rank >= 3, C > 1, spatial > 1). Where the layouts coincide the tag does not matter. */
+int xnn_is_nhwc(const cort_value *v);
+/* Whether the node leaves an output of this shape channels-last (flag set, rank >= 3, the layouts differ). */
+int xnn_want_nhwc(const cort_node *node, const int64_t *shape, size_t rank);
+/* NHWC data of float tensor X (rank >= 3): X's memory when it is channels-last already or the layouts
+ * coincide, else a transposed copy in *tmp (free with cort_free). */
+cort_status *xnn_input_nhwc(xnn_instance *inst, cort_pool *pool, const cort_value *X, const float **data, float **tmp);
+/* Where an NHWC operator writes its output Y: Y's memory when Y stays channels-last (then
+ * Y->layout = 1) or the layouts coincide, else a scratch buffer in *tmp that xnn_output_done
+ * transposes into Y (NCHW) and frees. */
+cort_status *xnn_output_begin(const cort_node *node, cort_value *Y, float **data, float **tmp);
+void         xnn_output_done(xnn_instance *inst, cort_pool *pool, cort_value *Y, float *tmp);
+/* A new float tensor with X's shape and data in the other layout (to_nhwc: layout 1). */
+cort_status *xnn_relayout(xnn_instance *inst, cort_pool *pool, const cort_value *X, int to_nhwc, cort_value **out);
+/* Whether any input of the kernel is channels-last (kernels that only read NCHW then take xnn_run_cpu). */
+int xnn_any_nhwc_input(const cort_kernel_ctx *ctx);
 
 /* ---- graph queries (xnn_provider.c) ---- */
 /* The constant value of input i (initializer or folded), or NULL. */

@@ -1,4 +1,4 @@
-/* Buffers with XNNPACK's read slack, and NCHW <-> NHWC transposes. */
+/* Buffers with XNNPACK's read slack, NCHW <-> NHWC transposes, and channels-last values. */
 #ifdef CORT_HAVE_XNNPACK
 #include <string.h>
 #include "xnn_internal.h"
@@ -51,12 +51,82 @@ static void transpose(cort_pool *pool, const float *src, float *dst, size_t batc
     cort_parallel_for(pool, tiles, grain, tr_range, &a);
 }
 
-void xnn_nchw_to_nhwc(cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s) {
+static void count(xnn_instance *inst, size_t n, size_t c, size_t s) {
+    if (inst && n && c > 1 && s > 1) xnn_owner_count_transpose(inst->owner);
+}
+
+void xnn_nchw_to_nhwc(xnn_instance *inst, cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s) {
+    count(inst, n, c, s);
     transpose(pool, src, dst, n, c, s);
 }
 
-void xnn_nhwc_to_nchw(cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s) {
+void xnn_nhwc_to_nchw(xnn_instance *inst, cort_pool *pool, const float *src, float *dst, size_t n, size_t c, size_t s) {
+    count(inst, n, c, s);
     transpose(pool, src, dst, n, s, c);
+}
+
+/* ---------------------------------------------------------------- channels-last values */
+size_t xnn_spatial(const int64_t *shape, size_t rank) {
+    size_t sp = 1;
+    for (size_t i = 2; i < rank; i++) sp *= (size_t)shape[i];
+    return sp;
+}
+
+static int layouts_differ(const int64_t *shape, size_t rank) {
+    return rank >= 3 && shape[1] > 1 && xnn_spatial(shape, rank) > 1;
+}
+
+int xnn_is_nhwc(const cort_value *v) {
+    return v && v->kind == CORT_VKIND_TENSOR && v->layout == 1 && layouts_differ(v->shape, v->rank);
+}
+
+int xnn_want_nhwc(const cort_node *node, const int64_t *shape, size_t rank) {
+    return (node->provider_flags & XNN_EMIT_NHWC) && layouts_differ(shape, rank);
+}
+
+cort_status *xnn_input_nhwc(xnn_instance *inst, cort_pool *pool, const cort_value *X, const float **data, float **tmp) {
+    *tmp = NULL;
+    if (xnn_is_nhwc(X) || !layouts_differ(X->shape, X->rank)) return xnn_input(X, data, tmp);
+    float *b = xnn_buf(X->count);
+    if (!b) return cort_error_oom();
+    xnn_nchw_to_nhwc(inst, pool, X->data, b, (size_t)X->shape[0], (size_t)X->shape[1], xnn_spatial(X->shape, X->rank));
+    *tmp = b;
+    *data = b;
+    return NULL;
+}
+
+cort_status *xnn_output_begin(const cort_node *node, cort_value *Y, float **data, float **tmp) {
+    *tmp = NULL;
+    Y->layout = 0;
+    if (xnn_want_nhwc(node, Y->shape, Y->rank)) Y->layout = 1;
+    if (Y->layout || !layouts_differ(Y->shape, Y->rank)) { *data = Y->data; return NULL; }
+    if (!(*tmp = xnn_buf(Y->count))) return cort_error_oom();
+    *data = *tmp;
+    return NULL;
+}
+
+void xnn_output_done(xnn_instance *inst, cort_pool *pool, cort_value *Y, float *tmp) {
+    if (!tmp) return;
+    xnn_nhwc_to_nchw(inst, pool, tmp, Y->data, (size_t)Y->shape[0], (size_t)Y->shape[1], xnn_spatial(Y->shape, Y->rank));
+    cort_free(tmp);
+}
+
+cort_status *xnn_relayout(xnn_instance *inst, cort_pool *pool, const cort_value *X, int to_nhwc, cort_value **out) {
+    cort_value *Y = NULL;
+    CORT_TRY(cort_tensor_alloc(X->type, X->shape, X->rank, &Y));
+    size_t n = X->rank ? (size_t)X->shape[0] : 1, c = X->rank > 1 ? (size_t)X->shape[1] : 1;
+    size_t sp = xnn_spatial(X->shape, X->rank);
+    if (to_nhwc) xnn_nchw_to_nhwc(inst, pool, X->data, Y->data, n, c, sp);
+    else xnn_nhwc_to_nchw(inst, pool, X->data, Y->data, n, c, sp);
+    Y->layout = to_nhwc && layouts_differ(Y->shape, Y->rank);
+    *out = Y;
+    return NULL;
+}
+
+int xnn_any_nhwc_input(const cort_kernel_ctx *ctx) {
+    for (size_t i = 0; i < ctx->n_inputs; i++)
+        if (xnn_is_nhwc(ctx->inputs[i])) return 1;
+    return 0;
 }
 #else
 typedef int xnn_layout_unused;

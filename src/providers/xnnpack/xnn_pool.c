@@ -95,14 +95,13 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
     size_t n = (size_t)X->shape[0], c = (size_t)X->shape[1], sp = 1;
     for (size_t i = 2; i < X->rank; i++) sp *= (size_t)X->shape[i];
     int64_t oshape[CORT_MAX_RANK];
-    size_t key, out_sp;
+    size_t key;
     int64_t hw[2] = { 1, 1 };
     if (s->kind == POOL_GLOBAL_AVG) {
         oshape[0] = (int64_t)n;
         oshape[1] = (int64_t)c;
         for (size_t i = 2; i < X->rank; i++) oshape[i] = 1;
         key = KEY(c, 0, 0);
-        out_sp = 1;
     } else {
         int nd = s->w.nd;
         if (X->rank != (size_t)nd + 2) return xnn_run_cpu(ctx);
@@ -124,25 +123,16 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
         oshape[1] = (int64_t)c;
         if (nd == 2) { oshape[2] = o[0]; oshape[3] = o[1]; }
         else oshape[2] = o[1];
-        out_sp = (size_t)(o[0] * o[1]);
     }
     if (!X->count || !c) return xnn_run_cpu(ctx);
     cort_value *Y = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, oshape, X->rank, &Y));
     if (!Y->count) return NULL;
     cort_status *st = NULL;
-    float *tmp_in = NULL, *xin_buf = NULL, *xout = NULL;
+    float *tmp_in = NULL, *tmp_out = NULL, *xout = NULL;
     const float *xin;
-    if (c == 1 || sp == 1) {
-        if ((st = xnn_input(X, &xin, &tmp_in))) return st;
-    } else {
-        if (!(xin_buf = xnn_buf(X->count))) return cort_error_oom();
-        xnn_nchw_to_nhwc(ctx->pool, X->data, xin_buf, n, c, sp);
-        xin = xin_buf;
-    }
-    int direct_out = c == 1 || out_sp == 1;
-    if (direct_out) xout = Y->data;
-    else if (!(xout = xnn_buf(Y->count))) { st = cort_error_oom(); goto done; }
+    if ((st = xnn_input_nhwc(s->base.inst, ctx->pool, X, &xin, &tmp_in))) return st;
+    if ((st = xnn_output_begin(node, Y, &xout, &tmp_out))) goto done;
     xnn_operator_t op = NULL;
     if ((st = xnn_op_take(node, &s->base, key, &op))) goto done;
     pthreadpool_t tp = xnn_tp_take(s->base.inst);
@@ -155,11 +145,11 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
     xnn_tp_give(s->base.inst, tp);
     xnn_op_give(&s->base, key, op);
     if (xs != xnn_status_success) { st = xnn_call_error(node, call, xs); goto done; }
-    if (!direct_out) xnn_nhwc_to_nchw(ctx->pool, xout, Y->data, n, c, out_sp);
+    xnn_output_done(s->base.inst, ctx->pool, Y, tmp_out);
+    tmp_out = NULL;
 done:
     cort_free(tmp_in);
-    cort_free(xin_buf);
-    if (!direct_out) cort_free(xout);
+    cort_free(tmp_out);
     return st;
 }
 

@@ -1,4 +1,5 @@
-/* The XNNPACK provider's vtable: options, per-session instance (pthreadpool), node selection. */
+/* The XNNPACK provider's vtable: options, per-session instance (pthreadpool), node selection, and the
+ * partition plan (which outputs stay NHWC between XNNPACK nodes). */
 #ifdef CORT_HAVE_XNNPACK
 #include <errno.h>
 #include <math.h>
@@ -6,11 +7,12 @@
 #include <string.h>
 #include "xnn_internal.h"
 
-static const char *const option_keys[] = { "threads", NULL };
+static const char *const option_keys[] = { "threads", "nhwc_chains", NULL };
 
 static cort_status *xnn_provider_create(const char *const *keys, const char *const *values, size_t n,
                                         int session_threads, void **instance) {
     long threads = session_threads > 0 ? session_threads : 1;
+    int nhwc = 1;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(keys[i], "threads")) {
             char *end = NULL;
@@ -21,9 +23,14 @@ static cort_status *xnn_provider_create(const char *const *keys, const char *con
                                   "XNNPACK provider: option 'threads' = '%s', expected an integer 0..1024 "
                                   "(0 = the session's thread count)", values[i]);
             if (v > 0) threads = v;
+        } else if (!strcmp(keys[i], "nhwc_chains")) {
+            if (strcmp(values[i], "0") && strcmp(values[i], "1"))
+                return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                                  "XNNPACK provider: option 'nhwc_chains' = '%s', expected 0 or 1", values[i]);
+            nhwc = values[i][0] == '1';
         } else {
-            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "XNNPACK provider: unknown option '%s' (valid: threads)",
-                              keys[i]);
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                              "XNNPACK provider: unknown option '%s' (valid: threads, nhwc_chains)", keys[i]);
         }
     }
     xnn_owner *owner = NULL;
@@ -32,6 +39,7 @@ static cort_status *xnn_provider_create(const char *const *keys, const char *con
     if (!inst) return cort_error_oom();
     inst->owner = owner;
     inst->threads = (int)threads;
+    inst->nhwc_chains = nhwc;
     atomic_flag_clear(&inst->tp_busy);
     atomic_init(&inst->tp, NULL);
     if (pthread_mutex_init(&inst->tp_lock, NULL)) { cort_free(inst); return cort_error_oom(); }
@@ -112,9 +120,106 @@ static const cort_op_def *xnn_provider_kernel(void *instance, const cort_node *n
     return k ? k->def : NULL;
 }
 
+/* ---------------------------------------------------------------- partition: NHWC across chains */
+/* Ops whose kernel honours XNN_EMIT_NHWC on output 0 (they write it channels-last when asked). */
+static const char *const emit_ops[] = { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                        "Resize", "DepthToSpace", "Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu",
+                                        "Elu", "Add", "Sub", "Mul", "Div", "Min", "Max", NULL };
+/* Ops that read a channels-last input 0 without a transpose (binary ops: see binary_accepts). */
+static const char *const read_ops[] = { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Resize",
+                                        "DepthToSpace", "Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu", "Elu", NULL };
+
+static int in_list(const char *const *list, const char *op) {
+    for (; *list; list++)
+        if (!strcmp(*list, op)) return 1;
+    return 0;
+}
+
+static int is_binary(const char *op) {
+    static const char *const ops[] = { "Add", "Sub", "Mul", "Div", "Min", "Max", NULL };
+    return in_list(ops, op);
+}
+
+static int xnn_owns(const cort_graph *g, size_t i) {
+    const cort_node *n = &g->nodes[i];
+    return !g->skip[i] && n->op && n->provider && !strcmp(n->provider, "xnnpack") && xnn_kind_of_def(n->op) &&
+           n->state;
+}
+
+static int shape_known(const cort_tinfo *t) { return t->kind == CORT_VKIND_TENSOR && cort_tinfo_shape_known(t); }
+
+/* A binary op reads input k channels-last when that input is not broadcast (its shape is the output's,
+ * rank 3..6) and the other operand maps onto NHWC: the same full shape (channels-last too, or
+ * transposed once), or one whose NCHW memory already is its NHWC memory (per-channel [C,1,1], scalar,
+ * [1,1,H,W]...): then broadcasting works on the permuted shapes. */
+static int binary_accepts(const cort_graph *g, const cort_node *n, size_t k) {
+    if (n->n_inputs != 2 || n->n_outputs < 1 || n->out_slot[0] < 0 || n->in_slot[0] < 0 || n->in_slot[1] < 0) return 0;
+    const cort_tinfo *y = &g->slot_info[n->out_slot[0]], *x = &g->slot_info[n->in_slot[k]],
+                     *o = &g->slot_info[n->in_slot[1 - k]];
+    if (!shape_known(y) || !shape_known(x) || !shape_known(o)) return 0;
+    int r = y->rank;
+    if (r < 3 || r > XNN_MAX_TENSOR_DIMS || x->rank != r || o->rank > r) return 0;
+    if (memcmp(x->dims, y->dims, (size_t)r * sizeof y->dims[0])) return 0;
+    if (o->rank == r && !memcmp(o->dims, y->dims, (size_t)r * sizeof y->dims[0])) return 1;
+    int64_t p[CORT_MAX_RANK];
+    for (int i = 0; i < r; i++) p[i] = i < r - o->rank ? 1 : o->dims[i - (r - o->rank)];
+    int64_t sp = 1;
+    for (int i = 2; i < r; i++) sp *= p[i];
+    return p[1] == 1 || sp == 1;
+}
+
+static int accepts_nhwc(const cort_graph *g, size_t j, size_t k) {
+    const cort_node *n = &g->nodes[j];
+    if (!xnn_owns(g, j)) return 0;
+    if (is_binary(n->op_type)) return binary_accepts(g, n, k);
+    return k == 0 && in_list(read_ops, n->op_type);
+}
+
+static int graph_output(const cort_graph *g, int32_t s) {
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->output_slots && g->output_slots[i] == s) return 1;
+    for (size_t i = 0; g->ir && i < g->ir->n_outputs; i++)
+        if (!strcmp(g->ir->outputs[i].name, g->slot_names[s])) return 1;
+    return 0;
+}
+
+/* Whether output slot s of an XNNPACK node may stay channels-last: it is a 3-D/4-D float activation,
+ * not a graph output, not read by a subgraph, and every reader is an XNNPACK node that reads it NHWC. */
+static int nhwc_ok(const cort_graph *g, int32_t s) {
+    const cort_tinfo *t = &g->slot_info[s];
+    if (t->kind != CORT_VKIND_TENSOR || t->elem != CORT_TYPE_FLOAT || (t->rank != 3 && t->rank != 4)) return 0;
+    if (g->consts[s] || graph_output(g, s)) return 0;
+    size_t readers = 0;
+    for (size_t j = 0; j < g->n_nodes; j++) {
+        if (g->skip[j]) continue;
+        const cort_node *n = &g->nodes[j];
+        for (size_t k = 0; k < n->n_implicit; k++)
+            if (n->implicit_slot[k] == s) return 0;
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            if (n->in_slot[k] != s) continue;
+            if (!accepts_nhwc(g, j, k)) return 0;
+            readers++;
+        }
+    }
+    return readers > 0;
+}
+
+static cort_status *xnn_provider_partition(void *instance, cort_graph *g) {
+    const xnn_instance *inst = instance;
+    if (!inst || !inst->nhwc_chains || !g) return NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (!xnn_owns(g, i)) continue;   /* other providers' flags are theirs */
+        n->provider_flags &= ~XNN_EMIT_NHWC;
+        if (!in_list(emit_ops, n->op_type) || n->n_outputs < 1 || n->out_slot[0] < 0) continue;
+        if (nhwc_ok(g, n->out_slot[0])) n->provider_flags |= XNN_EMIT_NHWC;
+    }
+    return NULL;
+}
+
 const cort_provider_vtable cort_provider_xnnpack = {
     "xnnpack", option_keys, xnn_provider_create, xnn_provider_destroy, xnn_provider_supports, xnn_provider_kernel,
-    xnn_provider_allocator,
+    xnn_provider_allocator, xnn_provider_partition,
 };
 
 /* ---------------------------------------------------------------- per-node state */
@@ -175,7 +280,29 @@ cort_status *xnn_run_cpu(cort_kernel_ctx *ctx) {
     const xnn_base *b = ctx->state;
     cort_kernel_ctx c = *ctx;
     c.state = b->cpu_state;
-    return b->cpu->run(&c);
+    cort_status *st = NULL;
+    cort_value *nchw[8] = { NULL }, *ins[8];
+    if (xnn_any_nhwc_input(ctx)) {   /* the CPU kernel reads NCHW only */
+        if (ctx->n_inputs > 8) return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "%zu inputs", ctx->n_inputs);
+        for (size_t i = 0; i < ctx->n_inputs; i++) {
+            ins[i] = ctx->inputs[i];
+            if (!xnn_is_nhwc(ins[i])) continue;
+            if ((st = xnn_relayout(b->inst, ctx->pool, ins[i], 0, &nchw[i]))) goto done;
+            ins[i] = nchw[i];
+        }
+        c.inputs = ins;
+    }
+    if ((st = b->cpu->run(&c))) goto done;
+    cort_value *Y = ctx->n_outputs ? ctx->outputs[0] : NULL;
+    if (Y && Y->kind == CORT_VKIND_TENSOR && Y->type == CORT_TYPE_FLOAT && !xnn_is_nhwc(Y) &&
+        xnn_want_nhwc(ctx->node, Y->shape, Y->rank)) {
+        cort_value *T = NULL;
+        if ((st = xnn_relayout(b->inst, ctx->pool, Y, 1, &T))) goto done;
+        cort_kernel_set_output(ctx, 0, T);   /* releases Y */
+    }
+done:
+    for (size_t i = 0; i < 8; i++) cort_value_release(nchw[i]);
+    return st;
 }
 
 cort_status *xnn_call_error(const cort_node *node, const char *call, enum xnn_status s) {

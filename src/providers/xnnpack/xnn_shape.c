@@ -86,11 +86,12 @@ static cort_status *resize_run(cort_kernel_ctx *ctx) {
     if (s->have_sizes && (s->sizes[0] != o[0] || s->sizes[1] != o[1])) return xnn_run_cpu(ctx);
     cort_value *Y = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, o, 4, &Y));
-    size_t n = (size_t)o[0], c = (size_t)o[1], isp = (size_t)(X->shape[2] * X->shape[3]), osp = (size_t)(o[2] * o[3]);
-    float *xin = xnn_buf(X->count), *xout = xnn_buf(Y->count);
-    cort_status *st = NULL;
-    if (!xin || !xout) { st = cort_error_oom(); goto done; }
-    xnn_nchw_to_nhwc(ctx->pool, X->data, xin, n, c, isp);
+    size_t n = (size_t)o[0], c = (size_t)o[1];
+    const float *xin;
+    float *tmp_in = NULL, *tmp_out = NULL, *xout = NULL;
+    cort_status *st = xnn_input_nhwc(s->base.inst, ctx->pool, X, &xin, &tmp_in);
+    if (st) return st;
+    if ((st = xnn_output_begin(ctx->node, Y, &xout, &tmp_out))) goto done;
     xnn_operator_t op = NULL;
     if ((st = xnn_op_take(ctx->node, &s->base, c, &op))) goto done;
     pthreadpool_t tp = xnn_tp_take(s->base.inst);
@@ -101,10 +102,11 @@ static cort_status *resize_run(cort_kernel_ctx *ctx) {
     xnn_tp_give(s->base.inst, tp);
     xnn_op_give(&s->base, c, op);
     if (xs != xnn_status_success) { st = xnn_call_error(ctx->node, call, xs); goto done; }
-    xnn_nhwc_to_nchw(ctx->pool, xout, Y->data, n, c, osp);
+    xnn_output_done(s->base.inst, ctx->pool, Y, tmp_out);
+    tmp_out = NULL;
 done:
-    cort_free(xin);
-    cort_free(xout);
+    cort_free(tmp_in);
+    cort_free(tmp_out);
     return st;
 }
 
@@ -180,7 +182,8 @@ static cort_status *pad_init(const cort_node *node, void **state) {
 static cort_status *pad_run(cort_kernel_ctx *ctx) {
     pad_state *s = (pad_state *)ctx->state;
     const cort_value *X = ctx->inputs[0];
-    if (X->kind != CORT_VKIND_TENSOR || X->type != CORT_TYPE_FLOAT || X->rank != s->rank || !X->count)
+    if (X->kind != CORT_VKIND_TENSOR || X->type != CORT_TYPE_FLOAT || X->rank != s->rank || !X->count ||
+        xnn_any_nhwc_input(ctx))
         return xnn_run_cpu(ctx);
     int64_t o[XNN_MAX_TENSOR_DIMS];
     size_t ish[XNN_MAX_TENSOR_DIMS];
@@ -243,11 +246,12 @@ static cort_status *d2s_run(cort_kernel_ctx *ctx) {
     int64_t o[4] = { X->shape[0], X->shape[1] / (b * b), X->shape[2] * b, X->shape[3] * b };
     cort_value *Y = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, o, 4, &Y));
-    size_t n = (size_t)o[0], c = (size_t)o[1], ic = (size_t)X->shape[1], isp = (size_t)(X->shape[2] * X->shape[3]);
-    float *xin = xnn_buf(X->count), *xout = xnn_buf(Y->count);
-    cort_status *st = NULL;
-    if (!xin || !xout) { st = cort_error_oom(); goto done; }
-    xnn_nchw_to_nhwc(ctx->pool, X->data, xin, n, ic, isp);
+    size_t n = (size_t)o[0], c = (size_t)o[1];
+    const float *xin;
+    float *tmp_in = NULL, *tmp_out = NULL, *xout = NULL;
+    cort_status *st = xnn_input_nhwc(s->base.inst, ctx->pool, X, &xin, &tmp_in);
+    if (st) return st;
+    if ((st = xnn_output_begin(ctx->node, Y, &xout, &tmp_out))) goto done;
     xnn_operator_t op = NULL;
     if ((st = xnn_op_take(ctx->node, &s->base, c, &op))) goto done;
     pthreadpool_t tp = xnn_tp_take(s->base.inst);
@@ -257,10 +261,11 @@ static cort_status *d2s_run(cort_kernel_ctx *ctx) {
     xnn_tp_give(s->base.inst, tp);
     xnn_op_give(&s->base, c, op);
     if (xs != xnn_status_success) { st = xnn_call_error(ctx->node, call, xs); goto done; }
-    xnn_nhwc_to_nchw(ctx->pool, xout, Y->data, n, c, (size_t)(o[2] * o[3]));
+    xnn_output_done(s->base.inst, ctx->pool, Y, tmp_out);
+    tmp_out = NULL;
 done:
-    cort_free(xin);
-    cort_free(xout);
+    cort_free(tmp_in);
+    cort_free(tmp_out);
     return st;
 }
 

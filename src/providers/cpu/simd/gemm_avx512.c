@@ -64,3 +64,34 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
 }
 #endif
+
+#ifdef NN_HAVE_X86_UKERNELS
+/* acc[0..31] += sum_p a[p * inca] * b[p * 32 + 0..31]: one packed B panel of the 12x32 kernel times
+ * a vector (M == 1). Four k-steps in flight so the FMA latency is hidden. */
+__attribute__((target("avx512f")))
+void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float *b, float *acc) {
+    __m512 x0 = _mm512_setzero_ps(), x1 = x0, y0 = x0, y1 = x0, z0 = x0, z1 = x0, u0 = x0, u1 = x0;
+    size_t p = 0;
+    for (; p + 4 <= kc; p += 4, b += 128) {
+        const __m512 a0 = _mm512_set1_ps(a[p * inca]), a1 = _mm512_set1_ps(a[(p + 1) * inca]);
+        const __m512 a2 = _mm512_set1_ps(a[(p + 2) * inca]), a3 = _mm512_set1_ps(a[(p + 3) * inca]);
+        x0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b), x0);
+        x1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b + 16), x1);
+        y0 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b + 32), y0);
+        y1 = _mm512_fmadd_ps(a1, _mm512_loadu_ps(b + 48), y1);
+        z0 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b + 64), z0);
+        z1 = _mm512_fmadd_ps(a2, _mm512_loadu_ps(b + 80), z1);
+        u0 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b + 96), u0);
+        u1 = _mm512_fmadd_ps(a3, _mm512_loadu_ps(b + 112), u1);
+    }
+    for (; p < kc; p++, b += 32) {
+        const __m512 a0 = _mm512_set1_ps(a[p * inca]);
+        x0 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b), x0);
+        x1 = _mm512_fmadd_ps(a0, _mm512_loadu_ps(b + 16), x1);
+    }
+    x0 = _mm512_add_ps(_mm512_add_ps(x0, y0), _mm512_add_ps(z0, u0));
+    x1 = _mm512_add_ps(_mm512_add_ps(x1, y1), _mm512_add_ps(z1, u1));
+    _mm512_storeu_ps(acc, _mm512_add_ps(_mm512_loadu_ps(acc), x0));
+    _mm512_storeu_ps(acc + 16, _mm512_add_ps(_mm512_loadu_ps(acc + 16), x1));
+}
+#endif

@@ -33,5 +33,7 @@ void nn_ukr_scalar_4x16(const nn_ukr_args *args);
 #define NN_HAVE_X86_UKERNELS 1
 void nn_ukr_avx2_6x16(const nn_ukr_args *args);
 void nn_ukr_avx512_12x32(const nn_ukr_args *args);
+/* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: a packed B panel of the 12x32 kernel times a vector */
+void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float *b, float *acc);
 #endif
 #endif

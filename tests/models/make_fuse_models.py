@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Builds the small models tests/test_fuse.c runs at optimization levels 0 and 2 (checked in; rerun
+to regenerate). Each exercises one level-2 pattern of src/graph/fuse.c, or a near miss that must
+not be fused. Run with Debian's /usr/bin/python3 (python3-onnx, python3-numpy)."""
+import os
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto as T
+
+here = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(11)
+S, D, H = 8, 16, 2          # sequence, hidden, heads
+HD = D // H
+
+
+class B:
+    """Tiny graph builder: unique names, constants as initializers."""
+    def __init__(self):
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def name(self, p):
+        self.n += 1
+        return "%s_%d" % (p, self.n)
+
+    def const(self, arr, p="c"):
+        nm = self.name(p)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), nm))
+        return nm
+
+    def op(self, t, ins, **attrs):
+        out = self.name(t.lower())
+        self.nodes.append(helper.make_node(t, ins, [out], name=out, **attrs))
+        return out
+
+    def linear(self, x, i, o, bias=True):
+        w = self.const((rng.standard_normal((i, o)) * 0.3).astype(np.float32), "w")
+        y = self.op("MatMul", [x, w])
+        if bias:
+            y = self.op("Add", [self.const((rng.standard_normal(o) * 0.1).astype(np.float32), "b"), y])
+        return y
+
+    def layernorm(self, x, eps=1e-5, affine=True, opset18=False, pow_exp=2.0, out_extra=None):
+        if opset18:
+            ax = self.const(np.array([-1], np.int64), "axes")
+            mu = self.op("ReduceMean", [x, ax])
+        else:
+            mu = self.op("ReduceMean", [x], axes=[-1])
+        d = self.op("Sub", [x, mu])
+        if out_extra is not None:
+            out_extra.append(d)
+        p = self.op("Pow", [d, self.const(np.float32(pow_exp), "two")])
+        v = self.op("ReduceMean", [p, ax] if opset18 else [p], **({} if opset18 else {"axes": [-1]}))
+        s = self.op("Sqrt", [self.op("Add", [v, self.const(np.float32(eps), "eps")])])
+        y = self.op("Div", [d, s])
+        if affine:
+            y = self.op("Mul", [y, self.const((1 + rng.standard_normal(D) * 0.1).astype(np.float32), "gamma")])
+            y = self.op("Add", [y, self.const((rng.standard_normal(D) * 0.1).astype(np.float32), "beta")])
+        return y
+
+    def gelu(self, h, variant="a", half=0.5):
+        if variant == "a":    # (h * 0.5) * (1 + erf(h / sqrt2)), torch's export
+            m = self.op("Mul", [h, self.const(np.float32(half), "half")])
+            e = self.op("Erf", [self.op("Div", [h, self.const(np.float32(1.4142135381698608), "sqrt2")])])
+            return self.op("Mul", [m, self.op("Add", [e, self.const(np.float32(1.0), "one")])])
+        # (h * (1 + erf(h * 1/sqrt2))) * 0.5
+        e = self.op("Erf", [self.op("Mul", [self.const(np.float32(0.7071067690849304), "isq"), h])])
+        a = self.op("Add", [self.const(np.float32(1.0), "one"), e])
+        return self.op("Mul", [self.op("Mul", [h, a]), self.const(np.float32(half), "half")])
+
+    def save(self, fname, outputs, opset=14, in_shape=(1, S, D), check=True):
+        g = helper.make_graph(self.nodes, fname.replace(".onnx", ""),
+                              [helper.make_tensor_value_info("x", T.FLOAT, list(in_shape))],
+                              [helper.make_tensor_value_info(o, T.FLOAT, list(in_shape)) for o in outputs], self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="cort-tests")
+        m.ir_version = 8
+        if check:   # onnx 1.12's checker predates opset 18's ReduceMean(data, axes)
+            onnx.checker.check_model(m)
+        onnx.save(m, os.path.join(here, fname))
+
+
+def attention(b, x):
+    def heads(t, perm):
+        r = b.op("Reshape", [t, b.const(np.array([1, S, H, HD], np.int64), "shape")])
+        return b.op("Transpose", [r], perm=perm)
+    q = heads(b.linear(x, D, D), [0, 2, 1, 3])
+    k = heads(b.linear(x, D, D), [0, 2, 3, 1])
+    v = heads(b.linear(x, D, D), [0, 2, 1, 3])
+    sc = b.op("Div", [b.op("MatMul", [q, k]), b.const(np.float32(np.sqrt(HD)), "scale")])
+    p = b.op("Softmax", [sc], axis=-1)
+    o = b.op("Transpose", [b.op("MatMul", [p, v])], perm=[0, 2, 1, 3])
+    o = b.op("Reshape", [o, b.const(np.array([1, S, D], np.int64), "shape")])
+    return b.linear(o, D, D)
+
+
+# a BERT-like encoder layer: every pattern fires
+b = B()
+h = b.layernorm(b.op("Add", ["x", attention(b, "x")]))
+f = b.linear(b.gelu(b.linear(h, D, 4 * D), "a"), 4 * D, D)
+y = b.layernorm(b.op("Add", [h, f]))
+b.save("fuse_encoder.onnx", [y])
+
+# the other GELU form, LayerNorm without affine and with opset-18 ReduceMean (axes as input)
+b = B()
+y = b.layernorm(b.linear(b.gelu(b.linear("x", D, D), "b"), D, D, bias=False), affine=False, opset18=True)
+b.save("fuse_variants.onnx", [y], opset=18, check=False)
+
+# near misses: intermediates that are graph outputs or read elsewhere, wrong constants
+b = B()
+extra = []
+mm = b.linear("x", D, D, bias=False)                 # MatMul output is a graph output: no bias fusion
+y1 = b.op("Add", [mm, b.const(np.zeros(D, np.float32) + 0.5, "b")])
+y2 = b.layernorm(y1, out_extra=extra)                # Sub output is a graph output: no LayerNorm
+y3 = b.layernorm(y2, pow_exp=4.0)                    # Pow exponent 4: not a variance
+y4 = b.gelu(y3, "a", half=0.25)                      # 0.25 instead of 0.5: not GELU
+b.save("fuse_blocked.onnx", [mm, extra[0], y4])
+
+# MatMuls whose B is computed at run time become cort.FusedMatMul with bias, GELU and residual
+b = B()
+bd = b.op("Reshape", ["x", b.const(np.array([1, D, S], np.int64), "shape")])
+g1 = b.gelu(b.op("Add", [b.op("MatMul", ["x", bd]), b.const((rng.standard_normal(S) * 0.1).astype(np.float32), "b")]))
+b2 = b.op("Reshape", ["x", b.const(np.array([1, S, D], np.int64), "shape")])
+m2 = b.op("Add", [b.const((rng.standard_normal(D) * 0.1).astype(np.float32), "b"), b.op("MatMul", [g1, b2])])
+y = b.layernorm(b.op("Add", [m2, "x"]))
+b.save("fuse_dynamic.onnx", [y])
+
+# the internal ops used directly with bad inputs: must fail cleanly with a message
+def bad(fname, node, inits):
+    g = helper.make_graph([node], fname.replace(".onnx", ""),
+                          [helper.make_tensor_value_info("x", T.FLOAT, [1, S, D])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("cort", 1)],
+                          producer_name="cort-tests")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(here, fname))
+
+
+bad("fuse_bad_ln.onnx", helper.make_node("LayerNorm", ["x", "g"], ["y"], name="bad_ln", domain="cort"),
+    [numpy_helper.from_array(np.ones(5, np.float32), "g")])
+bad("fuse_bad_gelu.onnx", helper.make_node("Gelu", ["x", "b"], ["y"], name="bad_gelu", domain="cort"),
+    [numpy_helper.from_array(np.ones(3, np.float32), "b")])
+bad("fuse_bad_mm.onnx", helper.make_node("FusedMatMul", ["x", "w", "b", "x"], ["y"], name="bad_mm", domain="cort"),
+    [numpy_helper.from_array(np.ones((D, 4), np.float32), "w"), numpy_helper.from_array(np.ones(4, np.float32), "b")])
+
+# x * HardSigmoid(x) with torch's hardswish constants fuses; with the default alpha it does not
+b = B()
+h1 = b.op("Mul", ["x", b.op("HardSigmoid", ["x"], alpha=1.0 / 6.0)])
+h2 = b.op("Mul", [b.op("HardSigmoid", [h1]), h1])
+b.save("fuse_hardswish.onnx", [h2], opset=11)

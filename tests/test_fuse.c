@@ -1,0 +1,268 @@
+/* Level-2 pattern fusions (src/graph/fuse.c) and the fused kernels (src/providers/cpu/fu_*.c):
+ * every model of tests/models/make_fuse_models.py must give the same outputs at levels 0 and 2, the
+ * patterns must fire (or, for the near misses, not fire), and the row primitives of every ISA
+ * level must agree with plain double-precision loops. Run from the repository root. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "core/alloc.h"
+#include "core/threadpool.h"
+#include "providers/cpu/fu_common.h"
+#include "providers/cpu/fu_vec.h"
+
+#define MODEL(name) "tests/models/" name
+
+static float frand(unsigned *s) {
+    *s = *s * 1103515245u + 12345u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static double max_err(const float *a, const float *b, size_t n, double atol) {
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]) / (atol + fabs((double)b[i]));
+        if (a[i] == b[i]) continue;
+        if (d > e || d != d) e = d != d ? INFINITY : d;
+    }
+    return e;
+}
+
+static cort_session *open_at(const char *path, int level, int threads) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_optimization_level(o, level));
+    CHECK_OK(cort_session_options_set_threads(o, threads));
+    CHECK_OK(cort_session_create(path, o, &s));
+    cort_session_options_free(o);
+    return s;
+}
+
+static size_t count_op(const cort_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < cort_session_node_count(s); i++) {
+        const char *name, *type, *prov;
+        if (cort_session_node_info(s, i, &name, &type, &prov)) continue;
+        if (!strcmp(type, op) && strcmp(prov, "folded")) c++;
+    }
+    return c;
+}
+
+/* Runs the model at levels 0 and 2 on the same input [1, 8, 16] and compares every output. */
+static void check_model(const char *path, size_t fused_mm, size_t ln, size_t gelu, int threads) {
+    cort_session *s0 = open_at(path, 0, 1), *s2 = open_at(path, 2, threads);
+    if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
+    CHECK_MSG(count_op(s2, "FusedMatMul") == fused_mm, "%s: %zu FusedMatMul, expected %zu", path,
+              count_op(s2, "FusedMatMul"), fused_mm);
+    CHECK_MSG(count_op(s2, "LayerNorm") == ln, "%s: %zu LayerNorm, expected %zu", path, count_op(s2, "LayerNorm"), ln);
+    CHECK_MSG(count_op(s2, "Gelu") == gelu, "%s: %zu Gelu, expected %zu", path, count_op(s2, "Gelu"), gelu);
+    CHECK(count_op(s0, "FusedMatMul") + count_op(s0, "LayerNorm") + count_op(s0, "Gelu") == 0);
+    CHECK_MSG(count_op(s2, "HardSwish") == (strstr(path, "hardswish") ? 1u : 0u), "%s: %zu HardSwish", path,
+              count_op(s2, "HardSwish"));
+    int64_t shape[3] = { 1, 8, 16 };
+    cort_value *x = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 3, &x));
+    if (!x) goto done;
+    unsigned seed = 5;
+    float *xd = cort_tensor_data(x);
+    for (size_t i = 0; i < 128; i++) xd[i] = 2.0f * frand(&seed);
+    size_t no = cort_session_output_count(s0);
+    const char *in_name = cort_session_input_name(s0, 0);
+    const char *names[8];
+    cort_value *y0[8] = { 0 }, *y2[8] = { 0 };
+    for (size_t i = 0; i < no && i < 8; i++) names[i] = cort_session_output_name(s0, i);
+    CHECK_OK(cort_session_run(s0, NULL, &in_name, &x, 1, names, no, y0));
+    CHECK_OK(cort_session_run(s2, NULL, &in_name, &x, 1, names, no, y2));
+    for (size_t i = 0; i < no && i < 8; i++) {
+        if (!y0[i] || !y2[i]) { CHECK(0); continue; }
+        size_t n = cort_tensor_element_count(y0[i]);
+        CHECK(n == cort_tensor_element_count(y2[i]));
+        double e = max_err(cort_tensor_data(y2[i]), cort_tensor_data(y0[i]), n, 1e-5);
+        CHECK_MSG(e < 1e-4, "%s output %zu: level 2 differs from level 0 by %g", path, i, e);
+        cort_value_release(y0[i]);
+        cort_value_release(y2[i]);
+    }
+done:
+    cort_value_release(x);
+    cort_session_release(s0);
+    cort_session_release(s2);
+}
+
+static void test_models(void) {
+    for (int threads = 1; threads <= 2; threads++) {
+        /* scores * scale; two LayerNorms with residual and bias; GELU with fc1's bias */
+        check_model(MODEL("fuse_encoder.onnx"), 1, 2, 1, threads);
+        check_model(MODEL("fuse_variants.onnx"), 0, 1, 1, threads);
+        /* run-time B: bias + GELU, bias + residual */
+        check_model(MODEL("fuse_dynamic.onnx"), 2, 1, 0, threads);
+        check_model(MODEL("fuse_hardswish.onnx"), 0, 0, 0, threads);
+        check_model(MODEL("fuse_blocked.onnx"), 0, 0, 0, threads);
+    }
+}
+
+/* The internal ops used directly with inconsistent inputs fail at run time, naming node and input. */
+static void test_bad_inputs(void) {
+    static const struct { const char *model, *needle; } cases[] = {
+        { MODEL("fuse_bad_ln.onnx"), "input 1 'scale'" },
+        { MODEL("fuse_bad_gelu.onnx"), "input 1 'bias'" },
+        { MODEL("fuse_bad_mm.onnx"), "input 3 'residual'" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        cort_session *s = open_at(cases[c].model, 2, 1);
+        if (!s) continue;
+        int64_t shape[3] = { 1, 8, 16 };
+        cort_value *x = NULL, *y = NULL;
+        CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 3, &x));
+        if (x) memset(cort_tensor_data(x), 0, 128 * sizeof(float));
+        const char *in = "x", *out = "y";
+        if (x) CHECK_ERR(cort_session_run(s, NULL, &in, &x, 1, &out, 1, &y), CORT_ERROR_INVALID_ARGUMENT, cases[c].needle);
+        cort_value_release(y);
+        cort_value_release(x);
+        cort_session_release(s);
+    }
+}
+
+static void test_vec_levels(void) {
+    enum { N = 1037 };
+    static float x[N], b[N], s[N], y[N], r[N];
+    unsigned seed = 9;
+    for (size_t i = 0; i < N; i++) { x[i] = 4 * frand(&seed); b[i] = frand(&seed); s[i] = 1 + frand(&seed); }
+    for (int l = 0; l <= 2; l++) {
+        const fu_vec_kernels *k = fu_vec_level(l);
+        if (!k) continue;
+        for (size_t n = 1; n <= N; n += n < 40 ? 1 : 97) {
+            double sum = 0, mx = x[0], sq = 0;
+            for (size_t i = 0; i < n; i++) { sum += x[i]; if (x[i] > mx) mx = x[i]; }
+            for (size_t i = 0; i < n; i++) sq += (x[i] - 0.25) * (x[i] - 0.25);
+            CHECK_MSG(k->max(x, n) == (float)mx, "%s max n=%zu", k->name, n);
+            CHECK_MSG(fabs(k->sum(x, n) - sum) <= 1e-4 * (1 + n), "%s sum n=%zu", k->name, n);
+            double ds = 0;
+            for (size_t i = 0; i < n; i++) ds += x[i] - 0.25;
+            float dev;
+            CHECK_MSG(fabs(k->sqdev(x, n, 0.25f, &dev) - sq) <= 1e-5 * (1 + sq), "%s sqdev n=%zu", k->name, n);
+            CHECK_MSG(fabs(dev - ds) <= 1e-4 * (1 + n), "%s dev sum n=%zu", k->name, n);
+            k->norm(x, y, n, 0.25f, 0.5f, s, b);
+            for (size_t i = 0; i < n; i++) r[i] = (float)(((double)x[i] - 0.25) * 0.5 * s[i] + b[i]);
+            CHECK_MSG(max_err(y, r, n, 1e-6) < 1e-5, "%s norm n=%zu", k->name, n);
+            k->add(x, b, y, n);
+            for (size_t i = 0; i < n; i++) r[i] = x[i] + b[i];
+            CHECK_MSG(max_err(y, r, n, 0) == 0, "%s add n=%zu", k->name, n);
+            k->addc(x, y, n, -1.5f);
+            k->scale(y, n, 3.0f);
+            for (size_t i = 0; i < n; i++) r[i] = (x[i] - 1.5f) * 3.0f;
+            CHECK_MSG(max_err(y, r, n, 0) == 0, "%s addc/scale n=%zu", k->name, n);
+        }
+    }
+}
+
+static void test_gelu_kernel(void) {
+    enum { N = 4099 };
+    static float x[N], y[N], r[N];
+    for (size_t i = 0; i < N; i++) x[i] = -9.0f + 18.0f * (float)i / (N - 1);
+    fu_gelu_f32(x, y, N);
+    fu_gelu_f32_ref(x, r, N);
+    /* like the unfused graph (and ORT), 1 + erf cancels for x << 0: relative accuracy where the
+     * result is not tiny, absolute below */
+    double rel = 0, abs_err = 0;
+    for (size_t i = 0; i < N; i++) {
+        double d = fabs((double)y[i] - r[i]);
+        if (fabs(r[i]) > 1e-2 && d / fabs(r[i]) > rel) rel = d / fabs(r[i]);
+        d /= 1 + fabs(x[i]);
+        if (d > abs_err) abs_err = d;
+    }
+    CHECK_MSG(rel < 2e-6 && abs_err < 1e-7, "gelu: relative error %g, absolute (scaled) %g", rel, abs_err);
+    memcpy(y, x, sizeof y);
+    fu_gelu_f32(y, r, N);
+    fu_gelu_f32(y, y, N);   /* in place */
+    CHECK(max_err(y, r, N, 0) == 0);
+}
+
+static void test_layernorm_kernel(cort_pool *pool) {
+    enum { R = 37, C = 300 };
+    static float x[R * C], y[R * C], r[R * C], g[C], b[C];
+    unsigned seed = 3;
+    for (size_t i = 0; i < R * C; i++) x[i] = 100.0f + 3 * frand(&seed);   /* large mean: two passes needed */
+    for (size_t i = 0; i < C; i++) { g[i] = 1 + frand(&seed); b[i] = frand(&seed); }
+    for (size_t q = 0; q < R; q++) {
+        double m = 0, v = 0;
+        for (size_t i = 0; i < C; i++) m += x[q * C + i];
+        m /= C;
+        for (size_t i = 0; i < C; i++) v += (x[q * C + i] - m) * (x[q * C + i] - m);
+        v /= C;
+        for (size_t i = 0; i < C; i++) r[q * C + i] = (float)((x[q * C + i] - m) / sqrt(v + 1e-5) * g[i] + b[i]);
+    }
+    fu_layernorm_rows(x, NULL, NULL, y, R, C, g, b, 1e-5f, pool);
+    CHECK_MSG(max_err(y, r, R * C, 1e-2) < 1e-3, "layernorm err %g", max_err(y, r, R * C, 1e-2));
+}
+
+static size_t in_use(void) {
+    cort_allocator_stats st;
+    cort_status_free(cort_allocator_get_stats(&st));
+    return st.bytes_in_use;
+}
+
+/* Every allocation of session creation (which runs the fusions and the fused ops' init) and of a
+ * run fails in turn: each must report OUT_OF_MEMORY and leak nothing. */
+static void test_oom(const char *path) {
+    size_t base = in_use();
+    int bad = 0, leaks = 0;
+    long n;
+    for (n = 1; n < 100000; n++) {
+        cort_session *s = NULL;
+        cort_test_alloc_fail_at(n);
+        cort_status *st = cort_session_create(path, NULL, &s);
+        long made = cort_test_alloc_count();
+        cort_test_alloc_fail_at(0);
+        if (!st) {
+            cort_session_release(s);
+            if (made < n) break;
+            continue;
+        }
+        bad += cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY;
+        cort_status_free(st);
+        leaks += in_use() != base;
+    }
+    CHECK_MSG(n > 50, "%s: creation made only %ld allocations", path, n);
+    CHECK_MSG(bad == 0 && leaks == 0 && n < 100000, "%s: creation OOM walk: %d bad codes, %d leaks", path, bad, leaks);
+    cort_session *s = open_at(path, 2, 1);
+    if (!s) return;
+    int64_t shape[3] = { 1, 8, 16 };
+    cort_value *x = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 3, &x));
+    if (!x) { cort_session_release(s); return; }
+    memset(cort_tensor_data(x), 0, 128 * sizeof(float));
+    const char *in_name = cort_session_input_name(s, 0), *out_name = cort_session_output_name(s, 0);
+    base = in_use();
+    bad = 0;
+    for (n = 1; n < 100000; n++) {
+        cort_value *y = NULL;
+        cort_test_alloc_fail_at(n);
+        cort_status *st = cort_session_run(s, NULL, &in_name, &x, 1, &out_name, 1, &y);
+        long made = cort_test_alloc_count();
+        cort_test_alloc_fail_at(0);
+        cort_value_release(y);
+        if (!st) { if (made < n) break; continue; }
+        bad += cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY;
+        cort_status_free(st);
+    }
+    CHECK_MSG(bad == 0 && n < 100000, "%s: run OOM walk: %d bad codes", path, bad);
+    cort_value_release(x);
+    cort_session_release(s);
+}
+
+int main(void) {
+    cort_pool *pool = NULL;
+    CHECK_OK(cort_pool_create(3, &pool));
+    test_vec_levels();
+    test_gelu_kernel();
+    test_layernorm_kernel(pool);
+    test_layernorm_kernel(NULL);
+    test_models();
+    test_bad_inputs();
+    test_oom(MODEL("fuse_encoder.onnx"));
+    test_oom(MODEL("fuse_variants.onnx"));
+    test_oom(MODEL("fuse_dynamic.onnx"));
+    cort_pool_free(pool);
+    return tu_finish();
+}
