@@ -154,3 +154,33 @@ cort_status *cort_bufcache_tensor(cort_bufcache *c, cort_type type, const int64_
     *out = v;
     return NULL;
 }
+
+static void destroy_cached_view(cort_value *v) {
+    cort_value_release(v->base);
+    cort_bufcache_put(v->destroy_ctx, v);
+}
+
+cort_status *cort_bufcache_view(cort_bufcache *c, cort_type type, const int64_t *dims, size_t rank, void *data,
+                                cort_value *base, cort_value **out) {
+    size_t es = cort_type_size(type);
+    int ovf = 0;
+    size_t count = rank <= CORT_MAX_RANK && (dims || !rank) ? cort_shape_count(dims, rank, &ovf) : 0;
+    if (!es || rank > CORT_MAX_RANK || (rank && !dims) || ovf || (es && count > SIZE_MAX / es))
+        return cort_tensor_view(type, dims, rank, data, base, out);   /* the general path reports the error */
+    cort_value *v = cort_bufcache_get(c, sizeof *v);
+    if (!v) return cort_error_oom();
+    memset(v, 0, sizeof *v);
+    atomic_init(&v->refs, 1);
+    v->kind = CORT_VKIND_TENSOR;
+    v->type = type;
+    v->rank = rank;
+    if (rank) memcpy(v->shape, dims, rank * sizeof *dims);
+    v->count = count;
+    v->bytes = count * es;
+    v->data = data;
+    v->base = base ? cort_value_retain(base) : NULL;
+    v->destroy_fn = destroy_cached_view;
+    v->destroy_ctx = c;
+    *out = v;
+    return NULL;
+}

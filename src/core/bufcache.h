@@ -21,6 +21,9 @@ cort_status *cort_bufcache_create(size_t max_bytes, cort_bufcache **out);
 void cort_bufcache_release(cort_bufcache *c);
 /* A tensor (uninitialized data; not for strings) whose header and data come from the cache. */
 cort_status *cort_bufcache_tensor(cort_bufcache *c, cort_type type, const int64_t *dims, size_t rank, cort_value **out);
+/* A tensor view (header from the cache) over `data`, keeping `base` alive (retained). */
+cort_status *cort_bufcache_view(cort_bufcache *c, cort_type type, const int64_t *dims, size_t rank, void *data,
+                                cort_value *base, cort_value **out);
 /* Raw (uninitialized) scratch of at least `bytes`, 64-byte aligned; give it back with cort_bufcache_put. */
 void *cort_bufcache_get(cort_bufcache *c, size_t bytes);
 void  cort_bufcache_put(cort_bufcache *c, void *p);

@@ -23,6 +23,12 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
     return NULL;
 }
 
+cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
+                              cort_value *base, cort_value **out) {
+    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_view(ctx->exec->cache, type, dims, rank, data, base, out);
+    return cort_tensor_view(type, dims, rank, data, base, out);
+}
+
 void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
     if (i >= ctx->n_outputs) { cort_value_release(value); return; }
     cort_value_release(ctx->outputs[i]);

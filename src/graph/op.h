@@ -134,6 +134,11 @@ const cort_value *cort_node_const_input(const cort_node *node, size_t i);
  * returns it (borrowed) in *out. */
 cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
                                 cort_value **out);
+/* A tensor view of `data` (inside `base`, which is retained) as a new value, its header recycled
+ * through the session's cache (no allocation in steady state). Not stored as an output: pass it to
+ * cort_kernel_set_output. */
+cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
+                              cort_value *base, cort_value **out);
 /* Stores a value as output i, taking over one reference (e.g. a retained input for Identity). */
 void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value);
 /* Whether the run was asked to stop; long kernels check this at chunk boundaries and return

@@ -72,9 +72,17 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
     const float lo = act->alpha, hi = act->beta;
 #ifdef NN_HAVE_X86_UKERNELS
     _Static_assert((int)CORT_ACT_RELU == (int)NN_ACT_KIND_RELU && (int)CORT_ACT_CLIP == (int)NN_ACT_KIND_CLIP &&
-                   (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU, "activation kinds");
-    if (act->kind <= CORT_ACT_LEAKY_RELU && __builtin_cpu_supports("avx512f")) {
+                   (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU &&
+                   (int)CORT_ACT_SIGMOID == (int)NN_ACT_KIND_SIGMOID &&
+                   (int)CORT_ACT_HARD_SIGMOID == (int)NN_ACT_KIND_HARD_SIGMOID &&
+                   (int)CORT_ACT_SILU == (int)NN_ACT_KIND_SILU, "activation kinds");
+    if (act->kind <= CORT_ACT_SILU && __builtin_cpu_supports("avx512f")) {
         nn_act_avx512(act->kind, lo, hi, y, n);
+        return;
+    }
+    if ((act->kind == CORT_ACT_SIGMOID || act->kind == CORT_ACT_SILU) && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
+        nn_act_avx2(act->kind, y, n);
         return;
     }
 #endif
@@ -91,6 +99,7 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
             y[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
         }
         break;
+    case CORT_ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i])); break;
     default: break;
     }
 }

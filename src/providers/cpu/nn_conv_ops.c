@@ -418,11 +418,11 @@ done:
 const cort_op_def nn_op_conv = {
     .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
-    .flags = CORT_OP_FUSES_ACTIVATION };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,
-    .flags = CORT_OP_FUSES_ACTIVATION };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_conv_integer = {
     .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
     .init = conv_init, .free_state = cort_free, .infer = convint_infer, .run = convint_run };

@@ -370,11 +370,11 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
 const cort_op_def nn_op_matmul = {
     .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
     .init = matmul_init, .free_state = mm_free, .infer = matmul_infer, .run = matmul_run,
-    .flags = CORT_OP_FUSES_ACTIVATION };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_gemm = {
     .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
     .init = gemm_init, .free_state = mm_free, .infer = gemm_infer, .run = gemm_run,
-    .flags = CORT_OP_FUSES_ACTIVATION };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
     .infer = mmint_infer, .run = mmint_run };

@@ -243,7 +243,7 @@ static cort_status *split_run(cort_kernel_ctx *ctx) {
         offset += sizes[i];
         cort_value *out;
         if (contiguous) {
-            if ((st = cort_tensor_view(in->type, dims, r, (void *)src, in, &out))) goto done;
+            if ((st = cort_kernel_view(ctx, in->type, dims, r, (void *)src, in, &out))) goto done;
             cort_kernel_set_output(ctx, i, out);
             continue;
         }

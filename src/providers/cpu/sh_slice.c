@@ -158,7 +158,7 @@ static cort_status *slice_run(cort_kernel_ctx *ctx) {
         contiguous = (step[d] == 1 || count[d] <= 1) && (d == first || count[d] == in->shape[d]);
     if (contiguous && total > 0) {
         cort_value *v;
-        CORT_TRY(cort_tensor_view(in->type, count, r, (char *)in->data + (size_t)offset * es, in, &v));
+        CORT_TRY(cort_kernel_view(ctx, in->type, count, r, (char *)in->data + (size_t)offset * es, in, &v));
         cort_kernel_set_output(ctx, 0, v);
         return NULL;
     }

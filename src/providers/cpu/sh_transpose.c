@@ -85,7 +85,7 @@ static cort_status *transpose_run(cort_kernel_ctx *ctx) {
     }
     if (keeps_order) {   /* same memory order: share the data */
         cort_value *v;
-        CORT_TRY(cort_tensor_view(in->type, out_dims, r, in->data, in, &v));
+        CORT_TRY(cort_kernel_view(ctx, in->type, out_dims, r, in->data, in, &v));
         cort_kernel_set_output(ctx, 0, v);
         return NULL;
     }

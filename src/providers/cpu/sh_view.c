@@ -7,7 +7,7 @@
 
 static cort_status *make_view(cort_kernel_ctx *ctx, cort_value *in, const int64_t *dims, size_t rank) {
     cort_value *v = NULL;
-    CORT_TRY(cort_tensor_view(in->type, dims, rank, in->data, in, &v));
+    CORT_TRY(cort_kernel_view(ctx, in->type, dims, rank, in->data, in, &v));
     cort_kernel_set_output(ctx, 0, v);
     return NULL;
 }

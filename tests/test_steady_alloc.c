@@ -1,0 +1,45 @@
+/* Steady state: once a session has run a static shape, further runs of that shape make no heap
+ * allocation through cort's allocator (outputs, intermediates, scratch and executor arrays come
+ * from the session's recycling cache). Counts allocations with the allocator's test counter. */
+#include <string.h>
+#include "testutil.h"
+#include "core/alloc.h"
+
+static void check_model(const char *path, const char *in_name, const int64_t *shape, size_t rank, const char *out_name,
+                        int threads) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_threads(o, threads));
+    if (!CHECK_OK(cort_session_create(path, o, &s))) { cort_session_options_free(o); return; }
+    cort_session_options_free(o);
+    cort_value *in = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, rank, &in));
+    float *x = cort_tensor_data(in);
+    for (size_t i = 0; i < cort_tensor_element_count(in); i++) x[i] = (float)((i * 31) % 17) / 8.0f - 1.0f;
+    long counts[6];
+    for (int r = 0; r < 6; r++) {
+        cort_value *out = NULL;
+        cort_test_alloc_fail_at(0);   /* resets the counter */
+        CHECK_OK(cort_session_run(s, NULL, &in_name, &in, 1, &out_name, 1, &out));
+        counts[r] = cort_test_alloc_count();
+        cort_value_release(out);
+    }
+    printf("%s (threads %d): allocations per run: %ld (first), then %ld %ld %ld %ld %ld\n", path, threads, counts[0],
+           counts[1], counts[2], counts[3], counts[4], counts[5]);
+    for (int r = 2; r < 6; r++)
+        CHECK_MSG(counts[r] == 0, "%s: run %d made %ld allocations in steady state", path, r, counts[r]);
+    cort_value_release(in);
+    cort_session_release(s);
+}
+
+int main(void) {
+    int64_t s24[2] = { 2, 4 }, s864[2] = { 8, 64 };
+    check_model("tests/models/relu_add.onnx", "X", s24, 2, "Y", 1);
+    check_model("tests/models/mlp.onnx", "X", s864, 2, "P", 1);
+    check_model("tests/models/mlp.onnx", "X", s864, 2, "P", 2);
+    int64_t digits[4] = { 4, 1, 8, 8 };
+    check_model("demo/digits_cnn.onnx", "image", digits, 4, "logits", 1);
+    check_model("demo/digits_cnn.onnx", "image", digits, 4, "logits", 2);
+    return tu_finish();
+}
