@@ -4,7 +4,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PY     ?= /usr/bin/python3
 CMAKE_FLAGS ?=
 
-.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz clean
+.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz bench clean
 
 all: build/Makefile
 	@$(MAKE) --no-print-directory -C build -j$(JOBS)
@@ -50,6 +50,11 @@ fuzz:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 >/dev/null
 	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) fuzz_model
 	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),30)
+
+# cort vs ONNX Runtime 1.30: latency, session creation, peak RSS (docs/performance.md). Not part of check.
+# make bench BENCH_ARGS=--quick   (or --models resnet50 --threads 1 --rounds 5 ...)
+bench: all
+	@$(PY) bench/run_bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack

@@ -56,10 +56,11 @@ static void test_gemm(cort_pool *pool) {
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
-                /* fused activations: none, relu, clip, leaky relu, sigmoid */
-                nn_act act = { (int)((si + ki + tr) % 5), -0.25f, 0.5f };
+                /* fused activations: none, relu, clip, leaky relu, sigmoid, silu */
+                nn_act act = { (int)((si + ki + tr) % 6), -0.25f, 0.5f };
                 if (act.kind == 3) act.alpha = 0.1f;
                 if (act.kind == 4) act.kind = CORT_ACT_SIGMOID;
+                if (act.kind == 5) act.kind = CORT_ACT_SILU;
                 CHECK_OK(nn_sgemm_ex((si & 1) ? pool : NULL, kern, M, N, K, alpha, A, lda, ta, &b, beta, bias, &act, C,
                                      ldc));
                 nn_sgemm_ref(M, N, K, alpha, A, lda, ta, &b, beta, R, ldc);
@@ -71,6 +72,7 @@ static void test_gemm(cort_pool *pool) {
                         else if (act.kind == CORT_ACT_CLIP) v = v < act.alpha ? act.alpha : v > act.beta ? act.beta : v;
                         else if (act.kind == CORT_ACT_LEAKY_RELU) v = v >= 0 ? v : v * act.alpha;
                         else if (act.kind == CORT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
+                        else if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
                         R[i * ldc + q] = v;
                     }
                 }
@@ -415,6 +417,65 @@ static void test_op_conv_fused(const char *op, int depthwise) {
     release_all(in, 3);
 }
 
+/* Conv/Gemm with a fused SiLU epilogue (Conv -> Sigmoid -> Mul folded by the optimizer) against
+ * x / (1 + exp(-x)) applied to the plain output in double */
+static void test_op_fused_silu(const char *op, int depthwise) {
+    int gemm = !strcmp(op, "Gemm");
+    int64_t xs[4] = { 2, 6, 7, 45 }, ws[4] = { depthwise ? 12 : 5, depthwise ? 1 : 6, 3, 3 }, bs[1] = { ws[0] };
+    int64_t gx[2] = { 37, 50 }, gw[2] = { 50, 29 }, gb[1] = { 29 };
+    if (!strcmp(op, "ConvTranspose")) { ws[0] = 6; ws[1] = 5; }
+    cort_attr_ir at[1] = { attr_int("group", depthwise ? 6 : 1) };
+    cort_value *in[3] = { gemm ? tensor_rand(CORT_TYPE_FLOAT, gx, 2) : tensor_rand(CORT_TYPE_FLOAT, xs, 4),
+                          gemm ? tensor_rand(CORT_TYPE_FLOAT, gw, 2) : tensor_rand(CORT_TYPE_FLOAT, ws, 4),
+                          gemm ? tensor_rand(CORT_TYPE_FLOAT, gb, 1) : tensor_rand(CORT_TYPE_FLOAT, bs, 1) };
+    cort_value *plain[1] = { NULL }, *fused[1] = { NULL };
+    if (in[0]) {   /* a wide range so both tails of the sigmoid are exercised */
+        float *x = cort_tensor_data(in[0]);
+        for (size_t i = 0; i < cort_tensor_element_count(in[0]); i++) x[i] *= 12.0f;
+    }
+    CHECK_OK(run_op(op, 11, at, gemm ? 0 : 1, in, 3, plain, 1));
+    g_act = CORT_ACT_SILU;
+    CHECK_OK(run_op(op, 11, at, gemm ? 0 : 1, in, 3, fused, 1));
+    g_act = 0;
+    if (plain[0] && fused[0]) {
+        const float *p = cort_tensor_data(plain[0]), *f = cort_tensor_data(fused[0]);
+        double worst = 0.0;
+        for (size_t i = 0; i < cort_tensor_element_count(plain[0]); i++) {
+            double want = p[i] / (1.0 + exp(-(double)p[i]));
+            double err = fabs(f[i] - want) / (fabs(want) > 1e-30 ? fabs(want) : 1e-30);
+            if (err > worst) worst = err;
+        }
+        CHECK_MSG(worst < 2e-6, "%s fused silu (depthwise %d): rel err %g", op, depthwise, worst);
+    }
+    release_all(plain, 1);
+    release_all(fused, 1);
+    release_all(in, 3);
+}
+
+/* The vectorized epilogues against double-precision formulas over a wide input range. */
+static void test_act_epilogue(void) {
+    enum { n = 4099 };
+    static float y[n], x[n];
+    const int kinds[] = { CORT_ACT_SIGMOID, CORT_ACT_SILU };
+    for (int t = 0; t < 4; t++) {   /* t >= 2: the AVX2 epilogue directly */
+        for (size_t i = 0; i < n; i++) x[i] = y[i] = -100.0f + 200.0f * (float)i / (float)(n - 1);
+        x[0] = y[0] = -0.0f; x[1] = y[1] = 1e-30f; x[2] = y[2] = -1e-7f;
+        nn_act a = { kinds[t & 1], 0.0f, 0.0f };
+        if (t < 2) nn_act_apply(&a, y, n);
+#ifdef NN_HAVE_X86_UKERNELS
+        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) nn_act_avx2(a.kind, y, n);
+#endif
+        else nn_act_apply(&a, y, n);
+        double worst = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double s = 1.0 / (1.0 + exp(-(double)x[i])), want = a.kind == CORT_ACT_SILU ? x[i] * s : s;
+            double err = fabs(y[i] - want) / (fabs(want) > 1e-30 ? fabs(want) : 1e-30);
+            if (err > worst) worst = err;
+        }
+        CHECK_MSG(worst < 1e-6, "act %d (pass %d) epilogue rel err %g", a.kind, t, worst);
+    }
+}
+
 static void test_op_errors(void) {
     int64_t xs[4] = { 1, 1, 2, 2 }, k[2] = { 3, 3 };
     cort_attr_ir at[1] = { attr_ints("kernel_shape", k, 2) };
@@ -517,6 +578,11 @@ int main(void) {
     test_op_conv_fused("Conv", 0);
     test_op_conv_fused("Conv", 1);
     test_op_conv_fused("ConvTranspose", 0);
+    test_op_fused_silu("Conv", 0);
+    test_op_fused_silu("Conv", 1);
+    test_op_fused_silu("ConvTranspose", 0);
+    test_op_fused_silu("Gemm", 0);
+    test_act_epilogue();
     {
         int64_t xs[4] = { 1, 4, 9, 9 }, ws[4] = { 6, 4, 3, 3 }, wt[4] = { 4, 6, 3, 3 };
         test_op_oom("Conv", 11, CORT_TYPE_FLOAT, xs, ws, 4);

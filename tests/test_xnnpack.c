@@ -366,13 +366,14 @@ static void test_chains(void) {
     compare_chains("tests/models/xnnpack_chain_res.onnx", 2, 1e-4, 1e-5, &before, &after);
     CHECK(after == 1);
     compare_chains("tests/models/xnnpack_chain_mix.onnx", 2, 1e-4, 1e-5, &before, &after);
-    /* boundaries: X; the graph output d2r (and its two readers); Concat (2 in, 1 out); Neg reads se;
-     * Sub(se, Neg) computes NCHW (1 out); PRelu (4: in, out, and its per-channel path); Softmax and
-     * Transpose (CPU) readers (q out, q2 out, GlobalAveragePool in) */
-    CHECK_MSG(after == 17 && before == 34, "xnnpack_chain_mix: transposes %zu -> %zu, expected 34 -> 17", before, after);
+    /* boundaries: X; the graph output d2r (and its two readers; the channel Concat after them stays
+     * NHWC); Neg reads se; Sub(se, Neg) computes NCHW (1 out); PRelu (4: in, out, and its per-channel
+     * path); Softmax and Transpose (CPU) readers (q out, q2 out, GlobalAveragePool in) */
+    CHECK_MSG(after == 14 && before == 34, "xnnpack_chain_mix: transposes %zu -> %zu, expected 34 -> 14", before, after);
     compare_chains("tests/models/xnnpack_chain_fallback.onnx", 1, 1e-4, 1e-5, &before, &after);
     compare_chains("tests/models/xnnpack_chain_1d.onnx", 1, 1e-4, 1e-5, &before, &after);
-    CHECK_MSG(after == 2 && after < before, "xnnpack_chain_1d: transposes %zu -> %zu, expected 2 after", before, after);
+    /* X; pool2 out (read by Neg); Neg's NCHW output into the channel Concat; conv3 out (CPU Concat) */
+    CHECK_MSG(before == 10 && after == 4, "xnnpack_chain_1d: transposes %zu -> %zu, expected 10 -> 4", before, after);
     static const char *const big[] = { "build/models/mobilenet_v2/model.onnx", "build/models/resnet50/model.onnx",
                                        "build/models/efficientnet_b0/model.onnx", NULL };
     for (size_t i = 0; big[i]; i++) {

@@ -4,12 +4,14 @@ Run with Debian's /usr/bin/python3 (python3-onnx, python3-numpy). Every model ha
 
   xnnpack_chain_res.onnx    Conv+Relu -> Conv -> Add(residual) -> Relu -> GlobalAveragePool -> Flatten -> Gemm:
                             a pure XNNPACK chain, one transpose expected (X into the first Conv)
-  xnnpack_chain_mix.onnx    depthwise/pointwise chains with Clip, Concat (CPU) between XNNPACK nodes, a
+  xnnpack_chain_mix.onnx    depthwise/pointwise chains with Clip, Concat of XNNPACK outputs along channels, a
                             mid-chain graph output, per-channel / scalar / [1,1,H,W] / [N,C,1,1] broadcasts,
                             swish (x * Sigmoid(x)), squeeze-excite, an Add with an NCHW operand from a CPU
                             node (Neg), MaxPool, AveragePool, Resize, DepthToSpace, ConvTranspose, PRelu and
                             Softmax (refuse NHWC) and Transpose (CPU) consumers
-  xnnpack_chain_1d.onnx     1-D convolutions (3-D tensors): Conv+Relu -> Conv -> Add -> MaxPool -> Conv
+  xnnpack_chain_1d.onnx     1-D convolutions (3-D tensors): Conv+Relu -> Conv -> Add -> MaxPool, Concat along
+                            channels of that and an NCHW value from a CPU node (Neg), Conv, Concat along
+                            the length (CPU)
   xnnpack_chain_fallback.onnx  Conv -> Resize x1.3 (run-time CPU fallback inside a chain) -> Conv -> Relu
 """
 import os
@@ -108,14 +110,18 @@ nodes = [
 save("xnnpack_chain_mix", nodes, inits, [2, 3, 16, 16], ["Y", "d2r", "sm", "tq"])
 
 # ---- 1-D chain
-inits = {"W1": f32(8, 4, 3), "B1": f32(8), "W2": f32(8, 8, 3), "W3": f32(6, 8, 1)}
+inits = {"W1": f32(8, 4, 3), "B1": f32(8), "W2": f32(8, 8, 3), "W3": f32(6, 16, 1)}
 nodes = [
     N("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", kernel_shape=[3], pads=[1, 1]),
     N("Relu", ["c1"], ["r1"], name="relu1"),
     N("Conv", ["r1", "W2"], ["c2"], name="conv2", kernel_shape=[3], pads=[1, 1]),
     N("Add", ["c2", "r1"], ["a"], name="residual"),
     N("MaxPool", ["a"], ["p"], name="pool", kernel_shape=[2], strides=[2]),
-    N("Conv", ["p", "W3"], ["Y"], name="conv3", kernel_shape=[1]),
+    N("MaxPool", ["r1"], ["p2"], name="pool2", kernel_shape=[2], strides=[2]),
+    N("Neg", ["p2"], ["q"], name="neg_cpu"),
+    N("Concat", ["p", "q"], ["cc"], name="concat_mixed", axis=1),      # NHWC + NCHW inputs, on XNNPACK
+    N("Conv", ["cc", "W3"], ["c3"], name="conv3", kernel_shape=[1]),
+    N("Concat", ["c3", "c3"], ["Y"], name="concat_length", axis=2),    # not the channel axis: CPU
 ]
 save("xnnpack_chain_1d", nodes, inits, [2, 4, 20], ["Y"])
 

@@ -124,7 +124,7 @@ static const cort_op_def *xnn_provider_kernel(void *instance, const cort_node *n
 /* Ops whose kernel honours XNN_EMIT_NHWC on output 0 (they write it channels-last when asked). */
 static const char *const emit_ops[] = { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
                                         "Resize", "DepthToSpace", "Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu",
-                                        "Elu", "Add", "Sub", "Mul", "Div", "Min", "Max", NULL };
+                                        "Elu", "Add", "Sub", "Mul", "Div", "Min", "Max", "Concat", NULL };
 /* Ops that read a channels-last input 0 without a transpose (binary ops: see binary_accepts). */
 static const char *const read_ops[] = { "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "Resize",
                                         "DepthToSpace", "Relu", "Clip", "Sigmoid", "HardSwish", "LeakyRelu", "Elu", NULL };
@@ -172,6 +172,7 @@ static int accepts_nhwc(const cort_graph *g, size_t j, size_t k) {
     const cort_node *n = &g->nodes[j];
     if (!xnn_owns(g, j)) return 0;
     if (is_binary(n->op_type)) return binary_accepts(g, n, k);
+    if (!strcmp(n->op_type, "Concat")) return 1;   /* every input; only channel-axis Concats are taken */
     return k == 0 && in_list(read_ops, n->op_type);
 }
 

@@ -1,4 +1,4 @@
-/* Data-movement operators: bilinear Resize, constant Pad, DepthToSpace (DCR). */
+/* Data-movement operators: bilinear Resize, constant Pad, DepthToSpace (DCR), Concat along channels. */
 #ifdef CORT_HAVE_XNNPACK
 #include <math.h>
 #include <string.h>
@@ -269,6 +269,89 @@ done:
     return st;
 }
 
+/* ---------------------------------------------------------------- Concat along channels (3-D/4-D)
+ * No XNNPACK operator: a plain copy that keeps channels-last data channels-last, so a Concat between
+ * XNNPACK convolutions (SqueezeNet's fire modules) is no layout boundary. */
+typedef struct concat_state { xnn_base base; } concat_state;
+
+static int concat_supports(const cort_node *node, const cort_tinfo *in, char *reason, size_t len) {
+    int r = in[0].rank;
+    if (r != 3 && r != 4) XNN_REFUSE("input rank %d (supported: 3, 4)", r);
+    int64_t axis = cort_attr_int(node, "axis", 1);
+    if (axis != 1 && axis != 1 - r) XNN_REFUSE("axis %lld is not the channel axis", (long long)axis);
+    for (size_t i = 0; i < node->n_inputs; i++)
+        if (!in[i].present || !xnn_float_input(in, node->n_inputs, i) || in[i].rank != r)
+            XNN_REFUSE("input %zu is not a float tensor of rank %d", i, r);
+    return 1;
+}
+
+static cort_status *concat_init(const cort_node *node, void **state) {
+    concat_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    cort_status *st = xnn_base_init(node, &s->base, NULL, 0);
+    if (st) { xnn_free_state(s); return st; }
+    *state = s;
+    return NULL;
+}
+
+/* one input's channels [off, off + c) of the output, over n * sp pixels; layouts per side */
+typedef struct cc_args { const float *src; float *dst; size_t n, c, sp, ct, off; int in_nhwc, out_nhwc; } cc_args;
+
+static void cc_range(void *p, size_t begin, size_t end) {   /* range of (image, pixel) rows */
+    const cc_args *a = p;
+    for (size_t r = begin; r < end; r++) {
+        size_t b = r / a->sp, px = r % a->sp;
+        float *d = a->out_nhwc ? a->dst + r * a->ct + a->off : a->dst + (b * a->ct + a->off) * a->sp + px;
+        size_t dstep = a->out_nhwc ? 1 : a->sp;
+        const float *sr = a->in_nhwc ? a->src + r * a->c : a->src + b * a->c * a->sp + px;
+        size_t sstep = a->in_nhwc ? 1 : a->sp;
+        if (dstep == 1 && sstep == 1) { memcpy(d, sr, a->c * sizeof(float)); continue; }
+        for (size_t c = 0; c < a->c; c++) d[c * dstep] = sr[c * sstep];
+    }
+}
+
+static cort_status *concat_run(cort_kernel_ctx *ctx) {
+    concat_state *s = (concat_state *)ctx->state;
+    const cort_value *X0 = ctx->inputs[0];
+    if (!X0 || X0->kind != CORT_VKIND_TENSOR || X0->type != CORT_TYPE_FLOAT || (X0->rank != 3 && X0->rank != 4))
+        return xnn_run_cpu(ctx);
+    int64_t o[4];
+    memcpy(o, X0->shape, X0->rank * sizeof o[0]);
+    o[1] = 0;
+    for (size_t i = 0; i < ctx->n_inputs; i++) {
+        const cort_value *X = ctx->inputs[i];
+        if (!X || X->kind != CORT_VKIND_TENSOR || X->type != CORT_TYPE_FLOAT || X->rank != X0->rank ||
+            X->shape[0] != X0->shape[0] || xnn_spatial(X->shape, X->rank) != xnn_spatial(X0->shape, X0->rank) ||
+            memcmp(X->shape + 2, X0->shape + 2, (X->rank - 2) * sizeof o[0]))
+            return xnn_run_cpu(ctx);   /* the reference reports the mismatch */
+        o[1] += X->shape[1];
+    }
+    cort_value *Y = NULL;
+    CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, o, X0->rank, &Y));
+    Y->layout = (uint8_t)xnn_want_nhwc(ctx->node, Y->shape, Y->rank);
+    if (!Y->count) return NULL;
+    int out_nhwc = xnn_is_nhwc(Y);
+    size_t n = (size_t)o[0], sp = xnn_spatial(o, X0->rank), off = 0;
+    for (size_t i = 0; i < ctx->n_inputs; i++) {
+        const cort_value *X = ctx->inputs[i];
+        size_t c = (size_t)X->shape[1];
+        cc_args a = { X->data, Y->data, n, c, sp, (size_t)o[1], off, xnn_is_nhwc(X), out_nhwc };
+        off += c;
+        if (!c) continue;
+        if (!a.in_nhwc && !out_nhwc) {   /* NCHW both sides: one block per image */
+            for (size_t b = 0; b < n; b++)
+                memcpy((float *)Y->data + (b * a.ct + a.off) * sp, (const float *)X->data + b * c * sp, c * sp * sizeof(float));
+            continue;
+        }
+        if (a.in_nhwc != out_nhwc && c > 1 && sp > 1) xnn_owner_count_transpose(s->base.inst->owner);
+        cort_parallel_for(ctx->pool, n * sp, 4096 / c + 1, cc_range, &a);
+    }
+    return NULL;
+}
+
+static const cort_op_def concat_def = { "Concat", "", 4, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, concat_init,
+                                        xnn_free_state, xnn_infer, concat_run };
+
 static const cort_op_def resize_def = { "Resize", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, resize_init, xnn_free_state,
                                         xnn_infer, resize_run };
 static const cort_op_def pad_def = { "Pad", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, pad_init, xnn_free_state, xnn_infer,
@@ -280,6 +363,7 @@ const xnn_kind xnn_shape_kinds[] = {
     { "Resize", 10, resize_supports, &resize_def, 0 },
     { "Pad", 2, pad_supports, &pad_def, 0 },
     { "DepthToSpace", 1, d2s_supports, &d2s_def, 0 },
+    { "Concat", 4, concat_supports, &concat_def, 0 },
     { NULL, 0, NULL, NULL, 0 },
 };
 #else

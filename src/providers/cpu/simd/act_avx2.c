@@ -24,10 +24,13 @@ static inline __attribute__((target("avx2,fma"))) __m256 nn_exp256(__m256 x) {
 __attribute__((target("avx2,fma")))
 void nn_act_avx2(int kind, float *y, size_t n) {
     const __m256 one = _mm256_set1_ps(1.0f), lim = _mm256_set1_ps(88.0f);
+    const __m256 inf = _mm256_set1_ps(__builtin_inff());
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(y + i);
-        const __m256 d = _mm256_add_ps(one, nn_exp256(_mm256_min_ps(lim, _mm256_sub_ps(_mm256_setzero_ps(), v))));
+        const __m256 t = _mm256_sub_ps(_mm256_setzero_ps(), v);
+        __m256 d = _mm256_add_ps(one, nn_exp256(_mm256_min_ps(lim, t)));
+        d = _mm256_blendv_ps(d, inf, _mm256_cmp_ps(t, lim, _CMP_GT_OQ));   /* overflow as expf does */
         _mm256_storeu_ps(y + i, _mm256_div_ps(kind == NN_ACT_KIND_SILU ? v : one, d));
     }
     for (; i < n; i++) {

@@ -5,7 +5,7 @@
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
 
-/* exp(x) for x <= 88.3 (callers clamp); tiny or very negative x underflow to 0 through scalef. */
+/* exp(x); vscalefps saturates to +inf / 0 outside the float range. */
 static inline __attribute__((target("avx512f"))) __m512 nn_exp512(__m512 x) {
     x = _mm512_max_ps(_mm512_set1_ps(-103.0f), x);   /* operand order keeps NaN */
     const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
@@ -22,10 +22,10 @@ static inline __attribute__((target("avx512f"))) __m512 nn_exp512(__m512 x) {
     return _mm512_scalef_ps(p, n);
 }
 
-/* 1 + exp(-x), with -x clamped so the exponential stays finite (x / huge -> -0 as expected). */
+/* 1 + exp(-x); overflows to +inf for x < -88.7 like expf, so SiLU gives -0 there as the unfused
+ * Sigmoid + Mul does. */
 static inline __attribute__((target("avx512f"))) __m512 nn_one_plus_exp_neg(__m512 v) {
-    const __m512 t = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_sub_ps(_mm512_setzero_ps(), v));
-    return _mm512_add_ps(_mm512_set1_ps(1.0f), nn_exp512(t));
+    return _mm512_add_ps(_mm512_set1_ps(1.0f), nn_exp512(_mm512_sub_ps(_mm512_setzero_ps(), v)));
 }
 
 __attribute__((target("avx512f")))
