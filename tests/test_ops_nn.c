@@ -9,6 +9,7 @@
 #include "core/threadpool.h"
 #include "providers/cpu/nn_gemm.h"
 #include "providers/cpu/nn_conv.h"
+#include "providers/cpu/nn_winograd.h"
 #include "providers/cpu/nn_pool.h"
 #include "graph/op.h"
 #include "core/types.h"
@@ -108,7 +109,7 @@ static int make_geom(const conv_case *c, int transpose, nn_conv_shape *s) {
     nn_geom *g = &s->g;
     g->nd = c->nd;
     for (int i = 0; i < 3; i++) {
-        g->in[i] = g->k[i] = g->s[i] = g->d[i] = 1; g->pb[i] = g->pe[i] = 0;
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1; g->pb[i] = g->pe[i] = 0;
     }
     for (int i = 0; i < c->nd; i++) {
         int j = 3 - c->nd + i;
@@ -564,12 +565,49 @@ static void test_op_oom(const char *op, int opset, cort_type t, const int64_t *x
     release_all(in, 3);
 }
 
+/* Winograd F(4x4,3x3) against the reference conv: odd sizes (partial tiles), pads (symmetric,
+ * asymmetric, none), batches, bias, channel counts around the gemm panel sizes, fused activations. */
+static void test_winograd(cort_pool *pool) {
+    static const conv_case cases[] = {
+        {2, 1, 1, 2, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+        {2, 1, 3, 5, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 2, 7, 13, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 16, 12, 1, {10, 17}, {3, 3}, {1, 1}, {1, 1}, {0, 2}, {1, 0}},
+        {2, 1, 33, 25, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 2, 64, 40, 1, {23, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 300, 37, 1, {7, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 5, 4, 1, {4, 70}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        nn_conv_shape s;
+        if (!make_geom(&cases[ci], 0, &s)) continue;
+        CHECK_MSG(nn_wino_geometry_ok(&s), "winograd case %zu geometry", ci);
+        const size_t xin = s.N * s.C * (size_t)nn_geom_in_size(&s.g), yn = s.N * s.M * (size_t)nn_geom_out_size(&s.g);
+        float *x = rand_buf(xin), *w = rand_buf(s.M * s.C * 9), *b = ci % 2 ? rand_buf(s.M) : NULL;
+        float *y = rand_buf(yn), *r = malloc(yn * sizeof(float));
+        nn_act act = { (int)(ci % 3 == 2 ? CORT_ACT_SILU : ci % 3 == 1 ? CORT_ACT_RELU : CORT_ACT_NONE), 0, 0 };
+        nn_conv_f32_ref(&s, x, w, b, r);
+        nn_act_apply(&act, r, yn);
+        nn_wino_weights ww;
+        CHECK_OK(nn_wino_pack(w, s.M, s.C, &ww));
+        CHECK_OK(nn_wino_conv(ci % 2 ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
+        double err = max_rel_err(y, r, yn);
+        /* F(4x4) transforms lose a few bits: scale the bound with the dot-product length */
+        CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 9), "winograd case %zu (C=%zu M=%zu %lldx%lld): err %g", ci, s.C, s.M,
+                  (long long)s.g.in[1], (long long)s.g.in[2], err);
+        nn_wino_free(&ww);
+        free(x); free(w); free(b); free(y); free(r);
+    }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
     test_gemm(pool);
     test_conv(pool);
     test_pool(pool);
+    test_winograd(pool);
     g_pool = pool;
     test_op_conv_f16();
     test_op_matmul();

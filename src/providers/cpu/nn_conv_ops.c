@@ -3,6 +3,8 @@
 #include <string.h>
 #include "nn_conv.h"
 #include "nn_quant.h"
+#include "nn_winograd.h"
+#include "../../graph/graph.h"   /* statically inferred input shapes (slot_info) at init */
 
 typedef struct conv_state {
     nn_window w;
@@ -15,6 +17,9 @@ typedef struct conv_state {
     const float    *wsrc;      /* the constant's data the packs were made from */
     int64_t         wdims[NN_MAX_SPATIAL + 2];
     size_t          wrank;
+    /* Conv only: Winograd-transformed weights instead of wpack when the statically known input
+     * shape makes Winograd the faster path (NULL otherwise) */
+    nn_wino_weights *wino;
 } conv_state;
 
 static void conv_free(void *state) {
@@ -23,6 +28,8 @@ static void conv_free(void *state) {
     if (s->wpack)
         for (size_t g = 0; g < (size_t)s->group; g++) nn_gemm_packed_free(&s->wpack[g]);
     cort_free(s->wpack);
+    nn_wino_free(s->wino);
+    cort_free(s->wino);
     cort_free(s);
 }
 
@@ -58,6 +65,29 @@ error:
     return st;
 }
 
+/* Whether the input shape inferred at creation makes this a Winograd conv; if so makes s->wino
+ * (left NULL on out-of-memory, which the caller reports). Unknown shapes keep the gemm path. */
+static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w) {
+    if (w->rank != 4 || s->group != 1 || !node->graph || node->n_inputs < 1 || node->in_slot[0] < 0 ||
+        !node->graph->slot_info)
+        return 0;
+    const cort_tinfo *xi = &node->graph->slot_info[node->in_slot[0]];
+    if (xi->kind != CORT_VKIND_TENSOR || xi->rank != 4 || xi->elem != CORT_TYPE_FLOAT) return 0;
+    for (int i = 0; i < 4; i++)
+        if (xi->dims[i] < 1) return 0;
+    if (xi->dims[1] != w->shape[1]) return 0;
+    nn_conv_shape cs = { (size_t)xi->dims[0], (size_t)xi->dims[1], (size_t)w->shape[0], 1, { 0 } };
+    cort_status *st = nn_window_geom(node, &s->w, 2, xi->dims + 2, w->shape + 2, 0, &cs.g);
+    if (st) { cort_status_free(st); return 0; }
+    if (!nn_wino_applies(&cs)) return 0;
+    s->wino = cort_malloc(sizeof *s->wino);
+    if (s->wino && nn_wino_pack(w->data, cs.M, cs.C, s->wino)) {   /* fails only on out-of-memory */
+        cort_free(s->wino);
+        s->wino = NULL;
+    }
+    return 1;
+}
+
 /* Conv: packs constant float weights once so every run skips packing them. */
 static cort_status *conv_init_packed(const cort_node *node, void **state) {
     CORT_TRY(conv_init(node, state));
@@ -69,6 +99,13 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
     const size_t M = (size_t)w->shape[0], Kg = w->count / M, group = (size_t)s->group;
     const size_t C = (size_t)w->shape[1] * group;
     if (M % group || !nn_conv_uses_gemm(C, group)) return NULL;   /* invalid (reported at run) or depthwise */
+    if (conv_init_winograd(node, s, w)) {
+        if (!s->wino) goto oom;
+        s->wsrc = w->data;
+        s->wrank = w->rank;
+        for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+        return NULL;
+    }
     s->wpack = cort_calloc(group, sizeof *s->wpack);
     if (!s->wpack) goto oom;
     cort_status *st = nn_conv_pack_weights(w->data, M, Kg, group, s->wpack);
@@ -89,12 +126,21 @@ oom:
     return cort_error_oom();
 }
 
+static int conv_state_matches(const conv_state *s, const cort_value *w) {
+    if (w->data != s->wsrc || w->rank != s->wrank || w->type != CORT_TYPE_FLOAT) return 0;
+    for (size_t i = 0; i < w->rank; i++)
+        if (w->shape[i] != s->wdims[i]) return 0;
+    return 1;
+}
+
 /* The prepacked weights when they were made from exactly this W, else NULL (pack per run). */
 static const nn_gemm_packed *conv_packed_for(const conv_state *s, const cort_value *w) {
-    if (!s->wpack || w->data != s->wsrc || w->rank != s->wrank || w->type != CORT_TYPE_FLOAT) return NULL;
-    for (size_t i = 0; i < w->rank; i++)
-        if (w->shape[i] != s->wdims[i]) return NULL;
-    return s->wpack;
+    return s->wpack && conv_state_matches(s, w) ? s->wpack : NULL;
+}
+
+/* The Winograd weights when they were made from exactly this W, else NULL. */
+static const nn_wino_weights *conv_wino_for(const conv_state *s, const cort_value *w) {
+    return s->wino && conv_state_matches(s, w) ? s->wino : NULL;
 }
 
 /* ConvTranspose geometry: g->in = X spatial dims, g->out = Y spatial dims, pads resolved. */
@@ -257,6 +303,10 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
         else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
         nn_act_apply(&act, fy.p, y->count);
 #else
+        const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
+        if (ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C)
+            st = nn_wino_conv(ctx->pool, &cs, fx.p, ww, b ? fb.p : NULL, &act, fy.p, ctx);
+        else
         st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p)
                        : nn_conv_f32_opt(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p,
                                          conv_packed_for(ctx->state, w), ctx);

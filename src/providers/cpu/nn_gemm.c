@@ -413,8 +413,9 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         /* B read in place needs no L2-sized column blocks; packed B does */
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = div_up(j.npanels, 3 * threads);
-        /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier */
-        j.pack_a_in_task = j.mpanels * mr <= 2 * NN_BLOCK_ROWS || j.bn >= j.npanels;
+        /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier;
+         * one thread has no barrier, so it packs A once for all its column blocks */
+        j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS);
     } else {
         j.pack_a_in_task = 1;
         j.bn = j.npanels;

@@ -1,6 +1,7 @@
-/* MaxPool, AveragePool (1-D and 2-D, floor mode) and GlobalAveragePool on XNNPACK's NHWC pooling.
+/* MaxPool (floor and ceil mode), AveragePool (floor mode), 1-D and 2-D, and GlobalAveragePool on
+ * XNNPACK's NHWC pooling.
  * XNNPACK fixes the channel count (and the padding) at creation, so operators are keyed by the
- * channel count — and by the input size when auto_pad SAME makes the padding depend on it. */
+ * channel count — and by the input size when auto_pad SAME or ceil_mode makes the padding depend on it. */
 #ifdef CORT_HAVE_XNNPACK
 #include <string.h>
 #include "xnn_internal.h"
@@ -11,6 +12,7 @@ typedef struct pool_state {
     xnn_base   base;
     int        kind;
     xnn_window w;
+    int        ceil;   /* MaxPool ceil_mode: extra end padding (ignored by max pooling) per input size */
 } pool_state;
 
 #define KEY(c, h, w) (((size_t)(c) << 40) | ((size_t)(h) << 20) | (size_t)(w))
@@ -40,7 +42,8 @@ static int pool_supports(const cort_node *node, const cort_tinfo *in, char *reas
     if (in[0].rank >= 0 && (size_t)in[0].rank != nk + 2) XNN_REFUSE("input rank %d for %zu-D pooling", in[0].rank, nk);
     xnn_window w;
     if (!xnn_window_parse(node, (int)nk, NULL, &w, reason, len)) return 0;
-    if (cort_attr_int(node, "ceil_mode", 0)) XNN_REFUSE("ceil_mode = 1");
+    if (cort_attr_int(node, "ceil_mode", 0) && (kind != POOL_MAX || w.same_upper || w.same_lower))
+        XNN_REFUSE("ceil_mode = 1 (supported for MaxPool without auto_pad SAME)");
     if (w.k[0] * w.k[1] == 1) XNN_REFUSE("1x1 pooling");
     if (kind == POOL_AVG) {
         if (w.d[0] != 1 || w.d[1] != 1) XNN_REFUSE("dilated average pooling");
@@ -58,14 +61,29 @@ static int pool_supports(const cort_node *node, const cort_tinfo *in, char *reas
     return 1;
 }
 
+/* Padding for input size hw: SAME, or the given pads plus, in ceil mode, the end padding that makes
+ * XNNPACK's floor division yield ONNX's ceil output size. 0 when that last window would start past
+ * the input and its left padding (ONNX implementations drop such a window; the CPU kernel decides). */
+static int pool_pads(const pool_state *s, const int64_t *hw, uint32_t *pad) {
+    memcpy(pad, s->w.pad, 4 * sizeof *pad);
+    if (s->w.same_upper || s->w.same_lower) { xnn_window_same_pads(&s->w, hw, pad); return 1; }
+    if (!s->ceil) return 1;
+    for (int i = 0; i < 2; i++) {
+        int64_t ek = (int64_t)(s->w.k[i] - 1) * s->w.d[i] + 1, st = s->w.s[i];
+        int64_t span = hw[i] + pad[i] + pad[2 + i] - ek;
+        if (span < 0) return 0;
+        int64_t out = (span + st - 1) / st + 1;
+        if ((out - 1) * st >= hw[i] + pad[i]) return 0;
+        pad[2 + i] += (uint32_t)((out - 1) * st - span);
+    }
+    return 1;
+}
+
 static cort_status *pool_create(const cort_node *node, const xnn_base *b, size_t key, xnn_operator_t *op) {
     const pool_state *s = (const pool_state *)b;
     uint32_t pad[4];
-    memcpy(pad, s->w.pad, sizeof pad);
-    if (s->w.same_upper || s->w.same_lower) {
-        int64_t hw[2] = { (int64_t)((key >> 20) & 0xfffff), (int64_t)(key & 0xfffff) };
-        xnn_window_same_pads(&s->w, hw, pad);
-    }
+    int64_t hw[2] = { (int64_t)((key >> 20) & 0xfffff), (int64_t)(key & 0xfffff) };
+    if (!pool_pads(s, hw, pad)) return cort_node_error(node, CORT_ERROR_RUNTIME, "pooling window outside the input");
     enum xnn_status st = pool_create_raw(s->kind, &s->w, pad, key >> 40, b->out_min, b->out_max, op);
     return st == xnn_status_success ? NULL : xnn_call_error(node, "xnn_create_*_pooling_f32", st);
 }
@@ -74,6 +92,7 @@ static cort_status *pool_init(const cort_node *node, void **state) {
     pool_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
     s->kind = pool_kind(node);
+    s->ceil = s->kind == POOL_MAX && cort_attr_int(node, "ceil_mode", 0);
     cort_status *st = xnn_base_init(node, &s->base, pool_create, 1);
     char reason[128];
     if (!st && s->kind != POOL_GLOBAL_AVG) {
@@ -109,10 +128,9 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
         hw[1] = X->shape[nd + 1];
         if (c >= (1u << 23) || hw[0] >= (1 << 20) || hw[1] >= (1 << 20)) return xnn_run_cpu(ctx);
         uint32_t pad[4];
-        memcpy(pad, s->w.pad, sizeof pad);
-        int same = s->w.same_upper || s->w.same_lower;
-        if (same) xnn_window_same_pads(&s->w, hw, pad);
-        key = same ? KEY(c, hw[0], hw[1]) : KEY(c, 0, 0);
+        if (!pool_pads(s, hw, pad)) return xnn_run_cpu(ctx);
+        int per_size = s->w.same_upper || s->w.same_lower || s->ceil;   /* padding depends on the input size */
+        key = per_size ? KEY(c, hw[0], hw[1]) : KEY(c, 0, 0);
         int64_t o[2];
         for (int i = 0; i < 2; i++) {
             int64_t span = hw[i] + pad[i] + pad[2 + i] - ((int64_t)(s->w.k[i] - 1) * s->w.d[i] + 1);

@@ -332,19 +332,33 @@ static cort_status *concat_run(cort_kernel_ctx *ctx) {
     if (!Y->count) return NULL;
     int out_nhwc = xnn_is_nhwc(Y);
     size_t n = (size_t)o[0], sp = xnn_spatial(o, X0->rank), off = 0;
+    /* output wanted channels-last: placing each NCHW input costs a transpose; concatenating NCHW and
+     * transposing the result once costs one per channels-last input plus one. Take the cheaper. */
+    float *dst = Y->data, *tmp = NULL;
+    size_t in_nhwc = 0;
+    for (size_t i = 0; i < ctx->n_inputs; i++) in_nhwc += (size_t)xnn_is_nhwc(ctx->inputs[i]);
+    if (out_nhwc && (in_nhwc == 0 || in_nhwc + 1 < ctx->n_inputs - in_nhwc)) {
+        if (!(tmp = xnn_buf(Y->count))) return cort_error_oom();
+        dst = tmp;
+        out_nhwc = 0;
+    }
     for (size_t i = 0; i < ctx->n_inputs; i++) {
         const cort_value *X = ctx->inputs[i];
         size_t c = (size_t)X->shape[1];
-        cc_args a = { X->data, Y->data, n, c, sp, (size_t)o[1], off, xnn_is_nhwc(X), out_nhwc };
+        cc_args a = { X->data, dst, n, c, sp, (size_t)o[1], off, xnn_is_nhwc(X), out_nhwc };
         off += c;
         if (!c) continue;
         if (!a.in_nhwc && !out_nhwc) {   /* NCHW both sides: one block per image */
             for (size_t b = 0; b < n; b++)
-                memcpy((float *)Y->data + (b * a.ct + a.off) * sp, (const float *)X->data + b * c * sp, c * sp * sizeof(float));
+                memcpy(dst + (b * a.ct + a.off) * sp, (const float *)X->data + b * c * sp, c * sp * sizeof(float));
             continue;
         }
         if (a.in_nhwc != out_nhwc && c > 1 && sp > 1) xnn_owner_count_transpose(s->base.inst->owner);
         cort_parallel_for(ctx->pool, n * sp, 4096 / c + 1, cc_range, &a);
+    }
+    if (tmp) {
+        xnn_nchw_to_nhwc(s->base.inst, ctx->pool, tmp, Y->data, n, (size_t)o[1], sp);
+        cort_free(tmp);
     }
     return NULL;
 }

@@ -1,0 +1,238 @@
+/* Winograd F(4x4, 3x3) (Lavin & Gray) on top of the packed SGEMM. Tiles are processed in blocks
+ * so the transformed input and the gemm outputs of one block stay in L2/L3; the transforms run on
+ * 16 tiles at once in GCC/Clang vector types (zmm registers on AVX-512 CPUs). */
+#include <string.h>
+#include "nn_winograd.h"
+#include "../../core/alloc.h"
+
+#define WT 16   /* tiles per vector */
+typedef float wv __attribute__((vector_size(WT * sizeof(float))));
+
+int nn_wino_geometry_ok(const nn_conv_shape *s) {
+    const nn_geom *g = &s->g;
+    return s->group == 1 && s->M >= 2 && s->C >= 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->in[0] == 1 && g->out[0] == 1 &&
+           g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 && g->pb[0] == 0 && g->pe[0] == 0 &&
+           g->out[1] >= 1 && g->out[2] >= 1;
+}
+
+int nn_wino_applies(const nn_conv_shape *s) {
+    if (!nn_wino_geometry_ok(s)) return 0;
+    const size_t oh = (size_t)s->g.out[1], ow = (size_t)s->g.out[2];
+    /* few tiles make the 36 gemms too narrow; few channels leave the transforms dominant */
+    return s->C >= 32 && s->M >= 32 && oh >= 12 && ow >= 12;
+}
+
+/* ---- filter transform: U = G g G^T, WT input channels at once ---- */
+void nn_wino_free(nn_wino_weights *w) {
+    if (!w) return;
+    for (int i = 0; i < 36; i++) nn_gemm_packed_free(&w->u[i]);
+}
+
+/* u[e][m][c] for e = 6x6 element, m in [0, M), all c. */
+static inline __attribute__((always_inline)) void wino_filter_body(const float *w, size_t M, size_t C, float *u) {
+    for (size_t m = 0; m < M; m++)
+        for (size_t c0 = 0; c0 < C; c0 += WT) {
+            const size_t lanes = C - c0 < WT ? C - c0 : WT;
+            wv g[9], t[18];
+            for (int k = 0; k < 9; k++)
+                for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 9 + k] : 0.0f;
+            for (int j = 0; j < 3; j++) {   /* t = G g (6x3) */
+                const wv g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[j] = g0 * (1.0f / 4);
+                t[3 + j] = (g0 + g1 + g2) * (-1.0f / 6);
+                t[6 + j] = (g0 - g1 + g2) * (-1.0f / 6);
+                t[9 + j] = g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6);
+                t[12 + j] = g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6);
+                t[15 + j] = g2;
+            }
+            for (int i = 0; i < 6; i++) {   /* u = t G^T (6x6) */
+                const wv r0 = t[3 * i], r1 = t[3 * i + 1], r2 = t[3 * i + 2];
+                const wv o[6] = { r0 * (1.0f / 4), (r0 + r1 + r2) * (-1.0f / 6), (r0 - r1 + r2) * (-1.0f / 6),
+                                  r0 * (1.0f / 24) + r1 * (1.0f / 12) + r2 * (1.0f / 6),
+                                  r0 * (1.0f / 24) - r1 * (1.0f / 12) + r2 * (1.0f / 6), r2 };
+                for (int j = 0; j < 6; j++)
+                    memcpy(u + ((size_t)(i * 6 + j) * M + m) * C + c0, &o[j], lanes * sizeof(float));
+            }
+        }
+}
+static void wino_filter_generic(const float *w, size_t M, size_t C, float *u) { wino_filter_body(w, M, C, u); }
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, float *u) {
+    wino_filter_body(w, M, C, u);
+}
+#endif
+
+cort_status *nn_wino_pack(const float *w, size_t M, size_t C, nn_wino_weights *out) {
+    memset(out, 0, sizeof *out);
+    out->M = M; out->C = C;
+    if (M && C > SIZE_MAX / sizeof(float) / 36 / M) return cort_error_oom();
+    float *u = cort_malloc(36 * M * C * sizeof(float) + 1);
+    if (!u) return cort_error_oom();
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx512f")) wino_filter_avx512(w, M, C, u);
+    else
+#endif
+        wino_filter_generic(w, M, C, u);
+    cort_status *st = NULL;
+    for (int i = 0; i < 36 && !st; i++) st = nn_gemm_pack_a(NULL, M, C, 1.0f, u + (size_t)i * M * C, C, 0, &out->u[i]);
+    cort_free(u);
+    if (st) nn_wino_free(out);
+    return st;
+}
+
+/* ---- tile transforms on WT tiles at once ---- */
+/* V = B^T d B; d[36] row-major 6x6, v[36] likewise. */
+static inline __attribute__((always_inline)) void wino_in(const wv *d, wv *v) {
+    wv t[36];
+    for (int j = 0; j < 6; j++) {   /* t = B^T d (columns) */
+        const wv d0 = d[j], d1 = d[6 + j], d2 = d[12 + j], d3 = d[18 + j], d4 = d[24 + j], d5 = d[30 + j];
+        t[j] = 4.0f * d0 - 5.0f * d2 + d4;
+        t[6 + j] = -4.0f * (d1 + d2) + d3 + d4;
+        t[12 + j] = 4.0f * (d1 - d2) - d3 + d4;
+        t[18 + j] = -2.0f * (d1 - d3) - d2 + d4;
+        t[24 + j] = 2.0f * (d1 - d3) - d2 + d4;
+        t[30 + j] = 4.0f * d1 - 5.0f * d3 + d5;
+    }
+    for (int i = 0; i < 6; i++) {   /* v = t B (rows) */
+        const wv *r = t + 6 * i;
+        wv *o = v + 6 * i;
+        o[0] = 4.0f * r[0] - 5.0f * r[2] + r[4];
+        o[1] = -4.0f * (r[1] + r[2]) + r[3] + r[4];
+        o[2] = 4.0f * (r[1] - r[2]) - r[3] + r[4];
+        o[3] = -2.0f * (r[1] - r[3]) - r[2] + r[4];
+        o[4] = 2.0f * (r[1] - r[3]) - r[2] + r[4];
+        o[5] = 4.0f * r[1] - 5.0f * r[3] + r[5];
+    }
+}
+
+/* Y = A^T m A; m[36] 6x6, y[16] 4x4. */
+static inline __attribute__((always_inline)) void wino_out(const wv *m, wv *y) {
+    wv t[24];
+    for (int j = 0; j < 6; j++) {   /* t = A^T m */
+        const wv m0 = m[j], m1 = m[6 + j], m2 = m[12 + j], m3 = m[18 + j], m4 = m[24 + j], m5 = m[30 + j];
+        const wv s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+        t[j] = m0 + s12 + s34;
+        t[6 + j] = d12 + 2.0f * d34;
+        t[12 + j] = s12 + 4.0f * s34;
+        t[18 + j] = d12 + 8.0f * d34 + m5;
+    }
+    for (int i = 0; i < 4; i++) {   /* y = t A */
+        const wv *r = t + 6 * i;
+        const wv s12 = r[1] + r[2], d12 = r[1] - r[2], s34 = r[3] + r[4], d34 = r[3] - r[4];
+        y[4 * i] = r[0] + s12 + s34;
+        y[4 * i + 1] = d12 + 2.0f * d34;
+        y[4 * i + 2] = s12 + 4.0f * s34;
+        y[4 * i + 3] = d12 + 8.0f * d34 + r[5];
+    }
+}
+
+typedef struct wino_job {
+    const nn_geom *g;
+    size_t C, M, tw, tiles, t0, tb;   /* tiles per row, total, this block's first tile and width (multiple of WT) */
+    const float *x;                   /* one image [C][H][W] */
+    float *v;                         /* [36][C][tb] */
+    float *mo;                        /* [36][M][tb] */
+    const float *bias;
+    float *y;                         /* one image [M][OH][OW] */
+} wino_job;
+
+/* Input transform of channels [begin, end) for the block's tiles. */
+static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j, size_t begin, size_t end) {
+    const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    wv d[36], v[36];
+    for (size_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * (size_t)(H * W);
+        for (size_t q = 0; q < j->tb; q += WT) {
+            for (size_t l = 0; l < WT; l++) {
+                const size_t t = j->t0 + q + l;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
+                if (t < j->tiles && y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W) {   /* interior tile */
+                    const float *src = xc + y0 * W + x0;
+                    for (int r = 0; r < 6; r++, src += W)
+                        for (int s = 0; s < 6; s++) d[r * 6 + s][l] = src[s];
+                    continue;
+                }
+                for (int r = 0; r < 6; r++)
+                    for (int s = 0; s < 6; s++) {
+                        const int64_t yy = y0 + r, xx = x0 + s;
+                        d[r * 6 + s][l] = t < j->tiles && yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
+                    }
+            }
+            wino_in(d, v);
+            for (int e = 0; e < 36; e++) memcpy(j->v + ((size_t)e * j->C + c) * j->tb + q, &v[e], sizeof(wv));
+        }
+    }
+}
+
+/* Output transform (+ bias) of output channels [begin, end). */
+static inline __attribute__((always_inline)) void wino_out_body(const wino_job *j, size_t begin, size_t end) {
+    const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    wv m[36], o[16];
+    for (size_t k = begin; k < end; k++) {
+        float *yk = j->y + k * (size_t)(OH * OW);
+        const float b = j->bias ? j->bias[k] : 0.0f;
+        for (size_t q = 0; q < j->tb; q += WT) {
+            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + ((size_t)e * j->M + k) * j->tb + q, sizeof(wv));
+            wino_out(m, o);
+            for (size_t l = 0; l < WT; l++) {
+                const size_t t = j->t0 + q + l;
+                if (t >= j->tiles) break;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)(t % j->tw) * 4;
+                for (int r = 0; r < 4 && y0 + r < OH; r++)
+                    for (int s = 0; s < 4 && x0 + s < OW; s++) yk[(y0 + r) * OW + x0 + s] = o[r * 4 + s][l] + b;
+            }
+        }
+    }
+}
+
+static void wino_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end); }
+static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end); }
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
+    wino_in_body(arg, begin, end);
+}
+__attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t begin, size_t end) {
+    wino_out_body(arg, begin, end);
+}
+#endif
+
+cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_wino_weights *w,
+                          const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
+    const nn_geom *g = &s->g;
+    const size_t C = s->C, M = s->M, OH = (size_t)g->out[1], OW = (size_t)g->out[2];
+    const size_t th = (OH + 3) / 4, tw = (OW + 3) / 4, tiles = th * tw, in_size = (size_t)(g->in[1] * g->in[2]);
+    if (s->N == 0 || M == 0 || tiles == 0) return NULL;
+    /* a block of tiles whose transformed input and products fit in about 1 MB per thread (wider
+     * blocks keep the 36 gemms big enough to be split over the threads) */
+    const size_t per_tile = 36 * (C + M) * sizeof(float);
+    const size_t threads = (size_t)cort_pool_threads(pool);
+    size_t tb = ((size_t)1 << 20) * (threads < 8 ? threads : 8) / per_tile / WT * WT;
+    if (tb < 2 * WT) tb = 2 * WT;
+    const size_t tiles_up = (tiles + WT - 1) / WT * WT;
+    if (tb > tiles_up) tb = tiles_up;
+    float *v = cort_kernel_scratch(ctx, tb * per_tile);
+    if (!v) return cort_error_oom();
+    float *mo = v + 36 * C * tb;
+    void (*in_fn)(void *, size_t, size_t) = wino_in_generic, (*out_fn)(void *, size_t, size_t) = wino_out_generic;
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx512f")) { in_fn = wino_in_avx512; out_fn = wino_out_avx512; }
+#endif
+    cort_status *st = NULL;
+    for (size_t n = 0; n < s->N && !st; n++) {
+        wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW };
+        for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
+            j.t0 = t0;
+            cort_parallel_for(pool, C, 1, in_fn, &j);
+            for (int e = 0; e < 36 && !st; e++) {
+                nn_gemm_b b = nn_gemm_b_matrix(v + (size_t)e * C * tb, tb, 0);
+                nn_gemm_opts o = { &w->u[e], NULL, NULL, NULL, ctx };
+                st = nn_sgemm_opt(pool, NULL, M, tb, C, 1.0f, NULL, C, 0, &b, 0.0f, mo + (size_t)e * M * tb, tb, &o);
+            }
+            if (!st) cort_parallel_for(pool, M, 1, out_fn, &j);
+        }
+        if (!st && act)
+            for (size_t k = 0; k < M; k++) nn_act_apply(act, j.y + k * OH * OW, OH * OW);
+    }
+    cort_kernel_scratch_free(ctx, v);
+    return st;
+}
