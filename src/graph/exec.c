@@ -99,6 +99,13 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
                 goto done;
             }
         }
+        /* a provider-private layout (NHWC chains) must never reach a node of another provider */
+        for (size_t k = 0; k < n->n_inputs; k++)
+            if (in[k] && in[k]->kind == CORT_VKIND_TENSOR && in[k]->layout && (!n->provider || !strcmp(n->provider, "cpu"))) {
+                st = cort_node_error(n, CORT_ERROR_RUNTIME, "internal error: input %zu '%s' arrives in a provider-private "
+                                     "layout (%d)", k, n->ir->inputs[k], (int)in[k]->layout);
+                goto done;
+            }
         for (size_t k = 0; k < n->n_implicit; k++) impl[k] = values[n->implicit_slot[k]];
         memset(outs, 0, n->n_outputs * sizeof *outs);
         cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs,
@@ -124,6 +131,12 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
     for (size_t i = 0; i < g->n_outputs; i++) {
         if (!values[g->output_slots[i]]) {
             st = cort_error(CORT_ERROR_RUNTIME, "graph output %zu '%s' was not produced", i, g->slot_names[g->output_slots[i]]);
+            for (size_t k = 0; k < i; k++) { cort_value_release(outputs[k]); outputs[k] = NULL; }
+            goto done;
+        }
+        if (values[g->output_slots[i]]->kind == CORT_VKIND_TENSOR && values[g->output_slots[i]]->layout) {
+            st = cort_error(CORT_ERROR_RUNTIME, "internal error: graph output '%s' is in a provider-private layout",
+                            g->slot_names[g->output_slots[i]]);
             for (size_t k = 0; k < i; k++) { cort_value_release(outputs[k]); outputs[k] = NULL; }
             goto done;
         }

@@ -495,6 +495,41 @@ cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const n
     return NULL;
 }
 
+void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B, size_t ldb, float *C, size_t ldc) {
+    const nn_gemm_kernel *k = a->k;
+    const size_t mr = k->mr, nr = k->nr, M = a->rows, K = a->K, mpanels = div_up(M, mr);
+    const size_t rows_blk = div_up(NN_BLOCK_ROWS, mr);
+    float tile[NN_MAX_TILE];
+    for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
+        const size_t kc = slice_len(K, k0);
+        const float *ablock = a->data + k0 * mpanels * mr;
+        for (size_t ib = 0; ib < mpanels; ib += rows_blk)
+            for (size_t c0 = 0; c0 + nr <= N; c0 += nr)
+                for (size_t ip = ib; ip < mpanels && ip < ib + rows_blk; ip++) {
+                    const size_t r0 = ip * mr, rows = M - r0 < mr ? M - r0 : mr;
+                    nn_ukr_args u;
+                    memset(&u, 0, sizeof u);
+                    u.kc = kc;
+                    u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
+                    u.b = B + k0 * ldb + c0; u.ldb = ldb;
+                    float *c = C + r0 * ldc + c0;
+                    if (rows == mr) {
+                        u.c = c; u.ldc = ldc; u.accumulate = k0 > 0;
+                        k->ukr(&u);
+                        continue;
+                    }
+                    u.c = tile; u.ldc = nr;
+                    k->ukr(&u);
+                    for (size_t r = 0; r < rows; r++) {
+                        float *cr = c + r * ldc;
+                        const float *tr = tile + r * nr;
+                        if (k0 > 0) for (size_t q = 0; q < nr; q++) cr[q] += tr[q];
+                        else memcpy(cr, tr, nr * sizeof(float));
+                    }
+                }
+    }
+}
+
 void nn_gemm_packed_free(nn_gemm_packed *p) {
     if (!p) return;
     cort_free(p->data);

@@ -76,6 +76,11 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
                           const float *A, size_t lda, int transA, const nn_gemm_b *B, float beta, float *C, size_t ldc,
                           const nn_gemm_opts *opts);
 
+/* C[M, N] = A * B for A packed by nn_gemm_pack_a (M = a->rows, K = a->K, alpha folded in) and B a
+ * plain row-major [K][ldb] matrix read in place; N must be a multiple of the kernel's NR. Single
+ * threaded and allocation free, so callers can run many of these in parallel (Winograd). */
+void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B, size_t ldb, float *C, size_t ldc);
+
 /* Naive triple loop, kept as the reference the tests compare against (double accumulation). */
 void nn_sgemm_ref(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, int transA,
                   const nn_gemm_b *B, float beta, float *C, size_t ldc);

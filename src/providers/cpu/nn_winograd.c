@@ -134,7 +134,14 @@ typedef struct wino_job {
     float *mo;                        /* [36][M][tb] */
     const float *bias;
     float *y;                         /* one image [M][OH][OW] */
+    const nn_wino_weights *w;
 } wino_job;
+
+static void wino_gemms(void *arg, size_t begin, size_t end) {
+    const wino_job *j = arg;
+    for (size_t e = begin; e < end; e++)
+        nn_gemm_packed_a_plain_b(&j->w->u[e], j->tb, j->v + e * j->C * j->tb, j->tb, j->mo + e * j->M * j->tb, j->tb);
+}
 
 /* Input transform of channels [begin, end) for the block's tiles. */
 static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j, size_t begin, size_t end) {
@@ -206,9 +213,10 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
      * blocks keep the 36 gemms big enough to be split over the threads) */
     const size_t per_tile = 36 * (C + M) * sizeof(float);
     const size_t threads = (size_t)cort_pool_threads(pool);
-    size_t tb = ((size_t)1 << 20) * (threads < 8 ? threads : 8) / per_tile / WT * WT;
-    if (tb < 2 * WT) tb = 2 * WT;
-    const size_t tiles_up = (tiles + WT - 1) / WT * WT;
+    const size_t nr = w->u[0].k->nr, step = nr % WT == 0 ? nr : nr * WT;   /* tb: whole gemm panels */
+    size_t tb = ((size_t)1 << 20) * (threads < 8 ? threads : 8) / per_tile / step * step;
+    if (tb < step) tb = step;
+    const size_t tiles_up = (tiles + step - 1) / step * step;
     if (tb > tiles_up) tb = tiles_up;
     float *v = cort_kernel_scratch(ctx, tb * per_tile);
     if (!v) return cort_error_oom();
@@ -219,15 +227,13 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
 #endif
     cort_status *st = NULL;
     for (size_t n = 0; n < s->N && !st; n++) {
-        wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW };
+        wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w };
         for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
             j.t0 = t0;
             cort_parallel_for(pool, C, 1, in_fn, &j);
-            for (int e = 0; e < 36 && !st; e++) {
-                nn_gemm_b b = nn_gemm_b_matrix(v + (size_t)e * C * tb, tb, 0);
-                nn_gemm_opts o = { &w->u[e], NULL, NULL, NULL, ctx };
-                st = nn_sgemm_opt(pool, NULL, M, tb, C, 1.0f, NULL, C, 0, &b, 0.0f, mo + (size_t)e * M * tb, tb, &o);
-            }
+            /* the 36 products are independent: one single-threaded gemm per task */
+            cort_parallel_for(pool, 36, 1, wino_gemms, &j);
+            if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             if (!st) cort_parallel_for(pool, M, 1, out_fn, &j);
         }
         if (!st && act)
