@@ -103,21 +103,6 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--trials") && i + 1 < argc) trials = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--expect-failures")) expect_failures = 1;
     }
-    int failed = 0, crashed = 0;
-    for (int t = 0; t < trials; t++) {
-        char *args[] = { argv[0], (char *)"--trial", NULL };
-        pid_t pid;
-        if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ)) { perror("posix_spawn"); return 2; }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status)) crashed++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status)) failed++;
-    }
-    printf("race trials: %d, failed: %d (crashed: %d)\n", trials, failed, crashed);
-    if (expect_failures) {
-        CHECK_MSG(failed * 2 >= trials, "negative control: only %d of %d trials failed", failed, trials);
-    } else {
-        CHECK_MSG(failed == 0, "%d of %d fresh-process trials failed", failed, trials);
-    }
+    if (tu_fresh_process_trials("race", argv[0], trials, expect_failures)) return 2;
     return tu_finish();
 }

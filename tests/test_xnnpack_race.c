@@ -130,21 +130,6 @@ int main(int argc, char **argv) {
         return tu_finish();
     }
     CHECK_OK(st);
-    int failed = 0, crashed = 0;
-    for (int t = 0; t < trials; t++) {
-        char *args[] = { argv[0], (char *)"--trial", NULL };
-        pid_t pid;
-        if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ)) { perror("posix_spawn"); return 2; }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status)) crashed++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status)) failed++;
-    }
-    printf("xnnpack race trials: %d, failed: %d (crashed: %d)\n", trials, failed, crashed);
-    if (expect_failures) {
-        CHECK_MSG(failed * 2 >= trials, "negative control: only %d of %d trials failed", failed, trials);
-    } else {
-        CHECK_MSG(failed == 0, "%d of %d fresh-process trials failed", failed, trials);
-    }
+    if (tu_fresh_process_trials("xnnpack race", argv[0], trials, expect_failures)) return 2;
     return tu_finish();
 }

@@ -1,5 +1,7 @@
 #include "testutil.h"
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 
 int tu_passed, tu_failed;
@@ -42,4 +44,26 @@ void *tu_read_file(const char *path, size_t *len) {
     fclose(f);
     if (buf && len) *len = (size_t)n;
     return buf;
+}
+
+extern char **environ;
+
+int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expect_failures) {
+    int failed = 0, crashed = 0;
+    for (int t = 0; t < trials; t++) {
+        char *args[] = { argv0, (char *)"--trial", NULL };
+        pid_t pid;
+        if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ)) { perror("posix_spawn"); return 2; }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status)) crashed++;
+        if (!WIFEXITED(status) || WEXITSTATUS(status)) failed++;
+    }
+    printf("%s trials: %d, failed: %d (crashed: %d)\n", name, trials, failed, crashed);
+    if (expect_failures) {
+        CHECK_MSG(failed * 2 >= trials, "negative control: only %d of %d trials failed", failed, trials);
+    } else {
+        CHECK_MSG(failed == 0, "%d of %d fresh-process trials failed", failed, trials);
+    }
+    return 0;
 }

@@ -21,6 +21,11 @@ int tu_check_ok(cort_status *st, const char *file, int line, const char *expr);
 int tu_check_code(cort_status *st, cort_code code, const char *file, int line, const char *expr, const char *needle);
 /* Prints "N passed, M failed" and returns the exit code. */
 int tu_finish(void);
+/* Fresh-process trials: re-executes this binary (/proc/self/exe) `trials` times with the single argument
+ * "--trial", counts the trials that failed (nonzero exit or a crash), prints "NAME trials: N, failed: F",
+ * and records a check: with expect_failures (a negative control) at least half must fail, else none.
+ * Returns 0, or 2 if a trial could not be started. */
+int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expect_failures);
 /* Reads a whole file into a malloc'd buffer (test-side helper; NULL on error). */
 void *tu_read_file(const char *path, size_t *len);
 #endif
