@@ -139,9 +139,9 @@ static int maxpool_plane_2d(const nn_geom *g, const float *x, float *y, int avx5
             if (ow == vec_lo && vec_n) { ow += vec_n - 1; continue; }
             const krange rw = cols[ow];
             if (rw.lo >= rw.hi) { yr[ow] = -FLT_MAX; continue; }
-            const float *t = row + rw.start;
-            float best = t[rw.lo];
-            for (int64_t kw = rw.lo + 1; kw < rw.hi; kw++) best = t[kw] > best ? t[kw] : best;
+            /* index from row itself: rw.start may be negative (padding), rw.start + kw never is */
+            float best = row[rw.start + rw.lo];
+            for (int64_t kw = rw.lo + 1; kw < rw.hi; kw++) best = row[rw.start + kw] > best ? row[rw.start + kw] : best;
             yr[ow] = best;
         }
     }
