@@ -139,6 +139,9 @@ CORT_API const char  *cort_session_metadata(const cort_session *session, const c
 CORT_API size_t       cort_session_node_count(const cort_session *session);
 CORT_API cort_status *cort_session_node_info(const cort_session *session, size_t index, const char **name,
                                              const char **op_type, const char **provider);
+/* Why the appended providers refused node `index` (e.g. "xnnpack: dilations > 1 unsupported"), borrowed;
+ * NULL if no provider refused it (or none was appended). */
+CORT_API const char  *cort_session_node_note(const cort_session *session, size_t index);
 /* metadata_props entries of the model: count, and borrowed key of entry `index` (NULL if out of range). */
 CORT_API size_t       cort_session_metadata_count(const cort_session *session);
 CORT_API const char  *cort_session_metadata_key(const cort_session *session, size_t index);

@@ -207,5 +207,14 @@ if [ -f "$ROOT/demo/digits_cnn.onnx" ] && [ -d "$ROOT/demo/samples" ]; then
 fi
 expect_rc 1 "demo missing samples" "$CORT" demo "$M" "$T/nope"
 
+# placement: which provider runs each node, and why a node stayed on the CPU
+expect_rc 0 "info --nodes" "$CORT" info tests/models/mlp.onnx --nodes
+expect_in "$T/stdout" "placement (6 nodes" "info --nodes"
+if "$CORT" info tests/models/xnnpack_conv.onnx --provider xnnpack > "$T/xnn" 2>/dev/null; then
+    expect_in "$T/xnn" "xnnpack" "info --provider xnnpack shows xnnpack nodes"
+    expect_rc 0 "info --provider xnnpack --nodes" "$CORT" info tests/models/realworld/ocr_tiny_det/model.onnx --provider xnnpack --nodes
+    expect_in "$T/stdout" "(xnnpack: " "info --nodes gives the refusal reason"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

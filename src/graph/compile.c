@@ -495,6 +495,11 @@ static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
         if (pv->vt->supports(pv->instance, n, ins, reason, sizeof reason)) {
             const cort_op_def *k = pv->vt->kernel(pv->instance, n);
             if (k) { n->provider = pv->vt->name; found = k; }
+        } else if (!n->provider_note) {
+            /* keep the first refusal: cort info --nodes shows why a node stayed on the CPU */
+            char note[192];
+            snprintf(note, sizeof note, "%s: %s", pv->vt->name, reason[0] ? reason : "not supported");
+            n->provider_note = cort_arena_strndup(g->arena, note, strlen(note));
         }
     }
     if (ins != ins_stack) cort_free(ins);

@@ -44,6 +44,7 @@ typedef struct cort_node {
     const char **implicit_names;
     struct cort_graph *graph;      /* owning compiled graph */
     const char *provider;          /* "cpu" or the name of the provider that took the node */
+    const char *provider_note;     /* why the providers before the CPU refused it ("xnnpack: ..."), or NULL */
     /* Activation fused into this node's output by the optimizer (level 2; only for ops whose def has
      * CORT_OP_FUSES_ACTIVATION): the kernel applies it in its epilogue. */
     uint32_t    provider_flags;    /* free for the provider that took the node (set by its partition hook) */

@@ -314,6 +314,10 @@ cort_status *cort_session_node_info(const cort_session *s, size_t i, const char 
     return NULL;
 }
 
+const char *cort_session_node_note(const cort_session *s, size_t i) {
+    return s && i < s->graph->n_nodes ? s->graph->nodes[i].provider_note : NULL;
+}
+
 size_t cort_session_metadata_count(const cort_session *s) { return s ? s->model->n_metadata : 0; }
 const char *cort_session_metadata_key(const cort_session *s, size_t i) {
     return s && i < s->model->n_metadata ? s->model->metadata[i].key : NULL;

@@ -32,7 +32,10 @@ static int print_placement(const char *path, const cli_session_args *sa, int lis
     for (size_t i = 0; i < n; i++) {
         const char *name = NULL, *op = NULL, *prov = NULL;
         cort_status_free(cort_session_node_info(s, i, &name, &op, &prov));
-        if (list_nodes) printf("  %-40s %-24s %s\n", name && name[0] ? name : "(unnamed)", op, prov);
+        const char *note = cort_session_node_note(s, i);
+        if (list_nodes)
+            printf("  %-40s %-24s %s%s%s%s\n", name && name[0] ? name : "(unnamed)", op, prov, note && !strcmp(prov, "cpu") ? "  (" : "",
+                   note && !strcmp(prov, "cpu") ? note : "", note && !strcmp(prov, "cpu") ? ")" : "");
         size_t k = 0;
         while (k < n_counts && (strcmp(counts[k].provider, prov) || strcmp(counts[k].op, op))) k++;
         if (k == n_counts && counts) { counts[k].provider = prov; counts[k].op = op; n_counts++; }
