@@ -15,7 +15,7 @@ step() {   # name, command...
 }
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp}
 step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
 if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
