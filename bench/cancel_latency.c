@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "cort.h"
+#include "bench_inputs.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -40,21 +41,9 @@ int main(int argc, char **argv) {
     cort_status *st = cort_session_create(argv[1], o, &s);
     cort_session_options_free(o);
     if (st) { fprintf(stderr, "%s\n", cort_status_message(st)); return 1; }
-    size_t n_in = cort_session_input_count(s);
-    const char **names = calloc(n_in, sizeof *names);
-    cort_value **ins = calloc(n_in, sizeof *ins);
-    for (size_t i = 0; i < n_in; i++) {
-        cort_value_type t;
-        int64_t dims[16];
-        names[i] = cort_session_input_name(s, i);
-        cort_status_free(cort_session_input_type(s, i, &t, dims, 16));
-        for (int d = 0; d < t.rank; d++) if (dims[d] < 0) dims[d] = 1;
-        cort_status_free(cort_tensor_create(t.elem_type, dims, (size_t)(t.rank < 0 ? 0 : t.rank), &ins[i]));
-        if (t.elem_type == CORT_TYPE_FLOAT) {
-            float *p = cort_tensor_data(ins[i]);
-            for (size_t k = 0; k < cort_tensor_element_count(ins[i]); k++) p[k] = (float)((k * 7919) % 1000) / 1000.0f;
-        }
-    }
+    const char *names[64];
+    cort_value *ins[64];
+    size_t n_in = bench_make_inputs(s, names, ins, 64);
     const char *out0 = cort_session_output_name(s, 0);
     /* full run time, to spread the cancel points over the run */
     double t0 = now_ms();
@@ -86,6 +75,6 @@ int main(int argc, char **argv) {
            argv[1], threads, full, trials, cancelled, lat[trials / 2], lat[trials - 1]);
     for (size_t i = 0; i < n_in; i++) cort_value_release(ins[i]);
     cort_session_release(s);
-    free(lat); free(ins); free(names);
+    free(lat);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include "cort.h"
+#include "bench_inputs.h"
 
 static double cpu_s(void) {
     struct rusage u;
@@ -23,17 +24,9 @@ int main(int argc, char **argv) {
     cort_status *st = cort_session_create(argv[1], o, &s);
     cort_session_options_free(o);
     if (st) { fprintf(stderr, "%s\n", cort_status_message(st)); return 1; }
-    size_t n_in = cort_session_input_count(s);
-    const char *names[16];
-    cort_value *ins[16];
-    for (size_t i = 0; i < n_in && i < 16; i++) {
-        cort_value_type t;
-        int64_t dims[16];
-        names[i] = cort_session_input_name(s, i);
-        cort_status_free(cort_session_input_type(s, i, &t, dims, 16));
-        for (int d = 0; d < t.rank; d++) if (dims[d] < 0) dims[d] = 1;
-        cort_status_free(cort_tensor_create(t.elem_type, dims, (size_t)(t.rank < 0 ? 0 : t.rank), &ins[i]));
-    }
+    const char *names[64];
+    cort_value *ins[64];
+    size_t n_in = bench_make_inputs(s, names, ins, 64);
     const char *out0 = cort_session_output_name(s, 0);
     cort_value *out = NULL;
     st = cort_session_run(s, NULL, names, ins, n_in, &out0, 1, &out);

@@ -125,6 +125,15 @@ done:
     return st;
 }
 
+/* Mean and 1/sqrt(variance + eps) of n floats (double accumulation; variance clamped at 0). */
+static void row_moments(const float *x, size_t n, float eps, float *mean, float *inv) {
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) { s += x[i]; s2 += (double)x[i] * x[i]; }
+    double m = n ? s / (double)n : 0, v = n ? s2 / (double)n - m * m : 0;
+    *mean = (float)m;
+    *inv = (float)(1.0 / sqrt((v < 0 ? 0 : v) + eps));
+}
+
 /* ---- InstanceNormalization / GroupNormalization: normalize contiguous groups of N*G rows ---- */
 typedef struct group_norm_job {
     const float *x, *scale, *bias;
@@ -139,10 +148,8 @@ static void group_norm_run(void *arg, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         const float *x = j->x + t * j->group_len;
         float *y = j->y + t * j->group_len;
-        double s = 0, s2 = 0;
-        for (size_t i = 0; i < j->group_len; i++) { s += x[i]; s2 += (double)x[i] * x[i]; }
-        double m = j->group_len ? s / (double)j->group_len : 0, v = j->group_len ? s2 / (double)j->group_len - m * m : 0;
-        float inv = (float)(1.0 / sqrt((v < 0 ? 0 : v) + j->eps)), mf = (float)m;
+        float mf, inv;
+        row_moments(x, j->group_len, j->eps, &mf, &inv);
         size_t g = t % j->groups;
         for (size_t c = 0; c < j->chans_per_group; c++) {
             size_t p = j->scale_per_group ? g : g * j->chans_per_group + c;
@@ -222,10 +229,8 @@ static void ln_run_rows(void *arg, size_t begin, size_t end) {
     for (size_t r = begin; r < end; r++) {
         const float *x = j->x + r * j->row;
         float *y = j->y + r * j->row;
-        double s = 0, s2 = 0;
-        for (size_t i = 0; i < j->row; i++) { s += x[i]; s2 += (double)x[i] * x[i]; }
-        double m = j->row ? s / (double)j->row : 0, v = j->row ? s2 / (double)j->row - m * m : 0;
-        float inv = (float)(1.0 / sqrt((v < 0 ? 0 : v) + j->eps)), mf = (float)m;
+        float mf, inv;
+        row_moments(x, j->row, j->eps, &mf, &inv);
         if (j->mean) j->mean[r] = mf;
         if (j->inv) j->inv[r] = inv;
         if (!j->sidx && !j->bidx) {
