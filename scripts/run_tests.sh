@@ -36,5 +36,5 @@ if [ "$lane" = release ]; then step "fuzz (${CORT_FUZZ_SECONDS:-30} s)" make --n
 if [ "$lane" = release ] && [ -d python/tests ]; then
     step "python" env CORT_LIBRARY="$root/$build/lib/libcort.so" PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q python/tests
 fi
-echo "test suites: $passed passed, $failed failed"
+echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
