@@ -2,7 +2,10 @@
 // ONNX Runtime's counterpart of `cort bench`: the same measurements, the same JSON keys.
 //
 //   node bench/ort_bench.js MODEL [--threads N] [--runs N] [--warmup N] [--input-dir DIR]
-//                           [--seed S] [--dim NAME=VALUE] [--opt LEVEL] [--json]
+//                           [--seed S] [--dim NAME=VALUE] [--opt LEVEL] [--json] [--profile PREFIX]
+//
+// --profile PREFIX writes ORT's own per-node profile (PREFIX_<date>.json, every run incl. warmup);
+// bench/ort_profile.py summarizes it like `cort bench --profile`.
 //
 // MODEL is a model.onnx file or a folder holding one. The session uses the CPU
 // execution provider, graphOptimizationLevel 'all' (--opt to change),
@@ -31,12 +34,12 @@ const { ORT_VERSION, loadOrt, decodeTensor, listIndexed } = require('./ort_refer
 function usage(msg) {
   if (msg) process.stderr.write(`ort_bench: ${msg}\n`);
   process.stderr.write('usage: node bench/ort_bench.js MODEL [--threads N] [--runs N] [--warmup N] ' +
-                       '[--input-dir DIR] [--seed S] [--dim NAME=VALUE] [--opt LEVEL] [--json]\n');
+                       '[--input-dir DIR] [--seed S] [--dim NAME=VALUE] [--opt LEVEL] [--json] [--profile PREFIX]\n');
   process.exit(msg ? 2 : 0);
 }
 
 function parseArgs(argv) {
-  const o = { model: null, threads: 0, runs: 20, warmup: 3, inputDir: null, seed: 0n, dims: {}, opt: 'all', json: false };
+  const o = { model: null, threads: 0, runs: 20, warmup: 3, inputDir: null, seed: 0n, dims: {}, opt: 'all', json: false, profile: null };
   const int = (a, v, min) => {
     if (!/^\d+$/.test(v) || Number(v) < min) usage(`${a} needs an integer >= ${min}, got '${v}'`);
     return Number(v);
@@ -55,6 +58,7 @@ function parseArgs(argv) {
       o.dims[m[1]] = Number(m[2]);
     } else if (a === '--opt') o.opt = next();
     else if (a === '--json') o.json = true;
+    else if (a === '--profile') o.profile = next();
     else if (a === '-h' || a === '--help') usage();
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else if (!o.model) o.model = a;
@@ -170,6 +174,7 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   const ort = loadOrt();
   const sessOpts = { graphOptimizationLevel: o.opt, executionProviders: ['cpu'] };
+  if (o.profile) { sessOpts.enableProfiling = true; sessOpts.profileFilePrefix = o.profile; }
   if (o.threads > 0) { sessOpts.intraOpNumThreads = o.threads; sessOpts.interOpNumThreads = 1; }
 
   // create_ms is what a fresh process pays for its first session, as for cort: ORT's one-time
@@ -208,6 +213,7 @@ async function main() {
   lat.sort((a, b) => a - b);
   const peakRssKb = process.resourceUsage().maxRSS;  // kB on Linux
   const overhead = await jsOverheadMs();
+  if (o.profile) session.endProfiling();
   await session.release();
 
   const res = {

@@ -89,6 +89,9 @@ CORT_API cort_status *cort_session_options_append_provider(cort_session_options 
 /* Value for a symbolic dimension (ValueInfo dim_param) used for creation-time shape inference and
  * to validate inputs at run time. The name is copied. */
 CORT_API cort_status *cort_session_options_set_dim(cort_session_options *options, const char *name, int64_t value);
+/* Per-node profiling: when enabled (default off), every run adds each top-level node's wall time and
+ * call count to counters read with cort_session_node_profile. Costs two clock reads per node. */
+CORT_API cort_status *cort_session_options_set_profiling(cort_session_options *options, int enable);
 
 /* ---- session: thread-safe; any number of threads may run it at once ---- */
 typedef struct cort_session cort_session;
@@ -142,6 +145,13 @@ CORT_API cort_status *cort_session_node_info(const cort_session *session, size_t
 /* Why the appended providers refused node `index` (e.g. "xnnpack: dilations > 1 unsupported"), borrowed;
  * NULL if no provider refused it (or none was appended). */
 CORT_API const char  *cort_session_node_note(const cort_session *session, size_t index);
+/* Accumulated wall time (ns) and number of executions of node `index` over all runs so far (summed
+ * over concurrent runs; node time includes time spent waiting for the session's thread pool). Thread-safe.
+ * Returns INVALID_ARGUMENT for a bad index and NOT_IMPLEMENTED if the session was created without
+ * cort_session_options_set_profiling. cort_session_profile_reset zeroes every counter. */
+CORT_API cort_status *cort_session_node_profile(const cort_session *session, size_t index, uint64_t *total_ns,
+                                                uint64_t *count);
+CORT_API void         cort_session_profile_reset(cort_session *session);
 /* metadata_props entries of the model: count, and borrowed key of entry `index` (NULL if out of range). */
 CORT_API size_t       cort_session_metadata_count(const cort_session *session);
 CORT_API const char  *cort_session_metadata_key(const cort_session *session, size_t index);

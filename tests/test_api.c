@@ -211,6 +211,49 @@ static void test_run_relu_add(void) {
     cort_session_release(NULL);
 }
 
+/* Profiling counters: absent without the option; with it, every executed node counts each run. */
+static void test_profiling(void) {
+    cort_session *s = NULL;
+    uint64_t ns = 0, cnt = 0;
+    if (!CHECK_OK(cort_session_create(MODEL("relu_add.onnx"), NULL, &s))) return;
+    CHECK_CODE(cort_session_node_profile(s, 0, &ns, &cnt), CORT_ERROR_NOT_IMPLEMENTED);
+    cort_session_release(s);
+    s = NULL;
+    cort_session_options *o = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_CODE(cort_session_options_set_profiling(NULL, 1), CORT_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(cort_session_options_set_profiling(o, 1));
+    if (!CHECK_OK(cort_session_create(MODEL("relu_add.onnx"), o, &s))) { cort_session_options_free(o); return; }
+    cort_session_options_free(o);
+    float x[8] = { -1, 2, -3, 4, 5, -6, 7, -8 };
+    int64_t shape[2] = { 2, 4 };
+    cort_value *in = NULL;
+    CHECK_OK(cort_tensor_wrap(x, sizeof x, CORT_TYPE_FLOAT, shape, 2, &in));
+    const char *in_names[] = { "X" }, *out_names[] = { "Y" };
+    for (int r = 0; r < 3; r++) {
+        cort_value *out = NULL;
+        CHECK_OK(cort_session_run(s, NULL, in_names, &in, 1, out_names, 1, &out));
+        cort_value_release(out);
+    }
+    size_t n = cort_session_node_count(s), executed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *prov = NULL;
+        CHECK_OK(cort_session_node_info(s, i, NULL, NULL, &prov));
+        CHECK_OK(cort_session_node_profile(s, i, &ns, &cnt));
+        /* folded nodes never run; every other node ran once per run */
+        CHECK_MSG(cnt == (prov && !strcmp(prov, "folded") ? 0u : 3u), "node %zu (%s) ran %llu times", i, prov,
+                  (unsigned long long)cnt);
+        executed += cnt != 0;
+    }
+    CHECK(executed > 0);
+    CHECK_CODE(cort_session_node_profile(s, n, &ns, &cnt), CORT_ERROR_INVALID_ARGUMENT);
+    cort_session_profile_reset(s);
+    CHECK_OK(cort_session_node_profile(s, 0, &ns, &cnt));
+    CHECK(ns == 0 && cnt == 0);
+    cort_value_release(in);
+    cort_session_release(s);
+}
+
 static void test_local_function(void) {
     cort_session *s = NULL;
     if (!CHECK_OK(cort_session_create(MODEL("local_function.onnx"), NULL, &s))) return;
@@ -286,6 +329,7 @@ int main(void) {
     test_values();
     test_bad_models();
     test_run_relu_add();
+    test_profiling();
     test_local_function();
     test_concurrent_runs();
     /* everything created above was released: the allocator must be back where it started */

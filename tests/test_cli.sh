@@ -198,6 +198,15 @@ assert d["runs"] == 5 and d["min_ms"] <= d["median_ms"] <= d["p90_ms"], d
 ' "$T/stdout" && ok || bad "bench --json output: $(cat "$T/stdout")"
 expect_rc 0 "bench text" "$CORT" bench "$M" --runs 3 --input-dir "$T/add_data" --threads 1
 expect_in "$T/stdout" "median" "bench text"
+expect_rc 0 "bench --profile" "$CORT" bench "$M" --runs 3 --dim N=2 --profile 5
+expect_in "$T/stdout" "op type" "bench --profile table"
+expect_rc 0 "bench --profile --json" "$CORT" bench "$M" --runs 4 --dim N=2 --profile --json
+"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ran = [p for p in d["profile"] if p["provider"] != "folded"]
+assert ran and all(p["calls"] == 4 and p["ms"] >= 0 for p in ran), d["profile"]
+' "$T/stdout" && ok || bad "bench --profile --json output: $(cat "$T/stdout")"
 
 # ---- demo ----
 if [ -f "$ROOT/demo/digits_cnn.onnx" ] && [ -d "$ROOT/demo/samples" ]; then

@@ -328,7 +328,7 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
             cort_free(in);
             return NULL;
         }
-    cort_exec ex = { NULL, NULL, 0, NULL };
+    cort_exec ex = { NULL, NULL, 0, NULL, NULL };
     cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs, NULL, 0, NULL, &ex };
     cort_status *st = n->op->run(&ctx);
     cort_value_release(dummy);

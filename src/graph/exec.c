@@ -3,6 +3,7 @@
 #include "graph.h"
 #include "../core/bufcache.h"
 #include <string.h>
+#include <time.h>
 
 #define MAX_SUBGRAPH_DEPTH 64
 
@@ -110,7 +111,16 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
         memset(outs, 0, n->n_outputs * sizeof *outs);
         cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs,
                                 impl, n->n_implicit, ex->pool, ex };
+        struct timespec t0;
+        if (ex->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
         st = n->op->run(&ctx);
+        if (ex->profile) {
+            struct timespec t1;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+            atomic_fetch_add_explicit(&ex->profile[2 * i], (uint64_t)(ns > 0 ? ns : 0), memory_order_relaxed);
+            atomic_fetch_add_explicit(&ex->profile[2 * i + 1], 1, memory_order_relaxed);
+        }
         if (st) {
             for (size_t k = 0; k < n->n_outputs; k++) cort_value_release(outs[k]);
             if (strncmp(cort_status_message(st), "node '", 6) && cort_status_code(st) != CORT_ERROR_OUT_OF_MEMORY)
@@ -181,7 +191,8 @@ cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, co
     cort_value *outer_stack[16], **outer = outer_stack;
     if (g->n_outer > 16 && !(outer = cort_calloc(g->n_outer, sizeof *outer))) return cort_error_oom();
     for (size_t i = 0; i < g->n_outer; i++) outer[i] = ctx->implicit[g->outer_index[i]];
-    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL };
+    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL, NULL };
+    sub.profile = NULL;   /* counters index top-level nodes only */
     sub.depth++;
     cort_status *st = cort_graph_execute(&sub, g, inputs, outer, outputs);
     if (outer != outer_stack) cort_free(outer);

@@ -51,6 +51,7 @@ struct cort_exec {
     cort_pool *pool;
     int depth;                        /* subgraph nesting, to bound recursion */
     struct cort_bufcache *cache;      /* session's recycling cache for outputs and scratch, or NULL */
+    _Atomic uint64_t *profile;        /* top-level graph only: 2 counters per node (ns, count), or NULL */
 };
 
 /* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new

@@ -49,6 +49,12 @@ cort_status *cort_session_options_set_optimization_level(cort_session_options *o
     return NULL;
 }
 
+cort_status *cort_session_options_set_profiling(cort_session_options *o, int enable) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_profiling: options is NULL");
+    o->profiling = enable != 0;
+    return NULL;
+}
+
 cort_status *cort_session_options_append_provider(cort_session_options *o, const char *name, const char *const *keys,
                                                   const char *const *values, size_t count) {
     if (!o || !name) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: options or name is NULL");
@@ -150,6 +156,7 @@ static void session_destroy(cort_session *s) {
     for (size_t i = 0; i < s->n_providers; i++) s->providers[i].vt->destroy(s->providers[i].instance);
     cort_pool_free(s->pool);
     cort_bufcache_release(s->cache);
+    cort_free((void *)s->profile);
     cort_model_free(s->model);
     for (size_t i = 0; i < s->n_dims; i++) cort_free(s->dim_names[i]);
     cort_free(s->dim_names);
@@ -197,6 +204,10 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
     if ((st = cort_bufcache_create(CORT_SESSION_CACHE_BYTES, &s->cache))) goto error;
+    if (o && o->profiling) {
+        if (!(s->profile = cort_calloc(2 * (s->graph->n_nodes + 1), sizeof *s->profile))) { st = cort_error_oom(); goto error; }
+        for (size_t i = 0; i < 2 * (s->graph->n_nodes + 1); i++) atomic_init(&s->profile[i], 0);
+    }
     s->cpu_allocator = alloc_id;
     *out = s;
     return NULL;
@@ -316,6 +327,23 @@ cort_status *cort_session_node_info(const cort_session *s, size_t i, const char 
 
 const char *cort_session_node_note(const cort_session *s, size_t i) {
     return s && i < s->graph->n_nodes ? s->graph->nodes[i].provider_note : NULL;
+}
+
+cort_status *cort_session_node_profile(const cort_session *s, size_t i, uint64_t *total_ns, uint64_t *count) {
+    if (!s || i >= s->graph->n_nodes)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_node_profile: index %zu out of range (%zu nodes)", i,
+                          s ? s->graph->n_nodes : 0);
+    if (!s->profile)
+        return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
+                          "cort_session_node_profile: the session was created without cort_session_options_set_profiling");
+    if (total_ns) *total_ns = atomic_load_explicit(&s->profile[2 * i], memory_order_relaxed);
+    if (count) *count = atomic_load_explicit(&s->profile[2 * i + 1], memory_order_relaxed);
+    return NULL;
+}
+
+void cort_session_profile_reset(cort_session *s) {
+    if (!s || !s->profile) return;
+    for (size_t i = 0; i < 2 * s->graph->n_nodes; i++) atomic_store_explicit(&s->profile[i], 0, memory_order_relaxed);
 }
 
 size_t cort_session_metadata_count(const cort_session *s) { return s ? s->model->n_metadata : 0; }

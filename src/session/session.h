@@ -23,6 +23,7 @@ struct cort_session_options {
     char **dim_names;
     int64_t *dim_values;
     size_t n_dims;
+    int profiling;
 };
 
 struct cort_run_options {
@@ -44,6 +45,7 @@ struct cort_session {
     const void *cpu_allocator;
     cort_provider providers[CORT_MAX_PROVIDERS];   /* non-CPU providers, in append order */
     size_t n_providers;
+    _Atomic uint64_t *profile;     /* 2 per node (ns, count) when profiling, else NULL */
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);
