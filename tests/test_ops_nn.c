@@ -41,6 +41,8 @@ static void test_gemm(cort_pool *pool) {
         {1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 5, 7}, {12, 32, 16}, {13, 33, 17}, {6, 16, 1}, {7, 17, 255},
         {24, 64, 256}, {25, 65, 257}, {100, 3, 40}, {3, 100, 600}, {64, 64, 64}, {97, 131, 300}, {1, 1000, 512},
         {200, 49, 512}, {31, 200, 8}, {1, 300, 70}, {1, 513, 1}, {1, 1, 300},
+        /* edge tiles: 1-11 remaining rows, 1-31 remaining columns, several K slices */
+        {16, 49, 300}, {40, 196, 64}, {4, 20, 33}, {8, 48, 10}, {9, 17, 5}, {2, 15, 600}, {64, 33, 27}, {80, 31, 3},
     };
     for (size_t ki = 0; ki <= nk; ki++)   /* ki == nk: NULL = automatic choice (incl. the M == 1 path) */
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)

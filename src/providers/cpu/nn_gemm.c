@@ -12,10 +12,10 @@
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
 #define NN_MAX_MR 16
 
-static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16 };
+static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
-static const nn_gemm_kernel k_avx2 = { "avx2_6x16", 6, 16, nn_ukr_avx2_6x16 };
-static const nn_gemm_kernel k_avx512 = { "avx512_12x32", 12, 32, nn_ukr_avx512_12x32 };
+static const nn_gemm_kernel k_avx2 = { "avx2_6x16", 6, 16, nn_ukr_avx2_6x16, 0 };
+static const nn_gemm_kernel k_avx512 = { "avx512_12x32", 12, 32, nn_ukr_avx512_12x32, 1 };
 static const nn_gemm_kernel *const all_kernels[] = { &k_avx512, &k_avx2, &k_scalar };
 
 static int kernel_supported(const nn_gemm_kernel *k) {
@@ -208,7 +208,8 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                     float *c = j->C + r0 * j->ldc + c0;
                     u.act = 0;
                     u.act_lo = u.act_hi = 0.0f;
-                    if (rows == mr && cols == nr) {
+                    u.rows = rows; u.cols = cols;
+                    if ((rows == mr && cols == nr) || j->k->edge) {
                         u.c = c; u.ldc = j->ldc; u.accumulate = accumulate;
                         /* Relu/Clip/LeakyRelu run on the accumulators in registers */
                         int in_kernel = last && j->act && j->act->kind <= CORT_ACT_LEAKY_RELU;

@@ -1,4 +1,7 @@
-/* AVX-512F 12x32 SGEMM micro-kernel: 24 zmm accumulators, 2 B vectors, broadcasts of A. */
+/* AVX-512F SGEMM micro-kernels: up to 12 rows x 32 columns, 24 zmm accumulators, 2 B vectors per
+ * k step, broadcasts of A. Edge tiles (fewer rows or columns) are computed by narrower variants of
+ * the same body and stored with masks straight into C, so a 4-row or 16-column remainder costs a
+ * third or a half of a full tile instead of a whole one plus a copy. */
 #include "gemm_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
@@ -10,30 +13,38 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
     return v;
 }
 
+/* R rows (4, 8 or 12; rows beyond args->rows read zero padding and are not stored), W = 1 (16
+ * columns) or 2 (32 columns); m0/m1 mask the stores of the two column halves. */
 #define NN_ROW(i, av)                                                \
     do {                                                             \
-        const __m512 ai = _mm512_set1_ps(av);                        \
-        c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                  \
-        c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                  \
+        if (R > i) {                                                 \
+            const __m512 ai = _mm512_set1_ps(av);                    \
+            c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);              \
+            if (W > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);   \
+        }                                                            \
     } while (0)
-#define NN_INIT(i) __m512 c##i##0 = args->bias ? _mm512_set1_ps(args->bias[i]) : _mm512_setzero_ps(), c##i##1 = c##i##0
-#define NN_STORE(i)                                                              \
-    do {                                                                         \
-        float *ci = c + (size_t)(i) * ldc;                                       \
-        if (args->accumulate) {                                                  \
-            c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(ci));               \
-            c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(ci + 16));          \
-        }                                                                        \
-        if (act) {                                                               \
-            c##i##0 = nn_act16(c##i##0, act, vlo, vhi);                            \
-            c##i##1 = nn_act16(c##i##1, act, vlo, vhi);                            \
-        }                                                                        \
-        _mm512_storeu_ps(ci, c##i##0);                                           \
-        _mm512_storeu_ps(ci + 16, c##i##1);                                       \
+#define NN_INIT(i)                                                                              \
+    __m512 c##i##0 = R > i && args->bias ? _mm512_set1_ps(args->bias[i]) : _mm512_setzero_ps(); \
+    __m512 c##i##1 = c##i##0
+#define NN_STORE(i)                                                                    \
+    do {                                                                               \
+        if (R > i && (size_t)(i) < rows) {                                             \
+            float *ci = c + (size_t)(i) * ldc;                                         \
+            if (args->accumulate) {                                                    \
+                c##i##0 = _mm512_add_ps(c##i##0, _mm512_maskz_loadu_ps(m0, ci));       \
+                if (W > 1) c##i##1 = _mm512_add_ps(c##i##1, _mm512_maskz_loadu_ps(m1, ci + 16)); \
+            }                                                                          \
+            if (act) {                                                                 \
+                c##i##0 = nn_act16(c##i##0, act, vlo, vhi);                            \
+                if (W > 1) c##i##1 = nn_act16(c##i##1, act, vlo, vhi);                 \
+            }                                                                          \
+            _mm512_mask_storeu_ps(ci, m0, c##i##0);                                    \
+            if (W > 1) _mm512_mask_storeu_ps(ci + 16, m1, c##i##1);                    \
+        }                                                                              \
     } while (0)
 
-__attribute__((target("avx512f")))
-void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
+static inline __attribute__((always_inline, target("avx512f"))) void
+ukr_body(const nn_ukr_args *args, const int R, const int W, size_t rows, __mmask16 m0, __mmask16 m1) {
     NN_INIT(0); NN_INIT(1); NN_INIT(2); NN_INIT(3); NN_INIT(4); NN_INIT(5);
     NN_INIT(6); NN_INIT(7); NN_INIT(8); NN_INIT(9); NN_INIT(10); NN_INIT(11);
     const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;
@@ -43,16 +54,16 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
         const float *a = args->a;
         const size_t step = args->a_cs;
         for (size_t p = 0; p < kc; p++, a += step, b += ldb) {
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = W > 1 ? _mm512_loadu_ps(b + 16) : b0;
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
             NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
         }
-    } else {   /* rows of A read in place (a_cs == 1): twelve sequential streams */
+    } else {   /* rows of A read in place (a_cs == 1): R sequential streams (only full tiles come here) */
         const size_t rs = args->a_rs;
         const float *r0 = args->a, *r1 = r0 + rs, *r2 = r1 + rs, *r3 = r2 + rs, *r4 = r3 + rs, *r5 = r4 + rs;
         const float *r6 = r5 + rs, *r7 = r6 + rs, *r8 = r7 + rs, *r9 = r8 + rs, *r10 = r9 + rs, *r11 = r10 + rs;
         for (size_t p = 0; p < kc; p++, b += ldb) {
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = W > 1 ? _mm512_loadu_ps(b + 16) : b0;
             NN_ROW(0, r0[p]); NN_ROW(1, r1[p]); NN_ROW(2, r2[p]); NN_ROW(3, r3[p]); NN_ROW(4, r4[p]);
             NN_ROW(5, r5[p]); NN_ROW(6, r6[p]); NN_ROW(7, r7[p]); NN_ROW(8, r8[p]); NN_ROW(9, r9[p]);
             NN_ROW(10, r10[p]); NN_ROW(11, r11[p]);
@@ -63,10 +74,42 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
 }
+
+#define NN_VARIANT(R, W)                                                                            \
+    static __attribute__((noinline, target("avx512f"))) void ukr_##R##x##W(const nn_ukr_args *args, \
+                                                                            size_t rows, __mmask16 m0, __mmask16 m1) { \
+        ukr_body(args, R, W, rows, m0, m1);                                                         \
+    }
+NN_VARIANT(4, 1)
+NN_VARIANT(8, 1)
+NN_VARIANT(12, 1)
+NN_VARIANT(4, 2)
+NN_VARIANT(8, 2)
+NN_VARIANT(12, 2)
+
+__attribute__((target("avx512f")))
+void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
+    const size_t rows = args->rows ? args->rows : 12, cols = args->cols ? args->cols : 32;
+    if (rows == 12 && cols == 32) {
+        ukr_body(args, 12, 2, 12, 0xffff, 0xffff);
+        return;
+    }
+    const __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+    if (cols <= 16) {
+        if (rows <= 4) ukr_4x1(args, rows, m0, m1);
+        else if (rows <= 8) ukr_8x1(args, rows, m0, m1);
+        else ukr_12x1(args, rows, m0, m1);
+    } else {
+        if (rows <= 4) ukr_4x2(args, rows, m0, m1);
+        else if (rows <= 8) ukr_8x2(args, rows, m0, m1);
+        else ukr_12x2(args, rows, m0, m1);
+    }
+}
 #endif
 
 #ifdef NN_HAVE_X86_UKERNELS
-/* acc[0..31] += sum_p a[p * inca] * b[p * 32 + 0..31]: one packed B panel of the 12x32 kernel times
+/* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: one packed B panel of the 12x32 kernel times
  * a vector (M == 1). Four k-steps in flight so the FMA latency is hidden. */
 __attribute__((target("avx512f")))
 void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float *b, float *acc) {

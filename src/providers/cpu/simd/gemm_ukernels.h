@@ -15,6 +15,8 @@ typedef struct nn_ukr_args {
     const float *b;  size_t ldb;
     float       *c;  size_t ldc;
     const float *bias;        /* MR per-row start values, or NULL */
+    size_t       rows, cols;  /* edge kernels: valid rows/columns of the tile (0 = MR/NR); only
+                               * those rows and columns of C are read and written */
     int          accumulate;
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo) */
     float        act_lo, act_hi;
@@ -26,6 +28,7 @@ typedef struct nn_gemm_kernel {
     const char    *name;
     size_t         mr, nr;
     nn_gemm_ukr_fn ukr;
+    int            edge;   /* ukr honours rows/cols (else edge tiles go through a scratch tile) */
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);
