@@ -24,6 +24,11 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
  * kernel. Returns NULL without packing (out untouched) for depthwise convs, which do not use gemm. */
 cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out);
 int nn_conv_uses_gemm(size_t C, size_t group);
+/* The indirect-GEMM path (nn_conv_indirect.c): whether it takes conv s with weights prepacked in
+ * wpack (one group, strides 1 or 2, not a stride-1 1x1, an edge-capable kernel), and the conv. */
+int nn_conv_indirect_applies(const nn_conv_shape *s, const nn_gemm_packed *wpack);
+cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
+                                  const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
 /* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */

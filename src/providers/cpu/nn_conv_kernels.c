@@ -1,10 +1,10 @@
 /* Float Conv / ConvTranspose kernels. Conv runs as SGEMM W[Mg, Cg*K] x im2col(X)[Cg*K, OUT] per
  * (batch, group), the im2col matrix never materialized: the gemm's B packer reads patches straight
- * from X. Depthwise convs (one input channel per group) use a direct row kernel instead, since a
+ * from X. Depthwise convs (one input channel per group) go to nn_conv_depthwise.c instead, since a
  * gemm with K = 9 would be all packing. ConvTranspose is SGEMM W^T X followed by col2im. */
 #include <string.h>
 #include "nn_conv.h"
-#include "simd/dw_ukernels.h"
+#include "nn_conv_depthwise.h"
 
 typedef struct im2col_ctx {
     const float   *x;     /* first input channel of the group */
@@ -76,129 +76,6 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
     }
 }
 
-#define NN_DW_MAX_TAPS 64
-
-/* Depthwise plane through a row kernel: the taps of each output row are gathered first so the
- * kernel can keep its accumulators in registers across all of them. */
-static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
-                                float *y,
-                                void (*row)(float *, int64_t, float, const float *const *, const float *,
-                                            const int64_t *, int, int64_t, int64_t, const nn_dw_act *)) {
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
-    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
-    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
-    if (KD * KH * KW > NN_DW_MAX_TAPS) return 0;
-    /* Relu/Clip/LeakyRelu are applied by the row kernel on its registers */
-    const int in_kernel = act && act->kind >= CORT_ACT_RELU && act->kind <= CORT_ACT_LEAKY_RELU;
-    const nn_dw_act ka = { in_kernel ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
-    const float *rows[NN_DW_MAX_TAPS];
-    float wt[NN_DW_MAX_TAPS];
-    int64_t offs[NN_DW_MAX_TAPS];
-    for (int64_t od = 0; od < OD; od++)
-        for (int64_t oh = 0; oh < OH; oh++) {
-            int nt = 0;
-            for (int64_t kd = 0; kd < KD; kd++) {
-                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
-                if (id < 0 || id >= ID) continue;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
-                    if (ih < 0 || ih >= IH) continue;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        rows[nt] = x + (id * IH + ih) * IW;
-                        wt[nt] = w[(kd * KH + kh) * KW + kw];
-                        offs[nt] = kw * g->d[2] - g->pb[2];
-                        nt++;
-                    }
-                }
-            }
-            row(y + (od * OH + oh) * OW, OW, bias, rows, wt, offs, nt, IW, g->s[2], in_kernel ? &ka : NULL);
-            if (!in_kernel) nn_act_apply(act, y + (od * OH + oh) * OW, (size_t)OW);
-        }
-    return 1;
-}
-
-/* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
- * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
-static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
-                            float *y) {
-    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
-    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
-    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
-    const int64_t sw = g->s[2];
-    for (int64_t od = 0; od < OD; od++)
-        for (int64_t oh = 0; oh < OH; oh++) {
-            float *yr = y + (od * OH + oh) * OW;
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
-            for (int64_t kd = 0; kd < KD; kd++) {
-                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
-                if (id < 0 || id >= ID) continue;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
-                    if (ih < 0 || ih >= IH) continue;
-                    const float *xr = x + (id * IH + ih) * IW;
-                    const float *wr = w + (kd * KH + kh) * KW;
-                    for (int64_t kw = 0; kw < KW; kw++) {
-                        const float wv = wr[kw];
-                        const int64_t off = kw * g->d[2] - g->pb[2];
-                        /* valid ow: 0 <= ow*sw + off < IW */
-                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                        int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
-                        if (hi > OW - 1) hi = OW - 1;
-                        if (sw == 1) {
-                            const float *xs = xr + off;
-                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xs[ow];
-                        } else {
-                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-                        }
-                    }
-                }
-            }
-            nn_act_apply(act, yr, (size_t)OW);
-        }
-}
-
-#ifdef NN_HAVE_X86_UKERNELS
-/* The common MobileNet/EfficientNet case, 2-D 3x3 or 5x5 without dilation at stride 1 or 2, through
- * a plane kernel (masked loads handle the padding, one accumulator per kernel row). */
-static int depthwise_kxk(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act, float *y) {
-    if (g->in[0] != 1 || g->out[0] != 1 || g->k[0] != 1 || g->k[1] != g->k[2] || (g->k[1] != 3 && g->k[1] != 5) || g->d[1] != 1 ||
-        g->d[2] != 1 || g->s[1] != g->s[2] || (g->s[2] != 1 && g->s[2] != 2))
-        return 0;
-    const int in_kernel = act && act->kind >= CORT_ACT_RELU && act->kind <= CORT_ACT_LEAKY_RELU;
-    const nn_dw_act ka = { in_kernel ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
-    nn_dw_plane_avx512((int)g->k[1], x, g->in[1], g->in[2], w, bias, y, g->out[1], g->out[2], g->s[2], g->pb[1], g->pb[2],
-                          in_kernel ? &ka : NULL);
-    if (!in_kernel) nn_act_apply(act, y, (size_t)(g->out[1] * g->out[2]));
-    return 1;
-}
-#endif
-
-typedef struct dw_job {
-    const nn_conv_shape *s;
-    const float *x, *w, *bias;
-    const nn_act *act;
-    float *y;
-    int isa;   /* 2: AVX-512 row kernel, 1: AVX2, 0: portable */
-} dw_job;
-
-static void dw_run(void *arg, size_t begin, size_t end) {
-    const dw_job *j = arg;
-    const nn_conv_shape *s = j->s;
-    const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
-    const size_t ks = (size_t)nn_geom_k_size(&s->g), mult = s->M / s->group;
-    for (size_t t = begin; t < end; t++) {
-        size_t n = t / s->M, m = t % s->M, c = m / mult;
-        const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
-        float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
-#ifdef NN_HAVE_X86_UKERNELS
-        if (j->isa == 2 && depthwise_kxk(&s->g, xp, wp, bv, j->act, yp)) continue;
-        if (j->isa == 2 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
-        if (j->isa == 1 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx2)) continue;
-#endif
-        depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
-    }
-}
-
 int nn_conv_uses_gemm(size_t C, size_t group) { return !(C == group && group > 1); }
 
 cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out) {
@@ -226,21 +103,15 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
     const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
     if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
     if (Cg == 1 && s->group > 1) {
-        dw_job j = { s, x, w, bias, act, y, 0 };
-#ifdef NN_HAVE_X86_UKERNELS
-        j.isa = __builtin_cpu_supports("avx512f") ? 2
-              : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-        /* an explicit gemm kernel (tests) selects the depthwise kernel of the same ISA */
-        if (kernel && kernel->ukr == nn_ukr_avx2_6x16 && j.isa > 1) j.isa = 1;
-        if (kernel && kernel->ukr == nn_ukr_scalar_4x16) j.isa = 0;
-#endif
-        size_t planes = s->N * s->M;
-        cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
+        nn_conv_depthwise_f32(pool, kernel, s, x, w, bias, act, y, ctx);
         return NULL;
     }
     const nn_geom *g = &s->g;
     const int pointwise = ks == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[0] == 0 &&
                           g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
+    /* strided or k x k convs with prepacked weights: read the taps in place, no im2col packing */
+    if (wpack && (!kernel || kernel == wpack->k) && nn_conv_indirect_applies(s, wpack))
+        return nn_conv_indirect_f32(pool, s, x, wpack, bias, act, y, ctx);
     for (size_t n = 0; n < s->N; n++)
         for (size_t gi = 0; gi < s->group; gi++) {
             const float *xg = x + (n * s->C + gi * Cg) * in_size;

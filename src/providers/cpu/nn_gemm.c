@@ -6,7 +6,7 @@
 #include "nn_gemm.h"
 #include "../../core/alloc.h"
 
-#define NN_KC 256              /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
+#define NN_KC NN_GEMM_KC        /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
@@ -188,6 +188,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                 for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) {
                     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
                     nn_ukr_args u;
+                    u.b_ind = NULL; u.b_off = 0;
                     u.kc = kc;
                     u.b = bp;
                     u.ldb = ldb;

@@ -12,6 +12,9 @@
 #include "nn_common.h"
 #include "../../graph/op.h"
 
+/* K slice length of packed operands (nn_gemm_packed layouts are per slice of this many k) */
+#define NN_GEMM_KC 256
+
 typedef struct nn_gemm_b nn_gemm_b;
 /* Packs rows [k0, k0+kc) and columns [j0, j0+ncols) of B into dst[kc][nr] (ncols <= nr; columns
  * ncols..nr-1 must be written as zeros). */

@@ -17,6 +17,9 @@ typedef struct nn_ukr_args {
     const float *bias;        /* MR per-row start values, or NULL */
     size_t       rows, cols;  /* edge kernels: valid rows/columns of the tile (0 = MR/NR); only
                                * those rows and columns of C are read and written */
+    const float *const *b_ind;   /* edge kernels: if set, B row p is b_ind[p] + b_off (b, ldb unused;
+                                  * NR floats are read from each row even for a narrower tile) */
+    size_t       b_off;
     int          accumulate;
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo) */
     float        act_lo, act_hi;
