@@ -24,6 +24,7 @@ typedef struct ind_geom {
     size_t Hp, Wp;           /* padded (S = 1) or phase (S = 2) plane dims; Wv = Wp */
     size_t plane;            /* floats per plane, incl. slack */
     size_t nphase;           /* planes per channel: 1 or 4 */
+    unsigned phases;         /* bit ph set if some tap reads phase plane ph (a 1x1 stride-2 conv reads one) */
     size_t ncols;            /* OH * Wp virtual output columns */
 } ind_geom;
 
@@ -52,6 +53,10 @@ static void ind_geom_make(const nn_conv_shape *s, ind_geom *q) {
     q->Hp = q->S == 1 ? hp : (hp + 1) / 2;
     q->Wp = q->S == 1 ? wp : (wp + 1) / 2;
     q->ncols = q->OH * q->Wp;
+    q->phases = 0;
+    for (size_t kh = 0; kh < q->KH; kh++)
+        for (size_t kw = 0; kw < q->KW; kw++)
+            q->phases |= 1u << (q->S == 1 ? 0 : ((kh * q->D) & 1) * 2 + ((kw * q->D) & 1));
     /* a virtual row read from the last rows of a plane runs past it by up to Wp + 32 floats */
     q->plane = q->Hp * q->Wp + q->Wp + 64;
 }
@@ -69,6 +74,7 @@ static void pad_run(void *arg, size_t begin, size_t end) {
     for (size_t c = begin; c < end; c++) {
         const float *xc = j->x + c * q->IH * q->IW;
         for (size_t ph = 0; ph < q->nphase; ph++) {
+            if (!(q->phases >> ph & 1)) continue;
             float *dst = j->buf + (c * q->nphase + ph) * q->plane;
             const size_t a = ph >> 1, b = ph & 1;   /* row and column parity (S = 2) */
             for (size_t i = 0; i < q->Hp; i++) {
