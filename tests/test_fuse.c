@@ -60,13 +60,15 @@ static void check_model(const char *path, size_t fused_mm, size_t ln, size_t gel
     CHECK(count_op(s0, "FusedMatMul") + count_op(s0, "LayerNorm") + count_op(s0, "Gelu") == 0);
     CHECK_MSG(count_op(s2, "HardSwish") == (strstr(path, "hardswish") ? 1u : 0u), "%s: %zu HardSwish", path,
               count_op(s2, "HardSwish"));
-    int64_t shape[3] = { 1, 8, 16 };
+    int64_t shape[8];
+    cort_value_type vt;
     cort_value *x = NULL;
-    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 3, &x));
+    CHECK_OK(cort_session_input_type(s0, 0, &vt, shape, 8));   /* every model has one static input */
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, vt.rank, &x));
     if (!x) goto done;
     unsigned seed = 5;
     float *xd = cort_tensor_data(x);
-    for (size_t i = 0; i < 128; i++) xd[i] = 2.0f * frand(&seed);
+    for (size_t i = 0; i < cort_tensor_element_count(x); i++) xd[i] = 2.0f * frand(&seed);
     size_t no = cort_session_output_count(s0);
     const char *in_name = cort_session_input_name(s0, 0);
     const char *names[8];
@@ -98,6 +100,13 @@ static void test_models(void) {
         check_model(MODEL("fuse_dynamic.onnx"), 2, 1, 0, threads);
         check_model(MODEL("fuse_hardswish.onnx"), 0, 0, 0, threads);
         check_model(MODEL("fuse_blocked.onnx"), 0, 0, 0, threads);
+        /* Conv epilogues: residual Add (+ Relu) and HardSwish fused, broadcast / self / output adds kept */
+        check_model(MODEL("fuse_conv_epilogue.onnx"), 0, 0, 0, threads);
+        cort_session *s = open_at(MODEL("fuse_conv_epilogue.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "Add") == 3 && count_op(s, "Relu") == 0 && count_op(s, "Conv") == 8,
+                  "conv epilogue: %zu Add, %zu Relu, %zu Conv at level 2", s ? count_op(s, "Add") : 0,
+                  s ? count_op(s, "Relu") : 0, s ? count_op(s, "Conv") : 0);
+        cort_session_release(s);
     }
 }
 
@@ -227,11 +236,12 @@ static void test_oom(const char *path) {
     CHECK_MSG(bad == 0 && leaks == 0 && n < 100000, "%s: creation OOM walk: %d bad codes, %d leaks", path, bad, leaks);
     cort_session *s = open_at(path, 2, 1);
     if (!s) return;
-    int64_t shape[3] = { 1, 8, 16 };
+    int64_t shape[8];
+    cort_value_type vt;
     cort_value *x = NULL;
-    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 3, &x));
+    CHECK_OK(cort_session_input_type(s, 0, &vt, shape, 8));
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, vt.rank, &x));
     if (!x) { cort_session_release(s); return; }
-    memset(cort_tensor_data(x), 0, 128 * sizeof(float));
     const char *in_name = cort_session_input_name(s, 0), *out_name = cort_session_output_name(s, 0);
     base = in_use();
     bad = 0;
@@ -263,6 +273,7 @@ int main(void) {
     test_oom(MODEL("fuse_encoder.onnx"));
     test_oom(MODEL("fuse_variants.onnx"));
     test_oom(MODEL("fuse_dynamic.onnx"));
+    test_oom(MODEL("fuse_conv_epilogue.onnx"));
     cort_pool_free(pool);
     return tu_finish();
 }

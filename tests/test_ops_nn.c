@@ -43,6 +43,8 @@ static void test_gemm(cort_pool *pool) {
         {200, 49, 512}, {31, 200, 8}, {1, 300, 70}, {1, 513, 1}, {1, 1, 300},
         /* edge tiles: 1-11 remaining rows, 1-31 remaining columns, several K slices */
         {16, 49, 300}, {40, 196, 64}, {4, 20, 33}, {8, 48, 10}, {9, 17, 5}, {2, 15, 600}, {64, 33, 27}, {80, 31, 3},
+        /* small K, many columns: the rows-outer order */
+        {40, 1100, 20}, {30, 1030, 64},
     };
     for (size_t ki = 0; ki <= nk; ki++)   /* ki == nk: NULL = automatic choice (incl. the M == 1 path) */
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
@@ -60,7 +62,8 @@ static void test_gemm(cort_pool *pool) {
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
                 /* fused activations: none, relu, clip, leaky relu, sigmoid, silu */
-                nn_act act = { (int)((si + ki + tr) % 6), -0.25f, 0.5f };
+                nn_act act = { (int)((si + ki + tr) % 7), -0.25f, 0.5f };
+                if (act.kind == 6) act.kind = CORT_ACT_HARD_SWISH;
                 if (act.kind == 3) act.alpha = 0.1f;
                 if (act.kind == 4) act.kind = CORT_ACT_SIGMOID;
                 if (act.kind == 5) act.kind = CORT_ACT_SILU;
@@ -76,6 +79,7 @@ static void test_gemm(cort_pool *pool) {
                         else if (act.kind == CORT_ACT_LEAKY_RELU) v = v >= 0 ? v : v * act.alpha;
                         else if (act.kind == CORT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
                         else if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
+                        else if (act.kind == CORT_ACT_HARD_SWISH) v = v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
                         R[i * ldc + q] = v;
                     }
                 }
@@ -206,9 +210,12 @@ static void test_conv_indirect(cort_pool *pool) {
         {1, 3, 64, 37, 35, 7, 2, 1, 3, 3}, {1, 30, 24, 20, 41, 3, 1, 2, 2, 0}, {1, 8, 9, 15, 16, 1, 2, 1, 0, 0},
         {2, 17, 33, 12, 13, 5, 2, 1, 2, 1}, {1, 40, 12, 6, 70, 3, 1, 1, 0, 2}, {1, 29, 4, 11, 9, 2, 2, 2, 1, 0},
         {1, 1, 1, 5, 5, 3, 1, 1, 1, 1}, {1, 96, 24, 16, 16, 3, 1, 1, 1, 1},
+        /* small planes (the transposed path's territory) */
+        {2, 70, 100, 7, 7, 3, 1, 1, 1, 1}, {1, 300, 64, 14, 14, 3, 2, 1, 1, 1}, {1, 33, 48, 13, 13, 1, 2, 1, 0, 0},
+        {1, 520, 20, 5, 5, 3, 1, 1, 1, 1},
     };
     const int acts[] = { CORT_ACT_NONE, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SILU,
-                         CORT_ACT_HARD_SIGMOID };
+                         CORT_ACT_HARD_SIGMOID, CORT_ACT_HARD_SWISH };
     size_t taken = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const size_t N = cases[ci].n, C = cases[ci].c, M = cases[ci].m, k = cases[ci].k;
@@ -228,14 +235,19 @@ static void test_conv_indirect(cort_pool *pool) {
         float *x = rand_buf(N * C * in), *w = rand_buf(M * K), *b = rand_buf(M);
         float *y = malloc(N * M * out * sizeof(float)), *r = malloc(N * M * out * sizeof(float));
         nn_conv_f32_ref(&s, x, w, b, r);
-        nn_gemm_packed wp;
+        nn_gemm_packed wp, wt;
         CHECK_OK(nn_conv_pack_weights(w, M, K, 1, &wp));
+        CHECK_OK(nn_conv_small_pack(w, M, K, &wt));
         taken += nn_conv_indirect_applies(&s, &wp);
         for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
             nn_act act = { acts[ai], acts[ai] == CORT_ACT_CLIP ? -0.5f : acts[ai] == CORT_ACT_HARD_SIGMOID ? 0.2f : 0.1f,
                            acts[ai] == CORT_ACT_CLIP ? 0.75f : 0.5f };
             for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
-            CHECK_OK(nn_conv_f32_opt((ai & 1) ? pool : NULL, NULL, &s, x, w, b, &act, y, &wp, NULL));
+            /* pass 0: the indirect path; pass 1: the transposed small-plane path (any plane size) */
+            for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
+            if (pass == 0) CHECK_OK(nn_conv_f32_opt((ai & 1) ? pool : NULL, NULL, &s, x, w, b, &act, y, &wp, NULL));
+            else CHECK_OK(nn_conv_small_f32((ai & 1) ? pool : NULL, &s, x, w, &wt, b, &act, y, NULL));
             double worst = 0;
             for (size_t i = 0; i < N * M * out; i++) {
                 float v = r[i];
@@ -245,17 +257,21 @@ static void test_conv_indirect(cort_pool *pool) {
                 case CORT_ACT_LEAKY_RELU: v = v >= 0 ? v : v * act.alpha; break;
                 case CORT_ACT_SILU: v = v / (1.0f + expf(-v)); break;
                 case CORT_ACT_HARD_SIGMOID: v = fmaxf(0.0f, fminf(1.0f, act.alpha * v + act.beta)); break;
+                case CORT_ACT_HARD_SWISH: v = v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f)); break;
                 default: break;
                 }
                 double e = fabs((double)y[i] - v) / (1.0 + fabs(v));
                 if (!(e <= worst)) worst = e;   /* NaN (an unwritten output) counts as the worst */
             }
-            CHECK_MSG(worst < 1e-4, "indirect conv case %zu act %d: err %g", ci, act.kind, worst);
+            CHECK_MSG(worst < 1e-4, "%s conv case %zu act %d: err %g", pass ? "small-plane" : "indirect", ci, act.kind,
+                      worst);
+            }
         }
         nn_gemm_packed_free(&wp);
+        nn_gemm_packed_free(&wt);
         free(x); free(w); free(b); free(y); free(r);
     }
-    /* the cases are meant for this path: all but the stride-1 1x1-free ones take it on AVX-512 */
+    /* the cases are meant for the indirect path: all take it on AVX-512 */
     if (nn_gemm_best_kernel()->edge) CHECK_MSG(taken == sizeof cases / sizeof cases[0], "indirect path taken %zu times", taken);
 }
 

@@ -356,6 +356,12 @@ const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
     return node->graph->consts[node->in_slot[i]];
 }
 
+void cort_node_const_input_packed(const cort_node *node, size_t i) {
+    const cort_value *v = cort_node_const_input(node, i);
+    if (v && v->kind == CORT_VKIND_TENSOR && node->graph->opts)
+        cort_model_drop_pages(node->graph->opts->model, v->data, v->bytes);
+}
+
 /* ---------------------------------------------------------------- fusion (level 2) */
 /* Consumers of slot s among executed nodes; returns the count and the first consumer's index. */
 static size_t consumers(const cort_graph *g, int32_t s, size_t *first) {
@@ -402,6 +408,47 @@ static int fuse_silu(cort_graph *g, cort_node *n, int32_t s) {
     return 1;
 }
 
+/* Conv -> Add(conv, r) where the Add is the conv output's only consumer and r has the output's
+ * exact static shape: the conv adds r in its epilogue (before any activation fused next, so
+ * ResNet's Conv + Add + Relu becomes one node). */
+static cort_status *fuse_residual_adds(cort_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_SUM) || n->act || n->sum_input || n->n_outputs != 1)
+            continue;
+        int32_t s = n->out_slot[0];
+        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || is_graph_output(g->ir, g->slot_names[s])) continue;
+        size_t j = 0;
+        if (consumers(g, s, &j) != 1) continue;
+        cort_node *a = &g->nodes[j];
+        if (a->domain[0] || strcmp(a->op_type, "Add") || a->n_inputs != 2 || a->out_slot[0] < 0 || j <= i) continue;
+        const int32_t r = a->in_slot[0] == s ? a->in_slot[1] : a->in_slot[0];
+        if (r < 0 || r == s) continue;
+        /* the addend must exist when the conv runs: not produced by a node between the two */
+        int later = 0;
+        for (size_t k = i + 1; k < j && !later; k++)
+            for (size_t o = 0; o < g->nodes[k].n_outputs; o++) later |= g->nodes[k].out_slot[o] == r;
+        if (later) continue;
+        const cort_tinfo *ti = &g->slot_info[s], *tr = &g->slot_info[r];
+        int same = ti->kind == CORT_VKIND_TENSOR && tr->kind == CORT_VKIND_TENSOR && tr->elem == CORT_TYPE_FLOAT &&
+                   ti->rank >= 0 && ti->rank == tr->rank;
+        for (int d = 0; same && d < ti->rank; d++) same = ti->dims[d] >= 0 && ti->dims[d] == tr->dims[d];
+        if (!same) continue;
+        /* the addend goes after every input the op can take (X, W, B for Conv), missing ones as -1 */
+        const size_t at = n->n_inputs > 3 ? n->n_inputs : 3;
+        int32_t *in = cort_arena_alloc(g->arena, (at + 2) * sizeof *in);
+        if (!in) return cort_error_oom();
+        for (size_t k = 0; k < at; k++) in[k] = k < n->n_inputs ? n->in_slot[k] : -1;
+        in[at] = r;
+        n->in_slot = in;
+        n->sum_input = at;
+        n->n_inputs = at + 1;
+        n->out_slot[0] = a->out_slot[0];
+        g->skip[j] = 1;
+    }
+    return NULL;
+}
+
 /* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
 static void fuse_activations(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -417,6 +464,7 @@ static void fuse_activations(cort_graph *g) {
         int act = 0;
         float alpha = 0, beta = 0;
         if (!strcmp(a->op_type, "Relu")) act = CORT_ACT_RELU;
+        else if (!strcmp(a->op_type, "HardSwish")) act = CORT_ACT_HARD_SWISH;
         else if (!strcmp(a->op_type, "LeakyRelu")) { act = CORT_ACT_LEAKY_RELU; alpha = cort_attr_float(a, "alpha", 0.01f); }
         else if (!strcmp(a->op_type, "Sigmoid")) act = CORT_ACT_SIGMOID;
         else if (!strcmp(a->op_type, "HardSigmoid")) {
@@ -465,6 +513,12 @@ void cort_apply_activation(const cort_node *node, float *y, size_t n) {
         for (size_t i = 0; i < n; i++) {
             float v = node->act_alpha * y[i] + node->act_beta;
             y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+        break;
+    case CORT_ACT_HARD_SWISH:
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] * (1.0f / 6.0f) + 0.5f;
+            y[i] *= v < 0 ? 0 : v > 1 ? 1 : v;
         }
         break;
     case CORT_ACT_SILU:
@@ -762,6 +816,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     /* 5b. fusions */
     if (opts->optimization_level >= 2) {
         if ((st = cort_graph_fuse_patterns(g))) goto error;
+        if ((st = fuse_residual_adds(g))) goto error;
         fuse_activations(g);
     }
     for (size_t p = 0; p < opts->n_providers; p++)

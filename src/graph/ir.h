@@ -107,6 +107,7 @@ typedef struct cort_model_ir {
      * 64-byte-aligned copy of caller bytes. Initializers used in place are views with base = blob,
      * so a tensor handed to a user keeps the bytes alive even after the session is gone. */
     cort_value *blob;
+    int blob_mapped;                      /* blob is a read-only private file mapping (pages can be dropped) */
     char *dir;                            /* folder of the model file, for external data (NULL from memory) */
 } cort_model_ir;
 
@@ -115,6 +116,11 @@ typedef struct cort_model_ir {
 cort_status *cort_model_load_file(const char *path, cort_model_ir **out);
 cort_status *cort_model_load_memory(const void *bytes, size_t len, cort_model_ir **out);
 void         cort_model_free(cort_model_ir *model);
+/* Tells the kernel that bytes [p, p + n) of a file-mapped model are not needed for now: the whole
+ * pages inside the range leave the process's resident set (madvise MADV_DONTNEED) and are read
+ * back from the file if touched again. A no-op for models loaded from memory or ranges outside
+ * the mapping, so it is always safe to call. */
+void         cort_model_drop_pages(const cort_model_ir *model, const void *p, size_t n);
 
 /* Parses a serialized TensorProto (e.g. a backend-test input_0.pb) into a new tensor value. */
 cort_status *cort_tensor_parse(const void *bytes, size_t len, cort_value **out);

@@ -50,6 +50,9 @@ typedef struct cort_node {
     uint32_t    provider_flags;    /* free for the provider that took the node (set by its partition hook) */
     int         act;               /* CORT_ACT_* */
     float       act_alpha, act_beta;  /* Clip: min/max; LeakyRelu: alpha; HardSigmoid: alpha/beta */
+    /* A following Add fused into this node (ops with CORT_OP_FUSES_SUM): input index of the addend,
+     * appended after the op's own inputs, or 0 when there is none. */
+    size_t      sum_input;
     size_t      index;             /* position in execution order */
 } cort_node;
 
@@ -84,12 +87,13 @@ typedef struct cort_kernel_ctx {
 } cort_kernel_ctx;
 
 enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID,
-       CORT_ACT_SILU /* x * sigmoid(x) */ };
+       CORT_ACT_SILU /* x * sigmoid(x) */, CORT_ACT_HARD_SWISH /* x * clamp(x / 6 + 0.5, 0, 1) */ };
 /* Applies a fused activation to n floats in place (the reference epilogue). */
 void cort_apply_activation(const cort_node *node, float *y, size_t n);
 
 #define CORT_OP_FUSES_ACTIVATION 1u   /* run applies node->act to its output 0 */
 #define CORT_OP_FUSES_SILU       2u   /* ... including CORT_ACT_SILU (x * sigmoid(x), from Sigmoid + Mul) */
+#define CORT_OP_FUSES_SUM        4u   /* run adds input node->sum_input (same shape as output 0) before node->act */
 
 struct cort_op_def {
     const char *name;
@@ -129,6 +133,10 @@ const cort_graph_ir *cort_attr_graph(const cort_node *node, const char *name);
 /* Constant value of input i when it is known at session creation (an initializer or a folded
  * constant), else NULL. Valid in init/infer and for the session's life: kernels may prepack it. */
 const cort_value *cort_node_const_input(const cort_node *node, size_t i);
+/* A kernel that packed constant input i into its own layout at init calls this: if the constant
+ * lies in place in a file-mapped model, its pages leave the resident set (they are read back from
+ * the file should anything touch them again), so the weights are not held twice. */
+void cort_node_const_input_packed(const cort_node *node, size_t i);
 
 /* ---- kernel helpers ---- */
 /* Allocates output i as a tensor (uninitialized data; strings ""), stores it in ctx->outputs[i] and

@@ -134,11 +134,12 @@ void cort_model_free(cort_model_ir *m) {
 }
 
 /* Takes ownership of blob (released with the model, also on failure). */
-static cort_status *load_blob(cort_value *blob, char *dir, cort_model_ir **out) {
+static cort_status *load_blob(cort_value *blob, char *dir, int mapped, cort_model_ir **out) {
     cort_status *st;
     cort_model_ir *m = cort_calloc(1, sizeof *m);
     if (!m) { cort_value_release(blob); cort_free(dir); return cort_error_oom(); }
     m->blob = blob;
+    m->blob_mapped = mapped;
     m->dir = dir;
     if ((st = cort_arena_create(&m->arena))) goto error;
     cort_load L = { (const uint8_t *)blob->data, m->arena, m, blob, dir, blob->bytes };
@@ -157,7 +158,17 @@ cort_status *cort_model_load_memory(const void *bytes, size_t len, cort_model_ir
     cort_value *blob;
     CORT_TRY(cort_tensor_alloc(CORT_TYPE_UINT8, &dim, 1, &blob));   /* 64-byte aligned, like the file mapping */
     if (len) memcpy(blob->data, bytes, len);
-    return load_blob(blob, NULL, out);
+    return load_blob(blob, NULL, 0, out);
+}
+
+void cort_model_drop_pages(const cort_model_ir *m, const void *p, size_t n) {
+    if (!m || !m->blob_mapped || !m->blob || !p || !n) return;
+    const uintptr_t base = (uintptr_t)m->blob->data, end = base + m->blob->bytes, lo = (uintptr_t)p;
+    if (lo < base || lo + n > end || lo + n < lo) return;
+    const long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    const uintptr_t a = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg, b = (lo + n) / (uintptr_t)pg * (uintptr_t)pg;
+    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);   /* advice only: failure changes nothing */
 }
 
 static void unmap_blob(void *ctx, void *data, size_t bytes) {
@@ -200,7 +211,7 @@ cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
     }
     blob->release_fn = unmap_blob;
     blob->release_ctx = NULL;
-    return load_blob(blob, dir, out);
+    return load_blob(blob, dir, 1, out);
 }
 
 cort_status *cort_tensor_parse(const void *bytes, size_t len, cort_value **out) {

@@ -237,6 +237,8 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
         } else {
             CORT_TRY(cort_tensor_alloc(type, s.dims, s.rank, &t));
             if (bytes) memcpy(t->data, src, bytes);
+            /* the copy is the tensor now: the file pages it came from need not stay resident */
+            if (L->model) cort_model_drop_pages(L->model, src, bytes);
         }
     } else {
         size_t per;

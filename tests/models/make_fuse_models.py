@@ -146,3 +146,22 @@ b = B()
 h1 = b.op("Mul", ["x", b.op("HardSigmoid", ["x"], alpha=1.0 / 6.0)])
 h2 = b.op("Mul", [b.op("HardSigmoid", [h1]), h1])
 b.save("fuse_hardswish.onnx", [h2], opset=11)
+
+# Conv epilogue fusions (src/graph/compile.c): residual Add (+ Relu), HardSwish, and near misses
+b = B()
+def conv(b, x, cin, cout, k, group=1, bias=True):
+    w = b.const((rng.standard_normal((cout, cin // group, k, k)) * 0.3).astype(np.float32), "w")
+    ins = [x, w] + ([b.const((rng.standard_normal(cout) * 0.1).astype(np.float32), "b")] if bias else [])
+    return b.op("Conv", ins, kernel_shape=[k, k], pads=[k // 2] * 4, group=group)
+r1 = b.op("Relu", [b.op("Add", [conv(b, "x", 8, 8, 3), "x"])])          # fused: Conv + Add + Relu
+c2 = conv(b, r1, 8, 8, 1)
+c3 = conv(b, r1, 8, 8, 3, bias=False)
+a2 = b.op("Add", [c2, c3])                                             # fused into c3 (c2 exists first; no B)
+hs = b.op("HardSwish", [conv(b, a2, 8, 8, 3)])                         # fused activation
+dw = b.op("HardSwish", [conv(b, hs, 8, 8, 3, group=8)])                # fused into a depthwise conv
+bc = b.op("Add", [conv(b, dw, 8, 8, 1), b.const(np.ones((1, 8, 1, 1), np.float32), "bc")])   # broadcast: kept
+c5 = conv(b, bc, 8, 8, 1)
+self_add = b.op("Add", [c5, c5])                                       # addend is the conv itself: kept
+c6 = conv(b, self_add, 8, 8, 3)
+y = b.op("Add", [c6, self_add])                                        # c6 is also a graph output: kept
+b.save("fuse_conv_epilogue.onnx", [y, c6], in_shape=(1, 8, 5, 5))

@@ -43,6 +43,7 @@ static cort_status *fmm_init(const cort_node *node, void **state) {
     s->bsrc = b->data;
     s->bdims[0] = b->shape[0];
     s->bdims[1] = b->shape[1];
+    cort_node_const_input_packed(node, 1);   /* runs read the packed copy */
     return NULL;
 }
 

@@ -100,6 +100,12 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
         }
         break;
     case CORT_ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i])); break;
+    case CORT_ACT_HARD_SWISH:
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] * (1.0f / 6.0f) + 0.5f;
+            y[i] *= v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+        }
+        break;
     default: break;
     }
 }

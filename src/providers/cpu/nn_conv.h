@@ -35,4 +35,11 @@ void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, con
 cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
                                   const float *x, const float *w, const float *bias, const nn_act *act, float *y);
 void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
+/* Small output planes computed transposed (nn_conv_small.c): whether that beats the usual
+ * orientation for kernel k, W^T packed once (out->rows = M), and the conv (one group, 2-D). */
+int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k);
+cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out);
+cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
+                               const nn_gemm_packed *wt, const float *bias, const nn_act *act, float *y,
+                               cort_kernel_ctx *ctx);
 #endif

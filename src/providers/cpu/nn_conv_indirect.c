@@ -134,7 +134,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     const nn_gemm_kernel *k = j->w->k;
     const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr;
     const float *rows[NN_GEMM_KC];
-    const int in_kernel = j->act && j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU;
+    const int in_kernel = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
+                                     j->act->kind == CORT_ACT_HARD_SWISH);
     for (size_t t = begin; t < end; t++) {
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
         const size_t q0 = t % j->tasks_n * IND_BLOCK_PANELS * nr;

@@ -20,6 +20,9 @@ typedef struct conv_state {
     /* Conv only: Winograd-transformed weights instead of wpack when the statically known input
      * shape makes Winograd the faster path (NULL otherwise) */
     nn_wino_weights *wino;
+    /* Conv only: W^T packed for the transposed small-plane path instead of wpack, when the
+     * statically known shape makes that path the faster one (NULL otherwise) */
+    nn_gemm_packed  *wpack_t;
 } conv_state;
 
 static void conv_free(void *state) {
@@ -30,6 +33,8 @@ static void conv_free(void *state) {
     cort_free(s->wpack);
     nn_wino_free(s->wino);
     cort_free(s->wino);
+    nn_gemm_packed_free(s->wpack_t);
+    cort_free(s->wpack_t);
     cort_free(s);
 }
 
@@ -67,7 +72,8 @@ error:
 
 /* Whether the input shape inferred at creation makes this a Winograd conv; if so makes s->wino
  * (left NULL on out-of-memory, which the caller reports). Unknown shapes keep the gemm path. */
-static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w) {
+/* The conv's shape as inferred at creation for a one-group 2-D conv, if fully known. */
+static int conv_static_shape(const cort_node *node, const conv_state *s, const cort_value *w, nn_conv_shape *cs) {
     if (w->rank != 4 || s->group != 1 || !node->graph || node->n_inputs < 1 || node->in_slot[0] < 0 ||
         !node->graph->slot_info)
         return 0;
@@ -76,9 +82,29 @@ static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_v
     for (int i = 0; i < 4; i++)
         if (xi->dims[i] < 1) return 0;
     if (xi->dims[1] != w->shape[1]) return 0;
-    nn_conv_shape cs = { (size_t)xi->dims[0], (size_t)xi->dims[1], (size_t)w->shape[0], 1, { 0 } };
-    cort_status *st = nn_window_geom(node, &s->w, 2, xi->dims + 2, w->shape + 2, 0, &cs.g);
+    nn_conv_shape z = { (size_t)xi->dims[0], (size_t)xi->dims[1], (size_t)w->shape[0], 1, { 0 } };
+    *cs = z;
+    cort_status *st = nn_window_geom(node, &s->w, 2, xi->dims + 2, w->shape + 2, 0, &cs->g);
     if (st) { cort_status_free(st); return 0; }
+    return 1;
+}
+
+/* Whether the static shape makes this a small-plane (transposed) conv; if so packs s->wpack_t
+ * (left NULL on out-of-memory, which the caller reports). */
+static int conv_init_small(const cort_node *node, conv_state *s, const cort_value *w) {
+    nn_conv_shape cs;
+    if (!conv_static_shape(node, s, w, &cs) || !nn_conv_small_prefers(&cs, nn_gemm_best_kernel())) return 0;
+    s->wpack_t = cort_calloc(1, sizeof *s->wpack_t);
+    if (s->wpack_t && nn_conv_small_pack(w->data, cs.M, w->count / cs.M, s->wpack_t)) {
+        cort_free(s->wpack_t);
+        s->wpack_t = NULL;
+    }
+    return 1;
+}
+
+static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w) {
+    nn_conv_shape cs;
+    if (!conv_static_shape(node, s, w, &cs)) return 0;
     if (!nn_wino_applies(&cs)) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
     if (s->wino && nn_wino_pack(w->data, cs.M, cs.C, s->wino)) {   /* fails only on out-of-memory */
@@ -104,6 +130,15 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
         s->wsrc = w->data;
         s->wrank = w->rank;
         for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+        cort_node_const_input_packed(node, 1);
+        return NULL;
+    }
+    if (conv_init_small(node, s, w)) {
+        if (!s->wpack_t) goto oom;
+        s->wsrc = w->data;
+        s->wrank = w->rank;
+        for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+        cort_node_const_input_packed(node, 1);
         return NULL;
     }
     s->wpack = cort_calloc(group, sizeof *s->wpack);
@@ -119,6 +154,7 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
     s->wsrc = w->data;
     s->wrank = w->rank;
     for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+    cort_node_const_input_packed(node, 1);
     return NULL;
 oom:
     conv_free(s);
@@ -283,6 +319,28 @@ static cort_status *check_bias(cort_kernel_ctx *ctx, size_t bi, size_t M) {
     return NULL;
 }
 
+typedef struct sum_act_job { float *y; const float *r; const nn_act *act; } sum_act_job;
+
+static void sum_act_run(void *arg, size_t begin, size_t end) {
+    const sum_act_job *j = arg;
+    for (size_t c = begin; c < end; c++) {   /* chunks of 4096: add, then activate while cached */
+        const size_t lo = c * 4096;
+        float *y = j->y + lo;
+        const float *r = j->r + lo;
+        for (size_t i = 0; i < 4096; i++) y[i] += r[i];
+        nn_act_apply(j->act, y, 4096);
+    }
+}
+
+/* y = act(y + r) over n floats (the fused residual Add). */
+static void sum_act(cort_pool *pool, float *y, const float *r, size_t n, const nn_act *act) {
+    const size_t full = n / 4096;
+    sum_act_job j = { y, r, act };
+    cort_parallel_for(n < 65536 ? NULL : pool, full, 1, sum_act_run, &j);
+    for (size_t i = full * 4096; i < n; i++) y[i] += r[i];
+    if (n > full * 4096) nn_act_apply(act, y + full * 4096, n - full * 4096);
+}
+
 static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     nn_conv_shape cs;
     int64_t ydims[NN_MAX_SPATIAL + 2];
@@ -297,20 +355,38 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     if (!st && b) st = nn_fbuf_in(b, &fb);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
-        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
+        const nn_act fused = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
+        /* a fused residual Add comes before the activation: the conv itself runs without it */
+        const cort_value *r = ctx->node->sum_input ? ctx->inputs[ctx->node->sum_input] : NULL;
+        const nn_act none = { CORT_ACT_NONE, 0.0f, 0.0f }, act = r ? none : fused;
 #ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
         if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
         else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
         nn_act_apply(&act, fy.p, y->count);
 #else
         const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
+        const conv_state *cst = ctx->state;
+        const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
         if (ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C)
             st = nn_wino_conv(ctx->pool, &cs, fx.p, ww, b ? fb.p : NULL, &act, fy.p, ctx);
+        else if (wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k))
+            st = nn_conv_small_f32(ctx->pool, &cs, fx.p, fw.p, wt, b ? fb.p : NULL, &act, fy.p, ctx);
         else
         st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p)
                        : nn_conv_f32_opt(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p,
                                          conv_packed_for(ctx->state, w), ctx);
 #endif
+        if (!st && r) {
+            char br[160], by[160];
+            int same = r->kind == CORT_VKIND_TENSOR && r->type == CORT_TYPE_FLOAT && r->rank == y->rank;
+            for (size_t d = 0; same && d < y->rank; d++) same = r->shape[d] == y->shape[d];
+            if (!same)
+                st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                     "input %zu (the fused Add's addend) has shape %s, expected the output's %s",
+                                     ctx->node->sum_input, nn_shape(r, br, sizeof br), nn_shape(y, by, sizeof by));
+            else
+                sum_act(ctx->pool, fy.p, (const float *)r->data, y->count, &fused);
+        }
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
@@ -468,7 +544,7 @@ done:
 const cort_op_def nn_op_conv = {
     .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
-    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU | CORT_OP_FUSES_SUM };
 const cort_op_def nn_op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,

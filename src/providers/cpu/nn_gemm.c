@@ -11,6 +11,7 @@
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
 #define NN_MAX_MR 16
+#define NN_SWEEP_PANELS 8      /* B panels swept per A panel in the rows-outer order (L1 resident) */
 
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
@@ -96,6 +97,7 @@ typedef struct gemm_job {
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
+    int rows_outer;          /* single K slice: A panels outside, runs of NN_SWEEP_PANELS B panels inside */
     const float *apre;       /* prepacked A (full layout) or NULL */
     const float *bpre;       /* prepacked B (full layout) or NULL */
     const cort_kernel_ctx *ctx;   /* for cancellation checks between K slices; may be NULL */
@@ -140,6 +142,75 @@ static void job_pack_b(void *arg, size_t begin, size_t end) {
         }
 }
 
+/* One MR x NR tile of C for K slice [k0, k0 + kc): A panel ip of ablock (the block starting at
+ * panel ip0), B panel jp of bblock (starting at jp0). */
+typedef struct tile_ctx {
+    const gemm_job *j;
+    size_t k0, kc, ip0, jp0, ip1, jp1;
+    int accumulate, last;
+    const float *ablock, *bblock;
+    float *tile, *bias_pad;
+} tile_ctx;
+
+static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, size_t ip, size_t jp,
+                                                            int first_row_panel) {
+    const gemm_job *j = t->j;
+    const size_t mr = j->k->mr, nr = j->k->nr, k0 = t->k0, kc = t->kc;
+    size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+    const float *bp = t->bblock + (jp - t->jp0) * nr * kc;
+    size_t ldb = nr;
+    if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
+    size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
+    nn_ukr_args u;
+    u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL;
+    /* prepacked B shared by few row panels is read from memory: prefetch the next panel */
+    if (j->bpre && first_row_panel && jp + 1 < t->jp1 && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
+    u.kc = kc;
+    u.b = bp;
+    u.ldb = ldb;
+    if (j->a_direct && rows == mr) {
+        u.a = j->A + r0 * j->lda + k0; u.a_rs = j->lda; u.a_cs = 1;
+    } else {
+        u.a = t->ablock + (ip - t->ip0) * mr * kc; u.a_rs = 1; u.a_cs = mr;
+    }
+    u.bias = NULL;
+    if (j->row_bias && k0 == 0) {
+        if (rows == mr) {
+            u.bias = j->row_bias + r0;
+        } else {   /* the kernel reads MR bias values */
+            for (size_t r = 0; r < mr; r++) t->bias_pad[r] = r < rows ? j->row_bias[r0 + r] : 0.0f;
+            u.bias = t->bias_pad;
+        }
+    }
+    float *c = j->C + r0 * j->ldc + c0;
+    u.act = 0;
+    u.act_lo = u.act_hi = 0.0f;
+    u.rows = rows; u.cols = cols;
+    if ((rows == mr && cols == nr) || j->k->edge) {
+        u.c = c; u.ldc = j->ldc; u.accumulate = t->accumulate;
+        /* Relu/Clip/LeakyRelu (and HardSwish on the edge-capable kernel) run on the accumulators */
+        int in_kernel = t->last && j->act &&
+                        (j->act->kind <= CORT_ACT_LEAKY_RELU || (j->k->edge && j->act->kind == CORT_ACT_HARD_SWISH));
+        if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+        j->k->ukr(&u);
+        if (t->last && j->act && !in_kernel)
+            for (size_t r = 0; r < rows; r++) nn_act_apply(j->act, c + r * j->ldc, cols);
+    } else {
+        float *tile = t->tile;
+        u.c = tile; u.ldc = nr; u.accumulate = 0;
+        j->k->ukr(&u);
+        for (size_t r = 0; r < rows; r++) {
+            float *cr = c + r * j->ldc;
+            const float *tr = tile + r * nr;
+            if (t->accumulate)
+                for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
+            else
+                for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
+            if (t->last && j->act) nn_act_apply(j->act, cr, cols);
+        }
+    }
+}
+
 static void job_compute(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
     const size_t mr = j->k->mr, nr = j->k->nr;
@@ -152,10 +223,10 @@ static void job_compute(void *arg, size_t begin, size_t end) {
             /* a cancelled run leaves C unspecified; the caller reports the cancellation */
             if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
             const size_t kc = slice_len(j->K, k0);
-            const int accumulate = k0 > 0 || j->beta_one, last = k0 + kc == j->K;
-            const float *ablock;   /* panel ip at ablock + (ip - ip0)*mr*kc */
+            tile_ctx tc = { j, k0, kc, ip0, jp0, ip1, jp1, k0 > 0 || j->beta_one, k0 + kc == j->K, NULL, NULL,
+                            tile, bias_pad };
             if (j->apre) {
-                ablock = j->apre + k0 * j->mpanels * mr + ip0 * mr * kc;
+                tc.ablock = j->apre + k0 * j->mpanels * mr + ip0 * mr * kc;
             } else if (j->pack_a_in_task) {
                 float *dst = j->apack + t * j->task_astride;
                 for (size_t ip = ip0; ip < ip1; ip++) {
@@ -163,76 +234,32 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                     if (j->a_direct && rows == mr) continue;
                     pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, rows, k0, kc, mr, dst + (ip - ip0) * mr * kc);
                 }
-                ablock = dst;
+                tc.ablock = dst;
             } else {
-                ablock = j->apack + k0 * j->mpanels * mr + ip0 * mr * kc;
+                tc.ablock = j->apack + k0 * j->mpanels * mr + ip0 * mr * kc;
             }
-            const float *bblock;
             if (j->bpre) {
-                bblock = j->bpre + k0 * j->npanels * nr + jp0 * nr * kc;
+                tc.bblock = j->bpre + k0 * j->npanels * nr + jp0 * nr * kc;
             } else if (j->pack_b_in_task) {
                 float *dst = j->bpack + t * j->task_bstride;
                 pack_b_panels(j, jp0, jp1, k0, kc, dst);
-                bblock = dst;
+                tc.bblock = dst;
             } else {
-                bblock = j->bpack + k0 * j->npanels * nr + jp0 * nr * kc;
+                tc.bblock = j->bpack + k0 * j->npanels * nr + jp0 * nr * kc;
+            }
+            if (j->rows_outer) {
+                /* one K slice over many columns: each A panel sweeps a run of B panels (kept in L1),
+                 * so C is written as MR sequential row streams instead of M at once */
+                for (size_t jb = jp0; jb < jp1; jb += NN_SWEEP_PANELS)
+                    for (size_t ip = ip0; ip < ip1; ip++)
+                        for (size_t jp = jb; jp < jp1 && jp < jb + NN_SWEEP_PANELS; jp++) gemm_tile(&tc, ip, jp, 0);
+                continue;
             }
             /* rows in L2-sized blocks: each block of A panels meets every B panel while cached */
             const size_t rows_blk = div_up(NN_BLOCK_ROWS, mr);
             for (size_t ib = ip0; ib < ip1; ib += rows_blk)
-            for (size_t jp = jp0; jp < jp1; jp++) {
-                size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
-                const float *bp = bblock + (jp - jp0) * nr * kc;
-                size_t ldb = nr;
-                if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
-                for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) {
-                    size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
-                    nn_ukr_args u;
-                    u.b_ind = NULL; u.b_off = 0;
-                    u.kc = kc;
-                    u.b = bp;
-                    u.ldb = ldb;
-                    if (j->a_direct && rows == mr) {
-                        u.a = j->A + r0 * j->lda + k0; u.a_rs = j->lda; u.a_cs = 1;
-                    } else {
-                        u.a = ablock + (ip - ip0) * mr * kc; u.a_rs = 1; u.a_cs = mr;
-                    }
-                    u.bias = NULL;
-                    if (j->row_bias && k0 == 0) {
-                        if (rows == mr) {
-                            u.bias = j->row_bias + r0;
-                        } else {   /* the kernel reads MR bias values */
-                            for (size_t r = 0; r < mr; r++) bias_pad[r] = r < rows ? j->row_bias[r0 + r] : 0.0f;
-                            u.bias = bias_pad;
-                        }
-                    }
-                    float *c = j->C + r0 * j->ldc + c0;
-                    u.act = 0;
-                    u.act_lo = u.act_hi = 0.0f;
-                    u.rows = rows; u.cols = cols;
-                    if ((rows == mr && cols == nr) || j->k->edge) {
-                        u.c = c; u.ldc = j->ldc; u.accumulate = accumulate;
-                        /* Relu/Clip/LeakyRelu run on the accumulators in registers */
-                        int in_kernel = last && j->act && j->act->kind <= CORT_ACT_LEAKY_RELU;
-                        if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
-                        j->k->ukr(&u);
-                        if (last && j->act && !in_kernel)
-                            for (size_t r = 0; r < rows; r++) nn_act_apply(j->act, c + r * j->ldc, cols);
-                    } else {
-                        u.c = tile; u.ldc = nr; u.accumulate = 0;
-                        j->k->ukr(&u);
-                        for (size_t r = 0; r < rows; r++) {
-                            float *cr = c + r * j->ldc;
-                            const float *tr = tile + r * nr;
-                            if (accumulate)
-                                for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
-                            else
-                                for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
-                            if (last && j->act) nn_act_apply(j->act, cr, cols);
-                        }
-                    }
-                }
-            }
+                for (size_t jp = jp0; jp < jp1; jp++)
+                    for (size_t ip = ib; ip < ip1 && ip < ib + rows_blk; ip++) gemm_tile(&tc, ip, jp, ip == ib);
         }
     }
 }
@@ -415,9 +442,12 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         /* B read in place needs no L2-sized column blocks; packed B does */
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = div_up(j.npanels, 3 * threads);
-        /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier;
-         * one thread has no barrier, so it packs A once for all its column blocks */
-        j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS);
+        /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
+         * (~2 us, the time to pack ~8K floats); one thread has no barrier, so it packs A once for all
+         * its column blocks */
+        const double repacks = (double)div_up(j.npanels, j.bn) / (double)threads - 1.0;
+        j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS &&
+                                                 repacks * (double)M * (double)K < 8192.0);
     } else {
         j.pack_a_in_task = 1;
         j.bn = j.npanels;
@@ -429,6 +459,8 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     if (j.b_direct) j.pack_b_in_task = 1;
     if (j.apre) j.pack_a_in_task = 0;
     if (j.bpre) j.pack_b_in_task = 0;
+    /* small K, wide C (1x1 convs on big planes): write C in row streams */
+    j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
     if (j.bm == 0) j.bm = 1;
     if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);

@@ -1,15 +1,190 @@
-/* Vectorized activation epilogues. kind: NN_ACT_KIND_* (same values as CORT_ACT_*). */
+/* Vectorized activation epilogues. kind: NN_ACT_KIND_* (same values as CORT_ACT_*).
+ *
+ * Sigmoid / SiLU math (shared by the epilogue loops and, inlined, by the depthwise kernels):
+ *   x clamped to <= 103 (AVX2: also >= -87.336), t = -x; exp(t) = 2^n * p(r), n = round(t / ln2),
+ *   r = t - n*ln2 (two-part ln2, |r| <= ln2/2), p a degree-5 minimax polynomial (relative error
+ *   1.1e-7 there);
+ *   d = 1 + exp(t); 1/d from rcp14 (AVX-512, one Newton step) or rcpps (AVX2, two), no division.
+ *   sigmoid = 1/d, silu = x * (1/d). For x < -87.336, where 1/d would fall below FLT_MIN,
+ *   1 + exp(-x) rounds to exp(-x) anyway: a rarely taken branch computes sigmoid = exp(x) and
+ *   silu = x * exp(x) directly (exact into the denormals). NaN propagates; sigmoid(+inf) = 1,
+ *   sigmoid(-inf) = 0, silu(+inf) = +inf, silu(-inf) = -0 (the limit; an unfused
+ *   Sigmoid + Mul would give -inf * 0 = NaN).
+ *   Measured against double math over [-100, 100] (tests/test_act_math.c): sigmoid relative error
+ *   < 2.2e-7 where the result is a normal float; silu |error| < 1.4e-7 * |x| (same for AVX2). */
 #ifndef CORT_CPU_SIMD_ACT_UKERNELS_H
 #define CORT_CPU_SIMD_ACT_UKERNELS_H
 #include <stddef.h>
 #include "gemm_ukernels.h"
 
 enum { NN_ACT_KIND_RELU = 1, NN_ACT_KIND_CLIP = 2, NN_ACT_KIND_LEAKY_RELU = 3, NN_ACT_KIND_SIGMOID = 4,
-       NN_ACT_KIND_HARD_SIGMOID = 5, NN_ACT_KIND_SILU = 6 };
+       NN_ACT_KIND_HARD_SIGMOID = 5, NN_ACT_KIND_SILU = 6, NN_ACT_KIND_HARD_SWISH = 7 /* x * clamp(x/6 + 0.5, 0, 1) */ };
 #ifdef NN_HAVE_X86_UKERNELS
 /* Every kind above; lo/hi are the activation's alpha/beta. */
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n);
 /* Sigmoid and SiLU only (the kinds whose scalar form needs expf). */
 void nn_act_avx2(int kind, float *y, size_t n);
+#endif
+
+/* Register-level forms, for kernels that apply the activation before their store. Only files
+ * that define NN_ACT_VEC_INLINE (the SIMD translation units) see them. */
+#if defined(NN_HAVE_X86_UKERNELS) && defined(NN_ACT_VEC_INLINE)
+#include <immintrin.h>
+
+#define NN_EXP_LN2_HI 0.693359375f
+#define NN_EXP_LN2_LO -2.12194440e-4f
+#define NN_EXP_C5 8.3128605e-3f
+#define NN_EXP_C4 4.1889019e-2f
+#define NN_EXP_C3 1.6667111e-1f
+#define NN_EXP_C2 4.9999243e-1f
+
+/* 1 / (1 + exp(-x)) (rcp14 estimate; *d_out = the denominator for the Newton step) except in the
+ * lanes of *tiny (x < -87.336), left to the caller.
+ * Written in terms of u = -r = x + n*ln2 (n = round(-x / ln2)) so -x is never formed: the
+ * polynomial's odd terms change sign instead (fnmadd). */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_recip_1pexpn512(__m512 x, __mmask16 *tiny,
+                                                                                          __m512 *d_out) {
+    *tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.336f), _CMP_LT_OQ);
+    /* no lower clamp: the tiny lanes (where this overflows to inf/NaN) are recomputed by the
+     * caller. The upper one keeps n finite for x up to +inf; operand order keeps NaN (min returns
+     * the second operand when either is NaN). */
+    const __m512 xc = _mm512_min_ps(_mm512_set1_ps(103.0f), x);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(-1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 u = _mm512_fmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_HI), xc);
+    u = _mm512_fmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_LO), u);
+    __m512 p = _mm512_fnmadd_ps(_mm512_set1_ps(NN_EXP_C5), u, _mm512_set1_ps(NN_EXP_C4));
+    p = _mm512_fnmadd_ps(p, u, _mm512_set1_ps(NN_EXP_C3));
+    p = _mm512_fnmadd_ps(p, u, _mm512_set1_ps(NN_EXP_C2));
+    const __m512 one = _mm512_set1_ps(1.0f);
+    p = _mm512_fnmadd_ps(p, u, one);
+    p = _mm512_fnmadd_ps(p, u, one);
+    const __m512 d = _mm512_add_ps(one, _mm512_scalef_ps(p, n));   /* <= e^87.336 < 2^126 */
+    *d_out = d;
+    return _mm512_rcp14_ps(d);
+}
+
+/* exp(x) as 2^n * p for the lanes with x < -87.336 (rare; taken out of line by a branch), where
+ * 1 + exp(x) rounds to 1: sigmoid = 2^n * p and silu = 2^n * (x * p) (denormal or -0 below
+ * -87.336 - ln(|x|)); x is clamped at -110, where both round to zero. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_exp_tiny512(__m512 x, __m512 *n_out) {
+    const __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(-110.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_HI), xc);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_LO), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(NN_EXP_C5), r, _mm512_set1_ps(NN_EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    *n_out = n;
+    return _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_sigmoid512(__m512 x) {
+    __mmask16 tiny;
+    __m512 d, n;
+    const __m512 r0 = nn_recip_1pexpn512(x, &tiny, &d);
+    /* one Newton step, zeroing the tiny lanes on the way */
+    __m512 s = _mm512_maskz_fmadd_ps((__mmask16)~tiny, r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(1.0f)), r0);
+    if (__builtin_expect(tiny != 0, 0)) {
+        const __m512 p = nn_exp_tiny512(x, &n);
+        s = _mm512_mask_scalef_ps(s, tiny, p, n);
+    }
+    return s;
+}
+
+static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_silu512(__m512 x) {
+    __mmask16 tiny;
+    __m512 d, n;
+    const __m512 r0 = nn_recip_1pexpn512(x, &tiny, &d);
+    const __m512 s = _mm512_fmadd_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(1.0f)), r0);
+    __m512 y = _mm512_mul_ps(x, s);
+    if (__builtin_expect(tiny != 0, 0)) {
+        const __m512 p = nn_exp_tiny512(x, &n);
+        y = _mm512_mask_scalef_ps(y, tiny, _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(-110.0f)), p), n);
+    }
+    return y;
+}
+
+/* Any NN_ACT_KIND_* on a register (0: none); lo/hi are alpha/beta broadcast. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_act512(int kind, __m512 v, __m512 lo,
+                                                                                 __m512 hi) {
+    const __m512 zero = _mm512_setzero_ps();
+    switch (kind) {
+    case NN_ACT_KIND_RELU: return _mm512_max_ps(v, zero);
+    case NN_ACT_KIND_CLIP: return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    case NN_ACT_KIND_LEAKY_RELU: return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, lo);
+    case NN_ACT_KIND_SIGMOID: return nn_sigmoid512(v);
+    case NN_ACT_KIND_HARD_SIGMOID:
+        return _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(lo, v, hi), zero), _mm512_set1_ps(1.0f));
+    case NN_ACT_KIND_SILU: return nn_silu512(v);
+    case NN_ACT_KIND_HARD_SWISH: {
+        const __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(h, zero), _mm512_set1_ps(1.0f)));
+    }
+    default: return v;
+    }
+}
+
+/* AVX2 form of nn_recip_1pexpn512 (Newton steps included): 2^n built in the exponent field
+ * (x <= 87 keeps n >= -126). */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_recip_1pexpn256(__m256 x, __m256 *tiny) {
+    *tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.336f), _CMP_LT_OQ);
+    const __m256 xc = _mm256_min_ps(_mm256_set1_ps(87.0f), _mm256_max_ps(_mm256_set1_ps(-87.336f), x));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(-1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 u = _mm256_fmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
+    u = _mm256_fmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_LO), u);
+    __m256 p = _mm256_fnmadd_ps(_mm256_set1_ps(NN_EXP_C5), u, _mm256_set1_ps(NN_EXP_C4));
+    p = _mm256_fnmadd_ps(p, u, _mm256_set1_ps(NN_EXP_C3));
+    p = _mm256_fnmadd_ps(p, u, _mm256_set1_ps(NN_EXP_C2));
+    const __m256 one = _mm256_set1_ps(1.0f);
+    p = _mm256_fnmadd_ps(p, u, one);
+    p = _mm256_fnmadd_ps(p, u, one);
+    /* NaN lanes: cvtps gives INT_MIN, a garbage scale, but p is NaN so the sum stays NaN */
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256 d = _mm256_fmadd_ps(p, _mm256_castsi256_ps(e), one);
+    /* rcpps is good to 12 bits: two Newton steps (one leaves ~1 ulp and sigmoid(+inf) < 1) */
+    __m256 r0 = _mm256_rcp_ps(d);
+    r0 = _mm256_fmadd_ps(r0, _mm256_fnmadd_ps(d, r0, one), r0);
+    return _mm256_fmadd_ps(r0, _mm256_fnmadd_ps(d, r0, one), r0);
+}
+
+/* AVX2 form of nn_exp_tiny512: returns p with *scale = 2^(n + 64); exp(x) = p * scale * 2^-64. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_exp_tiny256(__m256 x, __m256 *scale) {
+    const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(-110.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_LO), r);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(NN_EXP_C5), r, _mm256_set1_ps(NN_EXP_C4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    *scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127 + 64)), 23));
+    return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+}
+
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_sigmoid256(__m256 x) {
+    __m256 tiny, scale;
+    __m256 s = nn_recip_1pexpn256(x, &tiny);
+    if (__builtin_expect(_mm256_movemask_ps(tiny) != 0, 0)) {
+        const __m256 p = nn_exp_tiny256(x, &scale);
+        s = _mm256_blendv_ps(s, _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f)), tiny);
+    }
+    return s;
+}
+
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu256(__m256 x) {
+    __m256 tiny, scale;
+    __m256 y = _mm256_mul_ps(x, nn_recip_1pexpn256(x, &tiny));
+    if (__builtin_expect(_mm256_movemask_ps(tiny) != 0, 0)) {
+        const __m256 p = _mm256_mul_ps(_mm256_max_ps(x, _mm256_set1_ps(-110.0f)), nn_exp_tiny256(x, &scale));
+        y = _mm256_blendv_ps(y, _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f)), tiny);
+    }
+    return y;
+}
 #endif
 #endif

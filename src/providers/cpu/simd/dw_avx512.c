@@ -1,8 +1,14 @@
-/* AVX-512F row kernel of depthwise convolution: 16 outputs per step, every tap accumulated in a
- * register before one store; out-of-range input columns (padding) are masked off the loads. */
+/* AVX-512F depthwise convolution kernels.
+ * - Row and plane kernels (outputs along a row in the lanes): 16 outputs per step, every tap
+ *   accumulated in a register before one store; out-of-range input columns (padding) are masked
+ *   off the loads.
+ * - Channel-blocked kernel for narrow planes (16 channels in the lanes, as NCHWc runtimes do): a
+ *   7-wide row would fill 7 of 16 lanes in the row kernels; here every lane is busy at any width.
+ * Every kernel applies the fused activation (any NN_ACT_KIND_*, SiLU included) on its registers. */
+#define NN_ACT_VEC_INLINE
 #include "dw_ukernels.h"
+#include "act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
-#include <immintrin.h>
 
 __attribute__((target("avx512f")))
 static inline __mmask16 range_mask(int64_t first, int64_t step, int64_t limit) {
@@ -46,11 +52,7 @@ static inline __m512 tap_load(const float *r, int64_t first, int64_t IW, int64_t
 
 __attribute__((target("avx512f")))
 static inline __m512 dw_act(__m512 acc, int kind, __m512 vlo, __m512 vhi) {
-    const __m512 zero = _mm512_setzero_ps();
-    if (kind == 1) return _mm512_max_ps(acc, zero);
-    if (kind == 2) return _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-    if (kind == 3) return _mm512_mask_mul_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), acc, vlo);
-    return acc;
+    return nn_act512(kind, acc, vlo, vhi);
 }
 
 /* Four output vectors at a time when the row is wide enough (four independent FMA chains hide the
@@ -230,5 +232,222 @@ void nn_dw_plane_avx512(int K, const float *x, int64_t IH, int64_t IW, const flo
                         int64_t OH, int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act) {
     if (K == 3) dw3x3_plane(x, IH, IW, w, bias, y, OH, OW, sw, pt, pl, act);
     else dw_plane_k(5, x, IH, IW, w, bias, y, OH, OW, sw, pt, pl, act);
+}
+#endif
+
+#ifdef NN_HAVE_X86_UKERNELS
+/* ---- channel-blocked kernel ---- */
+
+/* r[i][j] <- r[j][i] for a 16x16 block (64 shuffles). */
+static inline __attribute__((always_inline, target("avx512f"))) void tr16x16(__m512 r[16]) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    /* now 128-bit lane L of r[4b + k] holds rows 4b..4b+3 of column 4L + k */
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+        t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xdd);
+        t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+        t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+        r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+        r[12 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xdd);
+    }
+}
+
+static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1); }
+
+size_t nn_dw_cb_scratch_floats(int K, int S, int64_t HB, int64_t OW) {
+    const int64_t IHp = (HB - 1) * S + K, IWp = (OW - 1) * S + K;
+    return (size_t)(IHp * IWp + ((HB * OW + 15) & ~(int64_t)15) + K * K + 1) * 16;
+}
+
+/* Input rows [ih0, ih1) of nc channel planes [IH][IW] (channel stride xcs) -> pixel vectors at
+ * their place in the padded [IHp][IWp][16] band buffer, whose row 0 is input row ihb. Only the
+ * interior columns are written, so the zero left/right border survives across calls. */
+__attribute__((target("avx512f")))
+static void cb_load_input(const float *x, int64_t xcs, int nc, int64_t IW, int64_t ih0, int64_t ih1, int64_t ihb,
+                          int64_t pl, float *pin, int64_t IWp) {
+    const float *xb = x + ih0 * IW;
+    const int64_t HW = (ih1 - ih0) * IW;
+    int64_t ih = ih0 - ihb, iw = 0;
+    for (int64_t p0 = 0; p0 < HW; p0 += 16) {
+        const __mmask16 m = tail_mask(HW - p0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, xb + c * xcs + p0) : _mm512_setzero_ps();
+        tr16x16(r);
+        const int64_t np = HW - p0 < 16 ? HW - p0 : 16;
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) {
+            if (j < np) {
+                const int64_t pw = iw + pl;
+                if (pw < IWp) _mm512_storeu_ps(pin + (ih * IWp + pw) * 16, r[j]);
+                if (++iw == IW) { iw = 0; ih++; }
+            }
+        }
+    }
+}
+
+/* P adjacent output pixels (16 channels each) of one output row: every input vector is loaded once
+ * per kernel row and feeds all the taps that use it. */
+static inline __attribute__((always_inline, target("avx512f"))) void cb_group(const int K, const int S, const int P,
+                                                                              const float *in, int64_t rs,
+                                                                              const float *wt, __m512 vb,
+                                                                              float *out) {
+    /* the weights are reloaded per group (L1 hits): hoisted out of the row loops, all 25 of a 5x5
+     * would stay live and crowd the accumulators into spills */
+    __asm__("" : "+r"(wt));
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int p = 0; p < P; p++) acc[p] = vb;
+#pragma GCC unroll 5
+    for (int kh = 0; kh < K; kh++) {
+        const float *row = in + kh * rs;
+        __m512 wv[5];
+#pragma GCC unroll 5
+        for (int kw = 0; kw < K; kw++) wv[kw] = _mm512_loadu_ps(wt + (kh * K + kw) * 16);
+#pragma GCC unroll 24
+        for (int j = 0; j < (P - 1) * S + K; j++) {
+            const __m512 v = _mm512_loadu_ps(row + j * 16);
+#pragma GCC unroll 5
+            for (int kw = 0; kw < K; kw++) {
+                const int q = j - kw;
+                if (q >= 0 && q % S == 0 && q / S < P) acc[q / S] = _mm512_fmadd_ps(wv[kw], v, acc[q / S]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int p = 0; p < P; p++) _mm512_storeu_ps(out + p * 16, acc[p]);
+}
+
+/* Output rows split into groups of at most 8 pixels of equal size (7 + 7 for a 14-wide row). */
+static inline __attribute__((always_inline, target("avx512f"))) void cb_plane(const int K, const int S,
+                                                                              const float *pin, int64_t IWp,
+                                                                              const float *wt, __m512 vb,
+                                                                              float *pout, int64_t OH, int64_t OW) {
+    const int64_t rs = IWp * 16, groups = (OW + 7) / 8, P = (OW + groups - 1) / groups;
+    for (int64_t oh = 0; oh < OH; oh++) {
+        const float *in = pin + oh * S * rs;
+        float *out = pout + oh * OW * 16;
+        for (int64_t ow = 0; ow < OW; ow += P) {
+            const int64_t n = OW - ow < P ? OW - ow : P;
+            const float *i0 = in + ow * S * 16;
+            float *o0 = out + ow * 16;
+            switch (n) {
+            case 8: cb_group(K, S, 8, i0, rs, wt, vb, o0); break;
+            case 7: cb_group(K, S, 7, i0, rs, wt, vb, o0); break;
+            case 6: cb_group(K, S, 6, i0, rs, wt, vb, o0); break;
+            case 5: cb_group(K, S, 5, i0, rs, wt, vb, o0); break;
+            case 4: cb_group(K, S, 4, i0, rs, wt, vb, o0); break;
+            case 3: cb_group(K, S, 3, i0, rs, wt, vb, o0); break;
+            case 2: cb_group(K, S, 2, i0, rs, wt, vb, o0); break;
+            default: cb_group(K, S, 1, i0, rs, wt, vb, o0); break;
+            }
+        }
+    }
+}
+
+__attribute__((target("avx512f")))
+static void cb_plane_3_1(const float *pin, int64_t IWp, const float *wt, __m512 vb, float *pout, int64_t OH,
+                         int64_t OW) {
+    cb_plane(3, 1, pin, IWp, wt, vb, pout, OH, OW);
+}
+__attribute__((target("avx512f")))
+static void cb_plane_3_2(const float *pin, int64_t IWp, const float *wt, __m512 vb, float *pout, int64_t OH,
+                         int64_t OW) {
+    cb_plane(3, 2, pin, IWp, wt, vb, pout, OH, OW);
+}
+__attribute__((target("avx512f")))
+static void cb_plane_5_1(const float *pin, int64_t IWp, const float *wt, __m512 vb, float *pout, int64_t OH,
+                         int64_t OW) {
+    cb_plane(5, 1, pin, IWp, wt, vb, pout, OH, OW);
+}
+__attribute__((target("avx512f")))
+static void cb_plane_5_2(const float *pin, int64_t IWp, const float *wt, __m512 vb, float *pout, int64_t OH,
+                         int64_t OW) {
+    cb_plane(5, 2, pin, IWp, wt, vb, pout, OH, OW);
+}
+
+/* [P][16] pixel vectors -> nc channel planes, the activation applied on the way. */
+static inline __attribute__((always_inline, target("avx512f"))) void cb_store(const int kind, const float *pout,
+                                                                              int64_t P, int nc, float *y,
+                                                                              int64_t ycs, __m512 lo, __m512 hi) {
+    for (int64_t p0 = 0; p0 < P; p0 += 16) {
+        const __mmask16 m = tail_mask(P - p0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) r[j] = nn_act512(kind, _mm512_loadu_ps(pout + (p0 + j) * 16), lo, hi);
+        tr16x16(r);
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++)
+            if (c < nc) _mm512_mask_storeu_ps(y + c * ycs + p0, m, r[c]);
+    }
+}
+
+__attribute__((target("avx512f")))
+void nn_dw_cb_avx512(int K, int S, const float *x, int64_t xcs, int64_t IH, int64_t IW, int64_t pt, int64_t pl,
+                     const float *w, const float *bias, int nc, float *y, int64_t ycs, int64_t OW, int64_t oh0,
+                     int64_t oh1, int64_t HB, const nn_dw_act *act, float *scratch, int fresh) {
+    const int64_t IHp = (HB - 1) * S + K, IWp = (OW - 1) * S + K, KK = (int64_t)K * K;
+    float *pin = scratch, *pout = pin + IHp * IWp * 16;
+    float *wt = pout + ((HB * OW + 15) & ~(int64_t)15) * 16;
+    if (fresh)
+        for (int64_t i = 0; i < IHp * IWp; i++) _mm512_storeu_ps(pin + i * 16, _mm512_setzero_ps());
+    /* weights [nc][KK] -> [KK][16] by 16x16 transposes (scalar stores 64 bytes apart were ~10% of a
+     * 7x7 3x3 block) */
+    for (int64_t k0 = 0; k0 < KK; k0 += 16) {
+        const __mmask16 m = tail_mask(KK - k0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, w + c * KK + k0) : _mm512_setzero_ps();
+        tr16x16(r);
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; k++)
+            if (k0 + k < KK) _mm512_storeu_ps(wt + (k0 + k) * 16, r[k]);
+    }
+    const __m512 vb = bias ? _mm512_maskz_loadu_ps(tail_mask(nc), bias) : _mm512_setzero_ps();
+    const int kind = act ? act->act : 0;
+    const __m512 lo = _mm512_set1_ps(act ? act->lo : 0.0f), hi = _mm512_set1_ps(act ? act->hi : 0.0f);
+    for (int64_t ob = oh0; ob < oh1; ob += HB) {
+        const int64_t hb = oh1 - ob < HB ? oh1 - ob : HB, ihb = ob * S - pt, nrows = (hb - 1) * S + K;
+        /* buffer rows over the top/bottom padding are zeroed (an earlier band may have used them) */
+        const int64_t ih0 = ihb < 0 ? 0 : ihb, ih1 = ihb + nrows > IH ? IH : ihb + nrows;
+        for (int64_t r = 0; r < nrows; r++)
+            if (ihb + r < ih0 || ihb + r >= ih1)
+                for (int64_t i = 0; i < IWp; i++) _mm512_storeu_ps(pin + (r * IWp + i) * 16, _mm512_setzero_ps());
+        if (ih1 > ih0) cb_load_input(x, xcs, nc, IW, ih0, ih1, ihb, pl, pin, IWp);
+        if (K == 3) (S == 1 ? cb_plane_3_1 : cb_plane_3_2)(pin, IWp, wt, vb, pout, hb, OW);
+        else (S == 1 ? cb_plane_5_1 : cb_plane_5_2)(pin, IWp, wt, vb, pout, hb, OW);
+        const int64_t P = hb * OW;
+        float *yb = y + ob * OW;
+        switch (kind) {
+        case NN_ACT_KIND_RELU: cb_store(NN_ACT_KIND_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_CLIP: cb_store(NN_ACT_KIND_CLIP, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_LEAKY_RELU: cb_store(NN_ACT_KIND_LEAKY_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_SIGMOID: cb_store(NN_ACT_KIND_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_HARD_SIGMOID: cb_store(NN_ACT_KIND_HARD_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_SILU: cb_store(NN_ACT_KIND_SILU, pout, P, nc, yb, ycs, lo, hi); break;
+        case NN_ACT_KIND_HARD_SWISH: cb_store(NN_ACT_KIND_HARD_SWISH, pout, P, nc, yb, ycs, lo, hi); break;
+        default: cb_store(0, pout, P, nc, yb, ycs, lo, hi); break;
+        }
+    }
 }
 #endif

@@ -10,6 +10,10 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
     if (act == 1) return _mm512_max_ps(v, _mm512_setzero_ps());
     if (act == 2) return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
     if (act == 3) return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, lo);
+    if (act == 7) {   /* HardSwish: v * clamp(v / 6 + 0.5, 0, 1) */
+        const __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f)));
+    }
     return v;
 }
 
@@ -57,6 +61,17 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, size_t rows, __mmask
         for (size_t p = 0; p < kc; p++, a += step) {
             const float *bp = bi[p] + off;
             const __m512 b0 = _mm512_loadu_ps(bp), b1 = W > 1 ? _mm512_loadu_ps(bp + 16) : b0;
+            NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
+            NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
+        }
+    } else if (args->a_rs == 1 && args->b_prefetch && W > 1) {
+        /* B streamed from memory and reused by few rows: fetch the next panel into L2 meanwhile */
+        const float *a = args->a, *pf = args->b_prefetch;
+        const size_t step = args->a_cs;
+        for (size_t p = 0; p < kc; p++, a += step, b += ldb, pf += 32) {
+            _mm_prefetch((const char *)pf, _MM_HINT_T1);
+            _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
             NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
         }

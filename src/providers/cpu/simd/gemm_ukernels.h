@@ -20,8 +20,10 @@ typedef struct nn_ukr_args {
     const float *const *b_ind;   /* edge kernels: if set, B row p is b_ind[p] + b_off (b, ldb unused;
                                   * NR floats are read from each row even for a narrower tile) */
     size_t       b_off;
+    const float *b_prefetch;  /* optional: kc * NR floats (a packed panel) to prefetch into L2 */
     int          accumulate;
-    int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo) */
+    int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo),
+                               * 7 hard swish (edge kernels; CORT_ACT_* numbering) */
     float        act_lo, act_hi;
 } nn_ukr_args;
 

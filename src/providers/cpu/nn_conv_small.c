@@ -1,0 +1,92 @@
+/* Convolutions whose output plane is small (7x7, 10x10, ...): computed transposed, as
+ *   Y^T[P, M] = im2col(X)^T[P, K] * W^T[K, M]      (P = OH*OW output positions)
+ * so that the output positions run along the micro-kernel's 12 broadcast rows (edge tiles of 4 or
+ * 8 rows) and the output channels along its 32 vector columns. A 7x7 plane in the usual
+ * orientation fills 49 of 64 vector lanes; here 49 of 52 rows. W^T is packed once at session
+ * creation; the small result is transposed into NCHW with bias and activation on the way. */
+#include <string.h>
+#include "nn_conv.h"
+#include "../../core/alloc.h"
+
+#define SMALL_MAX_POSITIONS 256
+
+/* Fraction of computed lanes that are useful when n items are tiled by `tile` with edge variants
+ * of width `edge` (the narrowest tile the kernel can run). */
+static double tile_efficiency(size_t n, size_t tile, size_t edge) {
+    const size_t full = n / tile * tile, rem = n - full;
+    const size_t cost = full + (rem ? (rem + edge - 1) / edge * edge : 0);
+    return cost ? (double)n / (double)cost : 1.0;
+}
+
+int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
+    const nn_geom *g = &s->g;
+    if (!k || !k->edge || s->group != 1 || g->in[0] != 1 || g->k[0] != 1 || g->out[0] != 1) return 0;
+    const size_t P = (size_t)(g->out[1] * g->out[2]);
+    if (P == 0 || P > SMALL_MAX_POSITIONS || s->M < 16) return 0;
+    /* usual: positions over 32-column panels (16-column edge); transposed: positions over 12-row
+     * panels (4-row edge) and channels over 32-column panels (16-column edge) */
+    const double usual = tile_efficiency(P, k->nr, k->nr / 2);
+    const double trans = tile_efficiency(P, k->mr, 4) * tile_efficiency(s->M, k->nr, k->nr / 2);
+    return trans > usual * 1.08;
+}
+
+cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out) {
+    nn_gemm_b b = nn_gemm_b_matrix(w, K, 1);   /* B = W^T: W stored [M][K] */
+    return nn_gemm_pack_b(NULL, K, M, &b, out);
+}
+
+/* col[k][p] for k = (c, kh, kw), p = (oh, ow): the K x P patch matrix of one image. */
+static void im2col_small(const nn_geom *g, size_t C, const float *x, float *col) {
+    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2], KH = g->k[1], KW = g->k[2];
+    const size_t P = (size_t)(OH * OW);
+    for (size_t c = 0; c < C; c++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                float *d = col + ((c * (size_t)KH + (size_t)kh) * (size_t)KW + (size_t)kw) * P;
+                const float *xc = x + c * (size_t)(IH * IW);
+                for (int64_t oh = 0; oh < OH; oh++, d += OW) {
+                    const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (ih < 0 || ih >= IH) { memset(d, 0, (size_t)OW * sizeof(float)); continue; }
+                    const float *xr = xc + ih * IW;
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        const int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                        d[ow] = iw >= 0 && iw < IW ? xr[iw] : 0.0f;
+                    }
+                }
+            }
+}
+
+cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
+                               const nn_gemm_packed *wt, const float *bias, const nn_act *act, float *y,
+                               cort_kernel_ctx *ctx) {
+    const nn_geom *g = &s->g;
+    const size_t P = (size_t)(g->out[1] * g->out[2]), in_size = (size_t)(g->in[1] * g->in[2]);
+    const size_t K = s->C * (size_t)(g->k[1] * g->k[2]), M = s->M;
+    const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
+                          g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
+    const size_t ncol = pointwise ? 0 : K * P;
+    float *scratch = cort_kernel_scratch(ctx, (ncol + P * M) * sizeof(float));
+    if (!scratch) return cort_error_oom();
+    float *col = scratch, *yt = scratch + ncol;
+    cort_status *st = NULL;
+    for (size_t n = 0; n < s->N && !st; n++) {
+        const float *xn = x + n * s->C * in_size;
+        if (!pointwise) im2col_small(g, s->C, xn, col);
+        /* A = col^T: col is stored [K][P], i.e. A^T row-major with lda = P */
+        nn_gemm_b b = nn_gemm_b_matrix(w, K, 1);   /* only read if wt does not match */
+        nn_gemm_opts o = { NULL, wt, NULL, NULL, ctx };
+        st = nn_sgemm_opt(pool, wt->k, P, M, K, 1.0f, pointwise ? xn : col, P, 1, &b, 0.0f, yt, M, &o);
+        if (st) break;
+        float *yn = y + n * M * P;
+        for (size_t m0 = 0; m0 < M; m0 += 16) {   /* 16 channels at a time: yt rows read as short runs */
+            const size_t m1 = m0 + 16 < M ? m0 + 16 : M;
+            for (size_t p = 0; p < P; p++) {
+                const float *src = yt + p * M;
+                for (size_t m = m0; m < m1; m++) yn[m * P + p] = src[m] + (bias ? bias[m] : 0.0f);
+            }
+            for (size_t m = m0; m < m1; m++) nn_act_apply(act, yn + m * P, P);
+        }
+    }
+    cort_kernel_scratch_free(ctx, scratch);
+    return st;
+}

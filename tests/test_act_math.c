@@ -1,0 +1,118 @@
+/* Sigmoid / SiLU epilogue math (act_ukernels.h) against double precision: a dense sweep of
+ * [-100, 100], random float bit patterns in that range, and the special values (+-0, +-inf, NaN,
+ * denormals), for every entry point this CPU runs (nn_act_apply, AVX-512, AVX2, odd lengths so the
+ * vector tails are covered too). Bounds: sigmoid relative error <= 1e-6 where the exact result
+ * is a normal float (absolute <= 2e-38 below that); silu |error| <= 2e-7 * |x| + 1e-38, and relative
+ * error <= 1e-6 where the exact silu is a normal float. */
+#include <math.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "providers/cpu/nn_common.h"
+
+enum { N = 200003 };
+
+static uint32_t rng = 99991;
+static uint32_t next_u32(void) {
+    rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5;
+    return rng;
+}
+
+static size_t fill_inputs(float *x) {
+    size_t n = 0;
+    const float specials[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, FLT_MIN, -FLT_MIN, 1e-40f, -1e-40f,
+                               FLT_MAX, -FLT_MAX, 1e-7f, -1e-7f, 87.0f, -87.0f, -87.01f, -86.99f, 88.72f, -88.72f,
+                               -89.0f, 89.0f, 103.0f, -103.0f, 0.5f, -0.5f, 0.34657359f, -0.34657359f };
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) x[n++] = specials[i];
+    const size_t dense = 120000;
+    for (size_t i = 0; i < dense; i++) x[n++] = -100.0f + 200.0f * (float)i / (float)(dense - 1);
+    while (n < N) {   /* random bit patterns with |x| <= 100: every exponent gets covered */
+        uint32_t b = next_u32();
+        float f;
+        memcpy(&f, &b, sizeof f);
+        if (f == f && fabsf(f) <= 100.0f) x[n++] = f;
+    }
+    return n;
+}
+
+typedef struct worst { double sig_rel, silu_abs_over_x, silu_rel; float sig_x, silu_x, silu_rx; int bad_special; } worst;
+
+static void check_one(int kind, float xf, float yf, worst *w) {
+    const double x = xf, y = yf;
+    if (isnan(xf)) {
+        if (!isnan(yf)) { w->bad_special++; fprintf(stderr, "bad %g -> %g\n", x, y); }
+        return;
+    }
+    if (isinf(xf)) {
+        double want = kind == NN_ACT_KIND_SIGMOID ? (xf > 0 ? 1.0 : 0.0) : (xf > 0 ? INFINITY : 0.0);
+        if (!(y == want)) { w->bad_special++; fprintf(stderr, "bad %g -> %g\n", x, y); }
+        return;
+    }
+    const double s = 1.0 / (1.0 + exp(-x));
+    if (kind == NN_ACT_KIND_SIGMOID) {
+        if (!(yf >= 0.0f && yf <= 1.0f)) { w->bad_special++; fprintf(stderr, "bad %g -> %g\n", x, y); return; }
+        double err = s >= FLT_MIN ? fabs(y - s) / s : (fabs(y - s) <= 2e-38 ? 0.0 : 1.0);
+        if (!(err <= w->sig_rel)) { w->sig_rel = err; w->sig_x = xf; }
+    } else {
+        const double want = x * s;
+        if (xf == 0.0f && !(yf == 0.0f && signbit(yf) == signbit(xf))) w->bad_special++;
+        double err = fabs(y - want) - 1e-38;
+        err = err <= 0 ? 0.0 : fabs(x) > 0 ? err / fabs(x) : 1.0;
+        if (!(err <= w->silu_abs_over_x)) { w->silu_abs_over_x = err; w->silu_x = xf; }
+        if (fabs(want) >= FLT_MIN) {   /* also relative to the result where it is a normal float */
+            const double rel = fabs(y - want) / fabs(want);
+            if (!(rel <= w->silu_rel)) { w->silu_rel = rel; w->silu_rx = xf; }
+        }
+    }
+}
+
+typedef void (*act_fn)(int kind, float *y, size_t n);
+static void via_apply(int kind, float *y, size_t n) {
+    nn_act a = { kind, 0.0f, 0.0f };
+    nn_act_apply(&a, y, n);
+}
+#ifdef NN_HAVE_X86_UKERNELS
+static void via_avx512(int kind, float *y, size_t n) { nn_act_avx512(kind, 0.0f, 0.0f, y, n); }
+#endif
+
+static void run_entry(const char *name, act_fn fn, const float *x, float *y, size_t n) {
+    const int kinds[2] = { NN_ACT_KIND_SIGMOID, NN_ACT_KIND_SILU };
+    for (int k = 0; k < 2; k++) {
+        worst w = { 0, 0, 0, 0, 0, 0, 0 };
+        /* several lengths so each element is also seen through the masked / scalar tails */
+        const size_t chunks[] = { n, 1, 7, 15, 17, 31, 33 };
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+            const size_t len = chunks[c];
+            memcpy(y, x, n * sizeof(float));
+            for (size_t i = 0; i < n; i += len) fn(kinds[k], y + i, n - i < len ? n - i : len);
+            for (size_t i = 0; i < n; i++) check_one(kinds[k], x[i], y[i], &w);
+        }
+        if (kinds[k] == NN_ACT_KIND_SIGMOID) {
+            CHECK_MSG(w.sig_rel <= 1e-6, "%s sigmoid rel err %g at x=%.9g", name, w.sig_rel, (double)w.sig_x);
+            printf("%s sigmoid: max rel err %.3g (x=%.9g)\n", name, w.sig_rel, (double)w.sig_x);
+        } else {
+            CHECK_MSG(w.silu_abs_over_x <= 2e-7, "%s silu err/|x| %g at x=%.9g", name, w.silu_abs_over_x,
+                      (double)w.silu_x);
+            CHECK_MSG(w.silu_rel <= 1e-6, "%s silu rel err %g at x=%.9g", name, w.silu_rel, (double)w.silu_rx);
+            printf("%s silu: max err/|x| %.3g (x=%.9g), max rel err %.3g (x=%.9g)\n", name, w.silu_abs_over_x,
+                   (double)w.silu_x, w.silu_rel, (double)w.silu_rx);
+        }
+        CHECK_MSG(w.bad_special == 0, "%s kind %d: %d special values wrong", name, kinds[k], w.bad_special);
+    }
+}
+
+int main(void) {
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+    if (!x || !y) return 1;
+    const size_t n = fill_inputs(x);
+    run_entry("nn_act_apply", via_apply, x, y, n);
+#ifdef NN_HAVE_X86_UKERNELS
+    if (__builtin_cpu_supports("avx512f")) run_entry("avx512", via_avx512, x, y, n);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) run_entry("avx2", nn_act_avx2, x, y, n);
+#endif
+    free(x);
+    free(y);
+    return tu_finish();
+}

@@ -1,0 +1,128 @@
+/* The pooling fast paths (fused AVX-512 rows, padded MaxPool borders, the row-buffer path for wide
+ * windows and strides > 2, row-split threading) against nn_pool_f32_ref over random 1-D/2-D shapes,
+ * including NaN inputs for MaxPool (a window's first valid value wins if NaN, a later NaN never). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "core/threadpool.h"
+#include "providers/cpu/nn_pool.h"
+
+static uint32_t rng = 7u;
+static uint32_t urand(uint32_t n) {
+    rng = rng * 1664525u + 1013904223u;
+    return (rng >> 8) % n;
+}
+static float frand(void) { return (float)urand(65536) / 32768.0f - 1.0f; }
+
+/* 2-D (or 1-D when h == 1 and nd == 1) geometry in the 3-D normalized form nn_geom uses. */
+static int make_geom(int nd, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt,
+                     int64_t pl, int64_t pb, int64_t pr, nn_geom *g) {
+    memset(g, 0, sizeof *g);
+    g->nd = nd;
+    for (int i = 0; i < 3; i++) { g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1; }
+    g->in[1] = h; g->in[2] = w; g->k[1] = kh; g->k[2] = kw; g->s[1] = sh; g->s[2] = sw;
+    g->pb[1] = pt; g->pb[2] = pl; g->pe[1] = pb; g->pe[2] = pr;
+    int64_t sph = h + pt + pb - kh, spw = w + pl + pr - kw;
+    if (sph < 0 || spw < 0) return 0;
+    g->out[1] = sph / sh + 1;
+    g->out[2] = spw / sw + 1;
+    return 1;
+}
+
+static int same_float(float a, float b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static void check_case(cort_pool *pool, const nn_geom *g, size_t planes, int kind, int cip, int with_nan,
+                       const char *what) {
+    size_t in = (size_t)nn_geom_in_size(g), out = (size_t)nn_geom_out_size(g);
+    float *x = malloc(planes * in * sizeof(float) + 1), *y = malloc(planes * out * sizeof(float) + 1);
+    float *r = malloc(planes * out * sizeof(float) + 1);
+    for (size_t i = 0; i < planes * in; i++) x[i] = with_nan && urand(16) == 0 ? NAN : frand();
+    for (size_t i = 0; i < planes * out; i++) y[i] = 12345.0f;
+    nn_pool_params pp = { kind, cip, 2.0f, 0 };
+    nn_pool_f32(pool, &pp, g, planes, x, y, NULL);
+    nn_pool_f32_ref(&pp, g, planes, x, r, NULL);
+    size_t bad = (size_t)-1;
+    double worst = 0.0;
+    for (size_t i = 0; i < planes * out && bad == (size_t)-1; i++) {
+        if (kind == NN_POOL_MAX) {
+            if (!same_float(y[i], r[i])) bad = i;
+        } else {
+            double d = fabs((double)y[i] - r[i]) / (1.0 + fabs((double)r[i]));
+            if (!(d <= 1e-5)) bad = i;
+            if (d > worst) worst = d;
+        }
+    }
+    CHECK_MSG(bad == (size_t)-1,
+              "%s kind %d cip %d nan %d: in %lldx%lld k %lldx%lld s %lldx%lld pads %lld,%lld,%lld,%lld planes %zu: "
+              "y[%zu] = %g, ref %g", what, kind, cip, with_nan, (long long)g->in[1], (long long)g->in[2],
+              (long long)g->k[1], (long long)g->k[2], (long long)g->s[1], (long long)g->s[2], (long long)g->pb[1],
+              (long long)g->pb[2], (long long)g->pe[1], (long long)g->pe[2], planes,
+              bad == (size_t)-1 ? (size_t)0 : bad, bad == (size_t)-1 ? 0.0 : (double)y[bad],
+              bad == (size_t)-1 ? 0.0 : (double)r[bad]);
+    free(x); free(y); free(r);
+}
+
+/* Model shapes and the edges of the fused kernel (k = 17/18, stride 3, pads up to >= k, rows of
+ * 1..48 columns around the 16-lane blocks, rows wider than the row buffer). */
+static void test_fixed(cort_pool *pool) {
+    static const int64_t cases[][10] = {
+        /* h, w, kh, kw, sh, sw, pt, pl, pb, pr */
+        {111, 111, 3, 3, 2, 2, 0, 0, 1, 1}, {55, 55, 3, 3, 2, 2, 0, 0, 1, 1}, {27, 27, 3, 3, 2, 2, 0, 0, 1, 1},
+        {112, 112, 3, 3, 2, 2, 1, 1, 1, 1}, {56, 56, 3, 3, 1, 1, 1, 1, 1, 1}, {56, 56, 2, 2, 2, 2, 0, 0, 0, 0},
+        {3, 40, 3, 1, 3, 1, 0, 0, 0, 0},    {20, 20, 5, 5, 1, 1, 2, 2, 2, 2}, {13, 13, 13, 13, 1, 1, 6, 6, 6, 6},
+        {9, 40, 17, 17, 1, 1, 8, 8, 8, 8},  {9, 40, 17, 17, 2, 2, 8, 15, 8, 15}, {9, 40, 18, 18, 1, 2, 3, 3, 3, 3},
+        {7, 70, 3, 4, 3, 3, 1, 1, 1, 2},    {5, 33, 2, 2, 1, 1, 1, 1, 1, 1},  {5, 33, 3, 3, 2, 2, 3, 3, 3, 3},
+        {4, 2100, 3, 3, 2, 2, 1, 1, 1, 1},  {4, 2100, 3, 20, 1, 1, 0, 9, 0, 9}, {4, 2100, 2, 5, 2, 4, 0, 2, 1, 2},
+        {6, 1, 3, 1, 1, 1, 1, 0, 1, 0},     {1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   {2, 2, 2, 2, 1, 1, 1, 1, 1, 1},
+        {8, 16, 3, 3, 2, 2, 0, 15, 0, 0},   {8, 16, 16, 16, 1, 1, 15, 15, 15, 15},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t *c = cases[ci];
+        nn_geom g;
+        if (!make_geom(2, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], &g)) continue;
+        for (int kind = 0; kind < 2; kind++)
+            for (int v = 0; v < 2; v++) {
+                check_case(pool, &g, 3, kind, v, 0, "fixed");
+                if (kind == NN_POOL_MAX) check_case(v ? pool : NULL, &g, 2, kind, 0, 1, "fixed");
+            }
+    }
+}
+
+static void test_random(cort_pool *pool) {
+    for (int t = 0; t < 1500; t++) {
+        int nd = urand(4) == 0 ? 1 : 2;
+        int64_t h = nd == 1 ? 1 : 1 + urand(24), w = 1 + urand(t % 10 == 0 ? 300 : 60);
+        int64_t kh = nd == 1 ? 1 : 1 + urand(5), kw = 1 + urand(t % 7 == 0 ? 20 : 6);
+        int64_t sh = nd == 1 ? 1 : 1 + urand(3), sw = 1 + urand(3);
+        int64_t pt = nd == 1 ? 0 : urand((uint32_t)kh + 1), pl = urand((uint32_t)kw + 1);
+        int64_t pb = nd == 1 ? 0 : urand((uint32_t)kh + 1), pr = urand((uint32_t)kw + 1);
+        nn_geom g;
+        if (!make_geom(nd, h, w, kh, kw, sh, sw, pt, pl, pb, pr, &g)) continue;
+        size_t planes = 1 + urand(5);
+        int kind = (int)urand(2), cip = (int)urand(2), with_nan = kind == NN_POOL_MAX && urand(3) == 0;
+        check_case(urand(2) ? pool : NULL, &g, planes, kind, cip, with_nan, "random");
+    }
+}
+
+/* Batches of few planes split output rows over the threads; the work estimate must be big enough. */
+static void test_row_split(cort_pool *pool) {
+    nn_geom g;
+    if (make_geom(2, 200, 300, 3, 3, 2, 2, 1, 1, 1, 1, &g)) {
+        check_case(pool, &g, 1, NN_POOL_MAX, 0, 0, "rows");
+        check_case(pool, &g, 3, NN_POOL_AVG, 1, 0, "rows");
+        check_case(pool, &g, 2, NN_POOL_MAX, 0, 1, "rows");
+    }
+    if (make_geom(2, 5, 700, 3, 3, 1, 1, 1, 1, 1, 1, &g)) check_case(pool, &g, 1, NN_POOL_AVG, 0, 0, "rows");
+}
+
+int main(void) {
+    cort_pool *pool = NULL;
+    CHECK_OK(cort_pool_create(2, &pool));
+    test_fixed(pool);
+    test_random(pool);
+    test_row_split(pool);
+    cort_pool_free(pool);
+    return tu_finish();
+}
