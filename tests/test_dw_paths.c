@@ -74,6 +74,8 @@ int main(void) {
         {1, 4, 2, 17, 66, 3, 3, 2, 0, 1, 1, 0},     {2, 6, 2, 19, 37, 5, 5, 1, 2, 2, 2, 2},
         {1, 3, 2, 7, 7, 3, 3, 1, 1, 1, 1, 1},       {1, 2, 1, 3, 3000, 5, 5, 1, 2, 2, 2, 2},
         {1, 2, 1, 4, 4000, 3, 3, 2, 1, 1, 1, 1},
+        /* an empty input row: every output from the padding */
+        {1, 18, 1, 4, 0, 3, 3, 1, 1, 2, 1, 2},
     };
     const nn_act acts[] = {
         { CORT_ACT_NONE, 0, 0 },           { CORT_ACT_RELU, 0, 0 },    { CORT_ACT_CLIP, 0.0f, 6.0f },
@@ -89,7 +91,7 @@ int main(void) {
         if (!make_shape(&cases[ci], &s)) { CHECK_MSG(0, "case %zu has no output", ci); continue; }
         const size_t in = (size_t)nn_geom_in_size(&s.g), out = (size_t)nn_geom_out_size(&s.g);
         const size_t ks = (size_t)nn_geom_k_size(&s.g), xn = s.N * s.C * in, yn = s.N * s.M * out;
-        float *x = malloc(xn * sizeof(float)), *w = malloc(s.M * ks * sizeof(float)), *b = malloc(s.M * sizeof(float));
+        float *x = malloc((xn + 1) * sizeof(float)), *w = malloc(s.M * ks * sizeof(float)), *b = malloc(s.M * sizeof(float));
         float *y = malloc(yn * sizeof(float)), *r = malloc(yn * sizeof(float));
         if (!x || !w || !b || !y || !r) return 1;
         for (size_t i = 0; i < xn; i++) x[i] = 3.0f * frand();

@@ -75,8 +75,9 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
                    (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU &&
                    (int)CORT_ACT_SIGMOID == (int)NN_ACT_KIND_SIGMOID &&
                    (int)CORT_ACT_HARD_SIGMOID == (int)NN_ACT_KIND_HARD_SIGMOID &&
-                   (int)CORT_ACT_SILU == (int)NN_ACT_KIND_SILU, "activation kinds");
-    if (act->kind <= CORT_ACT_SILU && __builtin_cpu_supports("avx512f")) {
+                   (int)CORT_ACT_SILU == (int)NN_ACT_KIND_SILU &&
+                   (int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
+    if (act->kind <= CORT_ACT_HARD_SWISH && __builtin_cpu_supports("avx512f")) {
         nn_act_avx512(act->kind, lo, hi, y, n);
         return;
     }

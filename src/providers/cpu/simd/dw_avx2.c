@@ -1,10 +1,10 @@
 /* AVX2+FMA row kernel of depthwise convolution (CPUs without AVX-512): 8 outputs per vector, four
  * vectors in flight on wide rows. Interior vectors are plain (or, for stride 2, deinterleaved)
  * loads; the few vectors touching the padding or the row end are gathered through a small buffer. */
-#define NN_ACT_VEC_INLINE
 #include "dw_ukernels.h"
 #include "act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
+#include <immintrin.h>
 
 /* inputs of one tap for outputs ow..ow+n-1 (n <= 8); lanes outside [0, IW) or >= n are 0 */
 __attribute__((target("avx2,fma")))
@@ -29,21 +29,11 @@ static inline __m256 tap_load8(const float *r, int64_t first, int64_t IW, int64_
 __attribute__((target("avx2,fma")))
 static inline __m256 dw_act8(__m256 acc, int kind, __m256 vlo, __m256 vhi) {
     const __m256 zero = _mm256_setzero_ps();
-    switch (kind) {
-    case NN_ACT_KIND_RELU: return _mm256_max_ps(acc, zero);
-    case NN_ACT_KIND_CLIP: return _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
-    case NN_ACT_KIND_LEAKY_RELU:
+    if (kind == NN_ACT_KIND_RELU) return _mm256_max_ps(acc, zero);
+    if (kind == NN_ACT_KIND_CLIP) return _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+    if (kind == NN_ACT_KIND_LEAKY_RELU)
         return _mm256_blendv_ps(acc, _mm256_mul_ps(acc, vlo), _mm256_cmp_ps(acc, zero, _CMP_LT_OQ));
-    case NN_ACT_KIND_SIGMOID: return nn_sigmoid256(acc);
-    case NN_ACT_KIND_HARD_SIGMOID:
-        return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(vlo, acc, vhi), zero), _mm256_set1_ps(1.0f));
-    case NN_ACT_KIND_SILU: return nn_silu256(acc);
-    case NN_ACT_KIND_HARD_SWISH: {
-        const __m256 h = _mm256_fmadd_ps(acc, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
-        return _mm256_mul_ps(acc, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
-    }
-    default: return acc;
-    }
+    return acc;
 }
 
 __attribute__((target("avx2,fma")))

@@ -4,7 +4,8 @@
  *   off the loads.
  * - Channel-blocked kernel for narrow planes (16 channels in the lanes, as NCHWc runtimes do): a
  *   7-wide row would fill 7 of 16 lanes in the row kernels; here every lane is busy at any width.
- * Every kernel applies the fused activation (any NN_ACT_KIND_*, SiLU included) on its registers. */
+ * The fused activation is applied on registers: Relu/Clip/LeakyRelu by the row and plane kernels,
+ * any NN_ACT_KIND_* (SiLU included) by the channel-blocked one. */
 #define NN_ACT_VEC_INLINE
 #include "dw_ukernels.h"
 #include "act_ukernels.h"
@@ -50,9 +51,14 @@ static inline __m512 tap_load(const float *r, int64_t first, int64_t IW, int64_t
     return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, r, 4);
 }
 
+/* The row and plane kernels get only the cheap kinds (see dw_ukernels.h). */
 __attribute__((target("avx512f")))
 static inline __m512 dw_act(__m512 acc, int kind, __m512 vlo, __m512 vhi) {
-    return nn_act512(kind, acc, vlo, vhi);
+    const __m512 zero = _mm512_setzero_ps();
+    if (kind == NN_ACT_KIND_RELU) return _mm512_max_ps(acc, zero);
+    if (kind == NN_ACT_KIND_CLIP) return _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+    if (kind == NN_ACT_KIND_LEAKY_RELU) return _mm512_mask_mul_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), acc, vlo);
+    return acc;
 }
 
 /* Four output vectors at a time when the row is wide enough (four independent FMA chains hide the
@@ -238,15 +244,23 @@ void nn_dw_plane_avx512(int K, const float *x, int64_t IH, int64_t IW, const flo
 #ifdef NN_HAVE_X86_UKERNELS
 /* ---- channel-blocked kernel ---- */
 
+/* Full unrolling of the fixed-count loops over register arrays (clang-14 keeps them rolled, the
+ * arrays in memory, under "GCC unroll"). */
+#if defined(__clang__)
+#define NN_DW_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define NN_DW_UNROLL _Pragma("GCC unroll 32")
+#endif
+
 /* r[i][j] <- r[j][i] for a 16x16 block (64 shuffles). */
 static inline __attribute__((always_inline, target("avx512f"))) void tr16x16(__m512 r[16]) {
     __m512 t[16];
-#pragma GCC unroll 8
+NN_DW_UNROLL
     for (int i = 0; i < 8; i++) {
         t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
         t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
     }
-#pragma GCC unroll 4
+NN_DW_UNROLL
     for (int i = 0; i < 4; i++) {
         const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
         const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
@@ -256,14 +270,14 @@ static inline __attribute__((always_inline, target("avx512f"))) void tr16x16(__m
         r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
     }
     /* now 128-bit lane L of r[4b + k] holds rows 4b..4b+3 of column 4L + k */
-#pragma GCC unroll 4
+NN_DW_UNROLL
     for (int k = 0; k < 4; k++) {
         t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
         t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xdd);
         t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
         t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
     }
-#pragma GCC unroll 4
+NN_DW_UNROLL
     for (int k = 0; k < 4; k++) {
         r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
         r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
@@ -291,11 +305,11 @@ static void cb_load_input(const float *x, int64_t xcs, int nc, int64_t IW, int64
     for (int64_t p0 = 0; p0 < HW; p0 += 16) {
         const __mmask16 m = tail_mask(HW - p0);
         __m512 r[16];
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, xb + c * xcs + p0) : _mm512_setzero_ps();
         tr16x16(r);
         const int64_t np = HW - p0 < 16 ? HW - p0 : 16;
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int j = 0; j < 16; j++) {
             if (j < np) {
                 const int64_t pw = iw + pl;
@@ -306,35 +320,26 @@ static void cb_load_input(const float *x, int64_t xcs, int nc, int64_t IW, int64
     }
 }
 
-/* P adjacent output pixels (16 channels each) of one output row: every input vector is loaded once
- * per kernel row and feeds all the taps that use it. */
+/* P adjacent output pixels (16 channels each) of one output row, the P accumulators in registers
+ * across all K*K taps. Each tap is one weight vector and P FMAs with L1-resident inputs as memory
+ * operands (loads are not the limit at one zmm FMA per cycle); only the p loop needs unrolling,
+ * which clang does as well as gcc. */
 static inline __attribute__((always_inline, target("avx512f"))) void cb_group(const int K, const int S, const int P,
                                                                               const float *in, int64_t rs,
                                                                               const float *wt, __m512 vb,
                                                                               float *out) {
-    /* the weights are reloaded per group (L1 hits): hoisted out of the row loops, all 25 of a 5x5
-     * would stay live and crowd the accumulators into spills */
-    __asm__("" : "+r"(wt));
     __m512 acc[8];
-#pragma GCC unroll 8
+NN_DW_UNROLL
     for (int p = 0; p < P; p++) acc[p] = vb;
-#pragma GCC unroll 5
     for (int kh = 0; kh < K; kh++) {
         const float *row = in + kh * rs;
-        __m512 wv[5];
-#pragma GCC unroll 5
-        for (int kw = 0; kw < K; kw++) wv[kw] = _mm512_loadu_ps(wt + (kh * K + kw) * 16);
-#pragma GCC unroll 24
-        for (int j = 0; j < (P - 1) * S + K; j++) {
-            const __m512 v = _mm512_loadu_ps(row + j * 16);
-#pragma GCC unroll 5
-            for (int kw = 0; kw < K; kw++) {
-                const int q = j - kw;
-                if (q >= 0 && q % S == 0 && q / S < P) acc[q / S] = _mm512_fmadd_ps(wv[kw], v, acc[q / S]);
-            }
+        for (int kw = 0; kw < K; kw++) {
+            const __m512 wv = _mm512_loadu_ps(wt + (kh * K + kw) * 16);
+NN_DW_UNROLL
+            for (int p = 0; p < P; p++) acc[p] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(row + (p * S + kw) * 16), acc[p]);
         }
     }
-#pragma GCC unroll 8
+NN_DW_UNROLL
     for (int p = 0; p < P; p++) _mm512_storeu_ps(out + p * 16, acc[p]);
 }
 
@@ -393,10 +398,10 @@ static inline __attribute__((always_inline, target("avx512f"))) void cb_store(co
     for (int64_t p0 = 0; p0 < P; p0 += 16) {
         const __mmask16 m = tail_mask(P - p0);
         __m512 r[16];
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int j = 0; j < 16; j++) r[j] = nn_act512(kind, _mm512_loadu_ps(pout + (p0 + j) * 16), lo, hi);
         tr16x16(r);
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int c = 0; c < 16; c++)
             if (c < nc) _mm512_mask_storeu_ps(y + c * ycs + p0, m, r[c]);
     }
@@ -416,10 +421,10 @@ void nn_dw_cb_avx512(int K, int S, const float *x, int64_t xcs, int64_t IH, int6
     for (int64_t k0 = 0; k0 < KK; k0 += 16) {
         const __mmask16 m = tail_mask(KK - k0);
         __m512 r[16];
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, w + c * KK + k0) : _mm512_setzero_ps();
         tr16x16(r);
-#pragma GCC unroll 16
+NN_DW_UNROLL
         for (int k = 0; k < 16; k++)
             if (k0 + k < KK) _mm512_storeu_ps(wt + (k0 + k) * 16, r[k]);
     }
