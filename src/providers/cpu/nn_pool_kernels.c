@@ -95,12 +95,13 @@ static void pool_plane(const nn_pool_params *p, const nn_geom *g, const float *x
 }
 
 /* ---- separable 2-D fast path (MaxPool without indices, AveragePool; no dilation) ----
- * Output rows whose window lies inside the input go to the AVX-512 kernel in one batch per plane
- * (rows reduced in registers, then the k taps of each row with permutes); rows meeting the top or
- * bottom padding go one at a time with their valid rows only. The few outputs of each row whose
- * window meets the left/right padding are computed directly from x with column ranges clipped once
- * per call. Without AVX-512 (or for strides > 2, windows wider than NN_POOL_FUSED_KMAX) the valid
- * rows are reduced into a row buffer first, POOL_BUF columns at a time. */
+ * Output rows whose window lies inside the input go to the AVX-512 kernel in one call per plane
+ * (window rows reduced in registers, then the k taps of each row with permutes); rows meeting the
+ * top or bottom padding go one at a time with their valid rows only. The kernel also handles the
+ * left/right padding when it is narrower than the window (and 16); otherwise the outputs whose
+ * window meets it are computed directly from x, with column ranges clipped once per call. Without
+ * AVX-512 (or for strides > 2, windows wider than NN_POOL_FUSED_KMAX) the valid rows are reduced
+ * into a row buffer first, POOL_BUF columns at a time. No allocation: the buffer is on the stack. */
 #define POOL_BUF 2048
 #define POOL_BORDER_MAX 16
 
@@ -114,7 +115,7 @@ typedef struct pool_job {
     int avx512;
     size_t row_chunks;       /* tasks per plane (fast path): output rows split so 2 threads have work */
     int fused;               /* inner outputs go to nn_pool_{max,avg}2d_avx512 */
-    int64_t lpad;            /* fused MaxPool: left padding the kernel skips itself */
+    int64_t lpad;            /* fused: left padding the kernel handles itself (no border outputs) */
     int64_t ow_lo, ow_hi;    /* outputs [ow_lo, ow_hi) of a row go to the row kernels, the rest are borders */
     int64_t oh_lo, oh_hi;    /* output rows whose window rows are all inside the input */
     krange border[POOL_BORDER_MAX];   /* column windows of ow < ow_lo, then ow >= ow_hi, if they fit */
@@ -219,9 +220,12 @@ static void fast_rows(const pool_job *j, const float *x, float *y, int64_t oh, i
     const int64_t c0 = ow_lo * sw - pl;
 #ifdef NN_HAVE_X86_UKERNELS
     if (j->fused) {
-        const nn_pool2d_rows a = { x0 + c0, (size_t)IW, (size_t)step, (size_t)nr, (size_t)j->lpad, (size_t)(IW - c0),
-                                   (size_t)k, (size_t)sw, (size_t)(ow_hi - ow_lo), (size_t)n, y0 + ow_lo, (size_t)OW,
-                                   scale };
+        /* x at the first existing column (c0 + lpad >= 0): no pointer before the row is formed */
+        const nn_pool2d_rows a = { x0 + (c0 + j->lpad), (size_t)IW, (size_t)step, (size_t)nr, (size_t)j->lpad,
+                                   (size_t)(IW - c0), (size_t)k, (size_t)sw, (size_t)(ow_hi - ow_lo), (size_t)n,
+                                   y0 + ow_lo, (size_t)OW, scale,
+                                   (size_t)(j->p->count_include_pad ? rh->clip_size : nr),
+                                   (size_t)(IW - c0 + g->pe[2]), j->p->count_include_pad };
         if (is_max) nn_pool_max2d_avx512(&a);
         else nn_pool_avg2d_avx512(&a);
         return;
@@ -298,13 +302,14 @@ void nn_pool_f32(cort_pool *pool, const nn_pool_params *p, const nn_geom *g, siz
         inner_outputs(g, 2, &j.ow_lo, &j.ow_hi);
 #ifdef NN_HAVE_X86_UKERNELS
         j.fused = j.avx512 && g->s[2] <= 2 && g->k[2] <= NN_POOL_FUSED_KMAX;
-        if (j.fused && p->kind == NN_POOL_MAX && g->pb[2] < g->k[2] && g->pb[2] < 16) {
-            /* the kernel handles the row padding too: borders are only windows all in the end padding */
+        if (j.fused && g->pb[2] < g->k[2] && g->pb[2] < 16) {
+            /* the kernel handles the row padding too; MaxPool leaves windows all in the end padding
+             * (-FLT_MAX) to the border code */
             const int64_t last = g->in[2] - 1 + g->pb[2];   /* window starts <= last meet the row */
             const int64_t starts_inside = last < 0 ? 0 : last / g->s[2] + 1;
             j.lpad = g->pb[2];
             j.ow_lo = 0;
-            j.ow_hi = starts_inside < g->out[2] ? starts_inside : g->out[2];
+            j.ow_hi = p->kind == NN_POOL_AVG || starts_inside > g->out[2] ? g->out[2] : starts_inside;
         }
 #endif
         inner_outputs(g, 1, &j.oh_lo, &j.oh_hi);

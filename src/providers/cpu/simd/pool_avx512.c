@@ -47,87 +47,70 @@ POOL_INLINE __m512 reduce(__m512 acc, __m512 v, int is_max) {
     return is_max ? max_gt(acc, v) : _mm512_add_ps(acc, v);
 }
 
-/* Block b of a row window: lanes = columns [16b, 16b + 16) of p reduced over the nrows rows in
- * row order (max: each later value replaces a smaller one, so a NaN only counts in the first
- * row). Columns outside [lpad, avail) are not read: past avail they are 0 for a sum and -inf for a
- * max (never greater); before lpad (block 0) the max takes column lpad, the first value of every
- * window that starts in the padding. nan marks NaN lanes of the first row (max). */
-typedef struct vblock_t { __m512 red; __mmask16 nan; } vblock_t;
-
-/* full: the block lies inside [lpad, avail) (no checks, plain loads) */
-POOL_INLINE vblock_t vblock(const float *p, size_t stride, size_t nrows, size_t lpad, ptrdiff_t avail, size_t b,
-                            int is_max, int full) {
+/* Block b of a row window: lanes = columns [16b, 16b + 16) of the window row reduced over the
+ * nrows rows in row order (max: a later value replaces a smaller one, so a NaN lane means a
+ * first-row NaN). x is the row's first existing column, window column lpad. Columns outside
+ * [lpad, avail) are not read: past avail they are 0 for a sum and -inf for a max (never greater);
+ * before lpad (block 0) the max takes column lpad, the first value of every window that starts in
+ * the padding. Block 0 of a padded row is expand-loaded so no address before x is formed. */
+POOL_INLINE __m512 vblock(const float *x, size_t stride, size_t nrows, size_t lpad, ptrdiff_t avail, size_t b,
+                          int is_max) {
     const __m512 fill = is_max ? ninf_ps() : _mm512_setzero_ps();
-    vblock_t v = { fill, 0 };
-    p += 16 * b;
+    if (avail <= (ptrdiff_t)(16 * b)) return fill;   /* past the row: no loads */
     const __mmask16 lead = b == 0 ? tail_mask(lpad) : 0;
-    const __mmask16 m = full ? (__mmask16)0xFFFF : avail_mask(avail - (ptrdiff_t)(16 * b)) & (__mmask16)~lead;
-    if (m == 0xFFFF) {   /* inner blocks: plain loads */
-        v.red = _mm512_loadu_ps(p);
-        if (is_max) v.nan = nan_lanes(v.red);
-        for (size_t r = 1; r < nrows; r++) v.red = reduce(v.red, _mm512_loadu_ps(p + r * stride), is_max);
+    const __mmask16 m = avail_mask(avail - (ptrdiff_t)(16 * b)) & (__mmask16)~lead;
+    __m512 v;
+    if (lead) {
+        v = _mm512_mask_expandloadu_ps(fill, m, x);
+        for (size_t r = 1; r < nrows; r++) v = reduce(v, _mm512_mask_expandloadu_ps(fill, m, x + r * stride), is_max);
+        if (is_max) v = _mm512_mask_permutexvar_ps(v, lead, _mm512_set1_epi32((int)lpad), v);
         return v;
     }
-    if (!m) return v;   /* past the row: no loads */
-    v.red = _mm512_mask_loadu_ps(fill, m, p);
-    if (is_max) v.nan = nan_lanes(v.red);
-    for (size_t r = 1; r < nrows; r++) v.red = reduce(v.red, _mm512_mask_loadu_ps(fill, m, p + r * stride), is_max);
-    if (is_max && lead) v.red = _mm512_mask_permutexvar_ps(v.red, lead, _mm512_set1_epi32((int)lpad), v.red);
+    const float *p = x + 16 * b - lpad;
+    if (m == 0xFFFF) {   /* inner blocks: plain loads */
+        v = _mm512_loadu_ps(p);
+        for (size_t r = 1; r < nrows; r++) v = reduce(v, _mm512_loadu_ps(p + r * stride), is_max);
+        return v;
+    }
+    v = _mm512_mask_loadu_ps(fill, m, p);
+    for (size_t r = 1; r < nrows; r++) v = reduce(v, _mm512_mask_loadu_ps(fill, m, p + r * stride), is_max);
     return v;
 }
 
 /* Outputs [o, o + n) of a max row one by one in the reference's order (first valid value, then
- * each greater one): the vector path is exact only while no first-row value is NaN. */
-__attribute__((noinline)) static void max_chunk_ref(const float *p, size_t stride, size_t nrows, size_t lpad,
+ * each greater one), for rows where the vector path is not exact (see fused_row). x as in vblock. */
+__attribute__((noinline)) static void max_chunk_ref(const float *x, size_t stride, size_t nrows, size_t lpad,
                                                     size_t avail, size_t k, size_t sw, size_t o, size_t n,
                                                     float *y) {
     for (size_t i = o; i < o + n; i++) {
         size_t c0 = i * sw, lo = c0 < lpad ? lpad : c0, hi = c0 + k < avail ? c0 + k : avail;
-        float best = p[lo];
+        float best = x[lo - lpad];
         for (size_t r = 0; r < nrows; r++)
-            for (size_t c = lo; c < hi; c++) best = p[r * stride + c] > best ? p[r * stride + c] : best;
+            for (size_t c = lo; c < hi; c++) {
+                const float v = x[r * stride + c - lpad];
+                best = v > best ? v : best;
+            }
         y[i] = best;
     }
 }
 
-/* Output chunk c (16 outputs from o = 16c) of a row; b0 holds its first block on entry and the
- * first block of chunk c + 1 on return (loaded when more outputs follow). */
-POOL_INLINE __m512 row_chunk(const float *p, size_t stride, size_t nrows, size_t lpad, ptrdiff_t av, size_t k,
-                             size_t sw, size_t c, size_t count, int is_max, int full, vblock_t *b0, __mmask16 *nan) {
+/* The means of the 16 avg windows from output o when some meet the padding: each window's own
+ * divisor (see nn_pool2d_rows), in int32 lanes (columns of a row fit). */
+POOL_INLINE __m512 avg_border(const nn_pool2d_rows *a, size_t o, size_t sw, size_t k, __m512 sum) {
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i even = _mm512_add_epi32(lanes, lanes), odd = _mm512_add_epi32(even, one);
-    const int more = 16 * (c + 1) < count;
-    __m512 acc;
-    __m512i idx = lanes;
-    vblock_t next = *b0;
-    if (sw == 1) {
-        acc = b0->red;
-        if (k > 1 || more) next = vblock(p, stride, nrows, lpad, av, c + 1, is_max, full);
-        for (size_t kw = 1; kw < k; kw++) {
-            idx = _mm512_add_epi32(idx, one);
-            acc = reduce(acc, _mm512_permutex2var_ps(b0->red, idx, next.red), is_max);
-        }
+    const __m512i st = _mm512_mullo_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32((int)o)),
+                                          _mm512_set1_epi32((int)sw));
+    const __m512i end = _mm512_add_epi32(st, _mm512_set1_epi32((int)k));
+    __m512i n;
+    if (a->include_pad) {
+        n = _mm512_sub_epi32(_mm512_min_epi32(end, _mm512_set1_epi32((int)a->pad_end)), st);
     } else {
-        const vblock_t b1 = vblock(p, stride, nrows, lpad, av, 2 * c + 1, is_max, full);
-        if (k > 2 || more) next = vblock(p, stride, nrows, lpad, av, 2 * c + 2, is_max, full);
-        *nan |= b1.nan;
-        const __m512 e0 = _mm512_permutex2var_ps(b0->red, even, b1.red);
-        const __m512 o0 = _mm512_permutex2var_ps(b0->red, odd, b1.red);
-        acc = k > 1 ? reduce(e0, o0, is_max) : e0;
-        if (k > 2) {
-            const __m512 e1 = k > 3 ? _mm512_permutexvar_ps(even, next.red) : next.red;
-            const __m512 o1 = _mm512_permutexvar_ps(odd, next.red);
-            for (size_t kw = 2; kw < k; kw += 2) {
-                idx = _mm512_add_epi32(idx, one);
-                acc = reduce(acc, _mm512_permutex2var_ps(e0, idx, e1), is_max);
-                if (kw + 1 < k) acc = reduce(acc, _mm512_permutex2var_ps(o0, idx, o1), is_max);
-            }
-        }
+        const __m512i lo = _mm512_max_epi32(st, _mm512_set1_epi32((int)a->lpad));
+        n = _mm512_sub_epi32(_mm512_min_epi32(end, _mm512_set1_epi32((int)a->avail)), lo);
     }
-    *nan |= b0->nan | next.nan;
-    *b0 = next;
-    return acc;
+    n = _mm512_mullo_epi32(_mm512_max_epi32(n, _mm512_setzero_si512()), _mm512_set1_epi32((int)a->row_count));
+    const __mmask16 some = _mm512_cmpgt_epi32_mask(n, _mm512_setzero_si512());
+    return _mm512_maskz_div_ps(some, sum, _mm512_cvtepi32_ps(n));
 }
 
 /* One output row of the fused kernels. The row's window rows are reduced one 16-column block at a
@@ -136,38 +119,60 @@ POOL_INLINE __m512 row_chunk(const float *p, size_t stride, size_t nrows, size_t
  * column j*sw + kw for lane j with one two-source permute: stride 1 shifts the pair (b0, b1) by kw
  * lanes; stride 2 splits columns into even (e0 = 0,2,..,30; e1 = 32,34,..) and odd (o0, o1)
  * vectors and shifts those by kw/2 lanes (k <= 17 keeps kw/2 <= 8: e1/o1 come from b2 alone, and
- * for kw/2 == 1 e1's lane 0 is b2's). Taps are combined in kw order. Chunks whose blocks lie
- * inside the row run without masks.
- * Max: reducing rows first and columns second keeps the reference's result (the first valid value
- * unless a later one is greater) as long as the first row has no NaN: a NaN there would poison a
- * whole column. Rows that meet one are redone by max_chunk_ref. */
-POOL_INLINE void fused_row(const float *p, size_t stride, size_t nrows, size_t lpad, size_t avail, size_t k,
-                           size_t sw, size_t count, int is_max, __m512 scale, float *y) {
+ * for kw/2 == 1 e1's lane 0 is b2's). Taps are combined in kw order.
+ * Max: rows first, then columns, gives the reference's result (the first valid value unless a
+ * later one is greater) unless the first row holds a NaN, which would hide its whole column. The
+ * blocks are summed into a probe (NaN iff a block has a NaN lane, or +inf meets -inf) checked
+ * once per row; such rows are redone by max_chunk_ref. */
+POOL_INLINE void fused_row(const nn_pool2d_rows *a, const float *x, size_t stride, size_t nrows, size_t lpad,
+                           size_t avail, size_t k, size_t sw, size_t count, int is_max, __m512 scale, float *y) {
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i even = _mm512_add_epi32(lanes, lanes), odd = _mm512_add_epi32(even, one);
     const ptrdiff_t av = (ptrdiff_t)avail;
-    __mmask16 nan = 0;
-    vblock_t b0 = vblock(p, stride, nrows, lpad, av, 0, is_max, 0);
-    size_t o = 0, c = 0;
-    /* chunks whose blocks (c + 1, or 2c + 1 and 2c + 2; block 0 is loaded above) lie inside the row */
-    const size_t blocks = avail / 16;
-    size_t full_chunks = sw == 1 ? (blocks >= 1 ? blocks - 1 : 0) : (blocks >= 3 ? (blocks - 3) / 2 + 1 : 0);
-    if (full_chunks > count / 16) full_chunks = count / 16;
-    for (; c < full_chunks; o += 16, c++) {
-        __m512 acc = row_chunk(p, stride, nrows, lpad, av, k, sw, c, count, is_max, 1, &b0, &nan);
-        _mm512_storeu_ps(y + o, is_max ? acc : _mm512_mul_ps(acc, scale));
-    }
-    for (; o < count; o += 16, c++) {
-        __m512 acc = row_chunk(p, stride, nrows, lpad, av, k, sw, c, count, is_max, 0, &b0, &nan);
-        if (!is_max) acc = _mm512_mul_ps(acc, scale);
+    __m512 b0 = vblock(x, stride, nrows, lpad, av, 0, is_max), probe = b0;
+    for (size_t o = 0, c = 0; o < count; o += 16, c++) {
+        __m512 acc, next = b0;
+        __m512i idx = lanes;
+        if (sw == 1) {
+            acc = b0;
+            if (k > 1 || o + 16 < count) next = vblock(x, stride, nrows, lpad, av, c + 1, is_max);
+            if (is_max) probe = _mm512_add_ps(probe, next);
+            for (size_t kw = 1; kw < k; kw++) {
+                idx = _mm512_add_epi32(idx, one);
+                acc = reduce(acc, _mm512_permutex2var_ps(b0, idx, next), is_max);
+            }
+        } else {
+            const __m512 b1 = vblock(x, stride, nrows, lpad, av, 2 * c + 1, is_max);
+            if (k > 2 || o + 16 < count) next = vblock(x, stride, nrows, lpad, av, 2 * c + 2, is_max);
+            if (is_max) probe = _mm512_add_ps(probe, _mm512_add_ps(b1, next));
+            const __m512 e0 = _mm512_permutex2var_ps(b0, even, b1), o0 = _mm512_permutex2var_ps(b0, odd, b1);
+            acc = k > 1 ? reduce(e0, o0, is_max) : e0;
+            if (k > 2) {
+                const __m512 e1 = k > 3 ? _mm512_permutexvar_ps(even, next) : next;
+                const __m512 o1 = _mm512_permutexvar_ps(odd, next);
+                for (size_t kw = 2; kw < k; kw += 2) {
+                    idx = _mm512_add_epi32(idx, one);
+                    acc = reduce(acc, _mm512_permutex2var_ps(e0, idx, e1), is_max);
+                    if (kw + 1 < k) acc = reduce(acc, _mm512_permutex2var_ps(o0, idx, o1), is_max);
+                }
+            }
+        }
+        if (!is_max) {
+            const int border = o * sw < lpad || (o + 15) * sw + k > avail;
+            acc = border ? avg_border(a, o, sw, k, acc) : _mm512_mul_ps(acc, scale);
+        }
         if (count - o >= 16) _mm512_storeu_ps(y + o, acc);
         else _mm512_mask_storeu_ps(y + o, tail_mask(count - o), acc);
+        b0 = next;
     }
-    if (is_max && nan) max_chunk_ref(p, stride, nrows, lpad, avail, k, sw, 0, count, y);
+    if (is_max && nan_lanes(probe)) max_chunk_ref(x, stride, nrows, lpad, avail, k, sw, 0, count, y);
 }
 
 POOL_INLINE void fused_rows(const nn_pool2d_rows *a, size_t nrows, size_t k, size_t sw, int is_max) {
     const __m512 scale = _mm512_set1_ps(a->scale);
     for (size_t i = 0; i < a->out_rows; i++)
-        fused_row(a->x + i * a->x_step, a->x_stride, nrows, a->lpad, a->avail, k, sw, a->count, is_max, scale,
+        fused_row(a, a->x + i * a->x_step, a->x_stride, nrows, a->lpad, a->avail, k, sw, a->count, is_max, scale,
                   a->y + i * a->y_stride);
 }
 

@@ -3,9 +3,9 @@
  * neighbouring columns of that row reduction.
  *
  * MaxPool's reference takes a window's first valid value and replaces it by every later greater
- * one: a NaN met first is the result, a later NaN is ignored. That order does not survive
- * separation, so the row reductions take the NaN-ignoring maximum and the first value's NaN is
- * applied afterwards (the fused kernels do it themselves). */
+ * one: a NaN met first is the result, a later NaN is ignored. That order survives separation only
+ * while no NaN comes first in a column, so the fused kernels redo the rows where one does, and
+ * the row-buffer kernel takes the NaN-ignoring maximum (the caller applies the first value's NaN). */
 #ifndef CORT_CPU_SIMD_POOL_UKERNELS_H
 #define CORT_CPU_SIMD_POOL_UKERNELS_H
 #include <stddef.h>
@@ -17,12 +17,14 @@ void nn_pool_rows_max_avx512(const float *x, size_t stride, size_t nrows, size_t
 /* buf[i] = sum over r < nrows of x[r * stride + i], i < n; nrows >= 1 */
 void nn_pool_rows_sum_avx512(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
 /* Fused vertical + horizontal windows of out_rows output rows, without a row buffer. For output
- * row i and o < count: y[i * y_stride + o] = max (avg: scale * sum) over r < nrows, kw < k of
- * x[i * x_step + r * x_stride + o * sw + kw], where only columns [lpad, avail) of x exist (they
- * are read, the others are padding). sw is 1 or 2, k <= NN_POOL_FUSED_KMAX.
- * avg: windows must not meet padding (lpad 0, every window inside avail).
- * max: padding is skipped as the reference skips it, with its NaN rule; lpad < min(k, 16) and
- * every window starts before avail, so none is all padding. */
+ * row i and o < count: y[i * y_stride + o] = max (avg: mean) over r < nrows, kw < k of window
+ * column o * sw + kw of row i * x_step + r * x_stride, where only columns [lpad, avail) exist (the
+ * others are padding) and x points at column lpad. sw is 1 or 2, k <= NN_POOL_FUSED_KMAX, lpad < min(k, 16).
+ * max: padding is skipped as the reference skips it, with its NaN rule; every window starts
+ * before avail, so none is all padding.
+ * avg: the sum over existing columns divided by row_count * (include_pad ? the window's columns
+ * before pad_end : its existing columns), 0 if that is 0; windows inside [lpad, avail) are
+ * multiplied by scale (= 1 / (row_count * k)) instead. */
 #define NN_POOL_FUSED_KMAX 17
 typedef struct nn_pool2d_rows {
     const float *x;
@@ -30,6 +32,8 @@ typedef struct nn_pool2d_rows {
     float *y;
     size_t y_stride;
     float scale;
+    size_t row_count, pad_end;
+    int include_pad;
 } nn_pool2d_rows;
 void nn_pool_max2d_avx512(const nn_pool2d_rows *a);
 void nn_pool_avg2d_avx512(const nn_pool2d_rows *a);
