@@ -103,6 +103,40 @@ static void test_gemm(cort_pool *pool) {
             }
 }
 
+/* nn_gemm_opts.sum (a fused residual): C = act(A*B + bias + S) on every kernel, edge tiles, several
+ * K slices, the M == 1 paths and beta = 1. */
+static void test_gemm_sum(cort_pool *pool) {
+    const nn_gemm_kernel *const *kernels;
+    size_t nk = nn_gemm_kernels(&kernels);
+    static const size_t sizes[][3] = { {1, 40, 30}, {13, 33, 17}, {40, 1100, 20}, {25, 65, 600}, {12, 32, 16}, {5, 3, 1} };
+    for (size_t ki = 0; ki <= nk; ki++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int variant = 0; variant < 3; variant++) {
+                const size_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2], ldc = N + 3;
+                const float beta = variant == 2 ? 1.0f : 0.0f;
+                float *A = rand_buf(M * K), *B = rand_buf(K * N), *S = rand_buf(M * ldc), *C = rand_buf(M * ldc);
+                float *R = malloc(M * ldc * sizeof(float)), *bias = rand_buf(M);
+                memcpy(R, C, M * ldc * sizeof(float));
+                nn_gemm_b b = nn_gemm_b_matrix(B, N, 0);
+                nn_act act = { variant == 0 ? CORT_ACT_RELU : variant == 1 ? CORT_ACT_SILU : CORT_ACT_NONE, 0, 0 };
+                nn_gemm_opts o = { NULL, NULL, bias, &act, NULL, S };
+                const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
+                CHECK_OK(nn_sgemm_opt((si & 1) ? pool : NULL, kern, M, N, K, 1.0f, A, K, 0, &b, beta, C, ldc, &o));
+                nn_sgemm_ref(M, N, K, 1.0f, A, K, 0, &b, beta, R, ldc);
+                for (size_t i = 0; i < M; i++)
+                    for (size_t q = 0; q < N; q++) {
+                        float v = R[i * ldc + q] + bias[i] + S[i * ldc + q];
+                        if (act.kind == CORT_ACT_RELU) v = v > 0 ? v : 0;
+                        if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
+                        R[i * ldc + q] = v;
+                    }
+                double err = max_rel_err(C, R, M * ldc);
+                CHECK_MSG(err < 1e-4, "gemm+sum %s M=%zu N=%zu K=%zu variant %d: err %g", kern ? kern->name : "auto", M, N,
+                          K, variant, err);
+                free(A); free(B); free(S); free(C); free(R); free(bias);
+            }
+}
+
 typedef struct conv_case {
     int nd;
     size_t N, C, M, group;
@@ -234,6 +268,7 @@ static void test_conv_indirect(cort_pool *pool) {
         const size_t in = (size_t)(g->in[1] * g->in[2]), out = (size_t)(g->out[1] * g->out[2]), K = C * k * k;
         float *x = rand_buf(N * C * in), *w = rand_buf(M * K), *b = rand_buf(M);
         float *y = malloc(N * M * out * sizeof(float)), *r = malloc(N * M * out * sizeof(float));
+        float *res = rand_buf(N * M * out);
         nn_conv_f32_ref(&s, x, w, b, r);
         nn_gemm_packed wp, wt;
         CHECK_OK(nn_conv_pack_weights(w, M, K, 1, &wp));
@@ -243,14 +278,17 @@ static void test_conv_indirect(cort_pool *pool) {
             nn_act act = { acts[ai], acts[ai] == CORT_ACT_CLIP ? -0.5f : acts[ai] == CORT_ACT_HARD_SIGMOID ? 0.2f : 0.1f,
                            acts[ai] == CORT_ACT_CLIP ? 0.75f : 0.5f };
             for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
-            /* pass 0: the indirect path; pass 1: the transposed small-plane path (any plane size) */
-            for (int pass = 0; pass < 2; pass++) {
+            /* pass & 1: the indirect path / the transposed small-plane path (any plane size);
+             * pass & 2: with a fused residual (added before the activation) */
+            for (int pass = 0; pass < 4; pass++) {
+            const float *sum = pass & 2 ? res : NULL;
             for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
-            if (pass == 0) CHECK_OK(nn_conv_f32_opt((ai & 1) ? pool : NULL, NULL, &s, x, w, b, &act, y, &wp, NULL));
-            else CHECK_OK(nn_conv_small_f32((ai & 1) ? pool : NULL, &s, x, w, &wt, b, &act, y, NULL));
+            if (!(pass & 1))
+                CHECK_OK(nn_conv_f32_sum((ai & 1) ? pool : NULL, NULL, &s, x, w, b, sum, &act, y, &wp, NULL));
+            else CHECK_OK(nn_conv_small_f32((ai & 1) ? pool : NULL, &s, x, w, &wt, b, sum, &act, y, NULL));
             double worst = 0;
             for (size_t i = 0; i < N * M * out; i++) {
-                float v = r[i];
+                float v = r[i] + (sum ? sum[i] : 0.0f);
                 switch (act.kind) {
                 case CORT_ACT_RELU: v = v > 0 ? v : 0; break;
                 case CORT_ACT_CLIP: v = v < act.alpha ? act.alpha : v > act.beta ? act.beta : v; break;
@@ -263,13 +301,13 @@ static void test_conv_indirect(cort_pool *pool) {
                 double e = fabs((double)y[i] - v) / (1.0 + fabs(v));
                 if (!(e <= worst)) worst = e;   /* NaN (an unwritten output) counts as the worst */
             }
-            CHECK_MSG(worst < 1e-4, "%s conv case %zu act %d: err %g", pass ? "small-plane" : "indirect", ci, act.kind,
-                      worst);
+            CHECK_MSG(worst < 1e-4, "%s conv case %zu act %d residual %d: err %g", pass & 1 ? "small-plane" : "indirect",
+                      ci, act.kind, pass >> 1, worst);
             }
         }
         nn_gemm_packed_free(&wp);
         nn_gemm_packed_free(&wt);
-        free(x); free(w); free(b); free(y); free(r);
+        free(x); free(w); free(b); free(y); free(r); free(res);
     }
     /* the cases are meant for the indirect path: all take it on AVX-512 */
     if (nn_gemm_best_kernel()->edge) CHECK_MSG(taken == sizeof cases / sizeof cases[0], "indirect path taken %zu times", taken);
@@ -685,6 +723,7 @@ int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
     test_gemm(pool);
+    test_gemm_sum(pool);
     test_conv(pool);
     test_conv_indirect(pool);
     test_pool(pool);

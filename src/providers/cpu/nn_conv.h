@@ -20,6 +20,13 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
 cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                              const float *w, const float *bias, const nn_act *act, float *y,
                              const nn_gemm_packed *wpack, cort_kernel_ctx *ctx);
+/* As nn_conv_f32_opt, plus y += sum (an N x M x out tensor, y's shape) before act: a fused residual
+ * Add, applied in the gemm/indirect epilogues or, for depthwise, in one pass after. */
+cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                             const float *w, const float *bias, const float *sum, const nn_act *act, float *y,
+                             const nn_gemm_packed *wpack, cort_kernel_ctx *ctx);
+/* y = act(y + sum) over n floats (parallel over 4096-float chunks). */
+void nn_add_act(cort_pool *pool, float *y, const float *sum, size_t n, const nn_act *act);
 /* Packs Conv weights w[M, Kg] (Kg = C/group * kernel size) per group into out[group] for the best
  * kernel. Returns NULL without packing (out untouched) for depthwise convs, which do not use gemm. */
 cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out);
@@ -28,7 +35,8 @@ int nn_conv_uses_gemm(size_t C, size_t group);
  * wpack (one group, strides 1 or 2, not a stride-1 1x1, an edge-capable kernel), and the conv. */
 int nn_conv_indirect_applies(const nn_conv_shape *s, const nn_gemm_packed *wpack);
 cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
-                                  const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx);
+                                  const float *bias, const float *sum, const nn_act *act, float *y,
+                                  cort_kernel_ctx *ctx);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
 /* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */
@@ -40,6 +48,6 @@ void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const floa
 int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k);
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out);
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
-                               const nn_gemm_packed *wt, const float *bias, const nn_act *act, float *y,
-                               cort_kernel_ctx *ctx);
+                               const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
+                               float *y, cort_kernel_ctx *ctx);
 #endif

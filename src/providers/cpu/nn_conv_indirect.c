@@ -116,6 +116,7 @@ typedef struct ind_job {
     const nn_act *act;
     float *cv;               /* virtual output [M][ncols] */
     float *y;                /* [M][OH][OW] */
+    const float *sum;        /* added to y before act (fused residual), [M][OH][OW], or NULL */
     cort_kernel_ctx *ctx;
     size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column blocks] */
 } ind_job;
@@ -134,8 +135,9 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     const nn_gemm_kernel *k = j->w->k;
     const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr;
     const float *rows[NN_GEMM_KC];
-    const int in_kernel = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
-                                     j->act->kind == CORT_ACT_HARD_SWISH);
+    /* with a residual the activation must wait for it (compaction adds it) */
+    const int in_kernel = j->act && !j->sum && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
+                                                j->act->kind == CORT_ACT_HARD_SWISH);
     for (size_t t = begin; t < end; t++) {
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
         const size_t q0 = t % j->tasks_n * IND_BLOCK_PANELS * nr;
@@ -184,8 +186,14 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                 if (run > q1 - v) run = q1 - v;
                 if (ow < q->OW) {
                     const size_t n = q->OW - ow < run ? q->OW - ow : run;
-                    memcpy(ym + oh * q->OW + ow, src + v, n * sizeof(float));
-                    if (!in_kernel) nn_act_apply(j->act, ym + oh * q->OW + ow, n);
+                    float *d = ym + oh * q->OW + ow;
+                    if (j->sum) {
+                        const float *r = j->sum + m * q->OH * q->OW + oh * q->OW + ow;
+                        for (size_t e = 0; e < n; e++) d[e] = src[v + e] + r[e];
+                    } else {
+                        memcpy(d, src + v, n * sizeof(float));
+                    }
+                    if (!in_kernel) nn_act_apply(j->act, d, n);
                 }
                 v += run;
             }
@@ -194,7 +202,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
 }
 
 cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
-                                  const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
+                                  const float *bias, const float *sum, const nn_act *act, float *y,
+                                  cort_kernel_ctx *ctx) {
     ind_geom q;
     ind_geom_make(s, &q);
     const size_t nbuf = q.C * q.nphase * q.plane, ncv = q.M * q.ncols;
@@ -217,7 +226,7 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
         pad_job pj = { &q, x + n * q.C * in_size, buf };
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
         ind_job j = { &q, wpack, buf, bias, act && act->kind != CORT_ACT_NONE ? act : NULL, cv,
-                      y + n * q.M * out_size, ctx, tasks_n, bm };
+                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm };
         cort_parallel_for(p, tasks, 1, ind_run, &j);
         if (ctx && cort_kernel_cancelled(ctx)) break;
     }

@@ -98,12 +98,20 @@ cort_status *nn_conv_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn
 cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                              const float *w, const float *bias, const nn_act *act, float *y,
                              const nn_gemm_packed *wpack, cort_kernel_ctx *ctx) {
+    return nn_conv_f32_sum(pool, kernel, s, x, w, bias, NULL, act, y, wpack, ctx);
+}
+
+cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                             const float *w, const float *bias, const float *sum, const nn_act *act, float *y,
+                             const nn_gemm_packed *wpack, cort_kernel_ctx *ctx) {
     const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
     const size_t ks = (size_t)nn_geom_k_size(&s->g);
     const size_t Cg = s->C / s->group, Mg = s->M / s->group, Kg = Cg * ks;
     if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
     if (Cg == 1 && s->group > 1) {
-        nn_conv_depthwise_f32(pool, kernel, s, x, w, bias, act, y, ctx);
+        const nn_act none = { CORT_ACT_NONE, 0.0f, 0.0f };
+        nn_conv_depthwise_f32(pool, kernel, s, x, w, bias, sum ? &none : act, y, ctx);
+        if (sum) nn_add_act(pool, y, sum, s->N * s->M * out_size, act);
         return NULL;
     }
     const nn_geom *g = &s->g;
@@ -111,7 +119,7 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
                           g->pb[1] == 0 && g->pb[2] == 0 && g->pe[0] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
     /* strided or k x k convs with prepacked weights: read the taps in place, no im2col packing */
     if (wpack && (!kernel || kernel == wpack->k) && nn_conv_indirect_applies(s, wpack))
-        return nn_conv_indirect_f32(pool, s, x, wpack, bias, act, y, ctx);
+        return nn_conv_indirect_f32(pool, s, x, wpack, bias, sum, act, y, ctx);
     for (size_t n = 0; n < s->N; n++)
         for (size_t gi = 0; gi < s->group; gi++) {
             const float *xg = x + (n * s->C + gi * Cg) * in_size;
@@ -119,7 +127,8 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
             im2col_ctx ic = { xg, g };
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
             if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
-            nn_gemm_opts o = { wpack ? &wpack[gi] : NULL, NULL, bias ? bias + gi * Mg : NULL, act, ctx };
+            nn_gemm_opts o = { wpack ? &wpack[gi] : NULL, NULL, bias ? bias + gi * Mg : NULL, act, ctx,
+                               sum ? sum + (n * s->M + gi * Mg) * out_size : NULL };
             CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f, yg,
                                   out_size, &o));
         }
@@ -256,4 +265,24 @@ void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const floa
                         }
             }
         }
+}
+
+typedef struct add_act_job { float *y; const float *r; const nn_act *act; } add_act_job;
+
+static void add_act_run(void *arg, size_t begin, size_t end) {
+    const add_act_job *j = arg;
+    for (size_t c = begin; c < end; c++) {
+        float *y = j->y + c * 4096;
+        const float *r = j->r + c * 4096;
+        for (size_t i = 0; i < 4096; i++) y[i] += r[i];
+        nn_act_apply(j->act, y, 4096);
+    }
+}
+
+void nn_add_act(cort_pool *pool, float *y, const float *sum, size_t n, const nn_act *act) {
+    const size_t full = n / 4096;
+    add_act_job j = { y, sum, act };
+    cort_parallel_for(n < 65536 ? NULL : pool, full, 1, add_act_run, &j);
+    for (size_t i = full * 4096; i < n; i++) y[i] += sum[i];
+    if (n > full * 4096) nn_act_apply(act, y + full * 4096, n - full * 4096);
 }

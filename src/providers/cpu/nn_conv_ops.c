@@ -319,28 +319,6 @@ static cort_status *check_bias(cort_kernel_ctx *ctx, size_t bi, size_t M) {
     return NULL;
 }
 
-typedef struct sum_act_job { float *y; const float *r; const nn_act *act; } sum_act_job;
-
-static void sum_act_run(void *arg, size_t begin, size_t end) {
-    const sum_act_job *j = arg;
-    for (size_t c = begin; c < end; c++) {   /* chunks of 4096: add, then activate while cached */
-        const size_t lo = c * 4096;
-        float *y = j->y + lo;
-        const float *r = j->r + lo;
-        for (size_t i = 0; i < 4096; i++) y[i] += r[i];
-        nn_act_apply(j->act, y, 4096);
-    }
-}
-
-/* y = act(y + r) over n floats (the fused residual Add). */
-static void sum_act(cort_pool *pool, float *y, const float *r, size_t n, const nn_act *act) {
-    const size_t full = n / 4096;
-    sum_act_job j = { y, r, act };
-    cort_parallel_for(n < 65536 ? NULL : pool, full, 1, sum_act_run, &j);
-    for (size_t i = full * 4096; i < n; i++) y[i] += r[i];
-    if (n > full * 4096) nn_act_apply(act, y + full * 4096, n - full * 4096);
-}
-
 static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     nn_conv_shape cs;
     int64_t ydims[NN_MAX_SPATIAL + 2];
@@ -355,28 +333,11 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     if (!st && b) st = nn_fbuf_in(b, &fb);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
-        const nn_act fused = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
-        /* a fused residual Add comes before the activation: the conv itself runs without it */
+        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
+        /* a fused residual Add (same shape as Y) goes in before the activation */
         const cort_value *r = ctx->node->sum_input ? ctx->inputs[ctx->node->sum_input] : NULL;
-        const nn_act none = { CORT_ACT_NONE, 0.0f, 0.0f }, act = r ? none : fused;
-#ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
-        if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
-        else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
-        nn_act_apply(&act, fy.p, y->count);
-#else
-        const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
-        const conv_state *cst = ctx->state;
-        const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
-        if (ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C)
-            st = nn_wino_conv(ctx->pool, &cs, fx.p, ww, b ? fb.p : NULL, &act, fy.p, ctx);
-        else if (wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k))
-            st = nn_conv_small_f32(ctx->pool, &cs, fx.p, fw.p, wt, b ? fb.p : NULL, &act, fy.p, ctx);
-        else
-        st = transpose ? nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p)
-                       : nn_conv_f32_opt(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p,
-                                         conv_packed_for(ctx->state, w), ctx);
-#endif
-        if (!st && r) {
+        const float *sum = r ? (const float *)r->data : NULL;
+        if (r) {
             char br[160], by[160];
             int same = r->kind == CORT_VKIND_TENSOR && r->type == CORT_TYPE_FLOAT && r->rank == y->rank;
             for (size_t d = 0; same && d < y->rank; d++) same = r->shape[d] == y->shape[d];
@@ -384,9 +345,32 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
                 st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                      "input %zu (the fused Add's addend) has shape %s, expected the output's %s",
                                      ctx->node->sum_input, nn_shape(r, br, sizeof br), nn_shape(y, by, sizeof by));
-            else
-                sum_act(ctx->pool, fy.p, (const float *)r->data, y->count, &fused);
         }
+        const nn_act none = { CORT_ACT_NONE, 0.0f, 0.0f };
+#ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
+        if (!st) {
+            if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+            else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
+            if (sum) nn_add_act(NULL, fy.p, sum, y->count, &act);
+            else nn_act_apply(&act, fy.p, y->count);
+        }
+#else
+        const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
+        const conv_state *cst = ctx->state;
+        const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
+        if (st) {
+        } else if (ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C) {
+            st = nn_wino_conv(ctx->pool, &cs, fx.p, ww, b ? fb.p : NULL, sum ? &none : &act, fy.p, ctx);
+            if (!st && sum) nn_add_act(ctx->pool, fy.p, sum, y->count, &act);
+        } else if (wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k)) {
+            st = nn_conv_small_f32(ctx->pool, &cs, fx.p, fw.p, wt, b ? fb.p : NULL, sum, &act, fy.p, ctx);
+        } else if (transpose) {
+            st = nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p);
+        } else {
+            st = nn_conv_f32_sum(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, sum, &act, fy.p,
+                                 conv_packed_for(ctx->state, w), ctx);
+        }
+#endif
         if (!st) nn_fbuf_commit(&fy, y);
     }
     nn_fbuf_free(&fx); nn_fbuf_free(&fw); nn_fbuf_free(&fb); nn_fbuf_free(&fy);

@@ -57,8 +57,8 @@ static void im2col_small(const nn_geom *g, size_t C, const float *x, float *col)
 }
 
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
-                               const nn_gemm_packed *wt, const float *bias, const nn_act *act, float *y,
-                               cort_kernel_ctx *ctx) {
+                               const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
+                               float *y, cort_kernel_ctx *ctx) {
     const nn_geom *g = &s->g;
     const size_t P = (size_t)(g->out[1] * g->out[2]), in_size = (size_t)(g->in[1] * g->in[2]);
     const size_t K = s->C * (size_t)(g->k[1] * g->k[2]), M = s->M;
@@ -78,11 +78,13 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
         st = nn_sgemm_opt(pool, wt->k, P, M, K, 1.0f, pointwise ? xn : col, P, 1, &b, 0.0f, yt, M, &o);
         if (st) break;
         float *yn = y + n * M * P;
+        const float *rn = sum ? sum + n * M * P : NULL;
         for (size_t m0 = 0; m0 < M; m0 += 16) {   /* 16 channels at a time: yt rows read as short runs */
             const size_t m1 = m0 + 16 < M ? m0 + 16 : M;
             for (size_t p = 0; p < P; p++) {
                 const float *src = yt + p * M;
-                for (size_t m = m0; m < m1; m++) yn[m * P + p] = src[m] + (bias ? bias[m] : 0.0f);
+                for (size_t m = m0; m < m1; m++)
+                    yn[m * P + p] = src[m] + (bias ? bias[m] : 0.0f) + (rn ? rn[m * P + p] : 0.0f);
             }
             for (size_t m = m0; m < m1; m++) nn_act_apply(act, yn + m * P, P);
         }

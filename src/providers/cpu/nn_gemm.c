@@ -91,6 +91,7 @@ typedef struct gemm_job {
     const nn_gemm_b *B;
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
+    const float *sum;        /* added (same ldc as C) after the last K slice, before act; or NULL */
     const nn_act *act;       /* applied to each tile after the last K slice, or NULL */
     int beta_one;            /* accumulate into C from the first slice on */
     int a_direct;            /* A is row-major with alpha 1: full panels are read in place, unpacked */
@@ -162,7 +163,7 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
     nn_ukr_args u;
-    u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL;
+    u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.c_add = NULL;
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel */
     if (j->bpre && first_row_panel && jp + 1 < t->jp1 && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
     u.kc = kc;
@@ -186,13 +187,20 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     u.act = 0;
     u.act_lo = u.act_hi = 0.0f;
     u.rows = rows; u.cols = cols;
+    const float *sum = t->last && j->sum ? j->sum + r0 * j->ldc + c0 : NULL;
     if ((rows == mr && cols == nr) || j->k->edge) {
         u.c = c; u.ldc = j->ldc; u.accumulate = t->accumulate;
+        /* the residual goes in before the activation: in the kernel when it can, else right after */
+        if (j->k->edge) u.c_add = sum;
+        const int sum_after = sum && !j->k->edge;
         /* Relu/Clip/LeakyRelu (and HardSwish on the edge-capable kernel) run on the accumulators */
-        int in_kernel = t->last && j->act &&
+        int in_kernel = t->last && j->act && !sum_after &&
                         (j->act->kind <= CORT_ACT_LEAKY_RELU || (j->k->edge && j->act->kind == CORT_ACT_HARD_SWISH));
         if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
         j->k->ukr(&u);
+        if (sum_after)
+            for (size_t r = 0; r < rows; r++)
+                for (size_t q = 0; q < cols; q++) c[r * j->ldc + q] += sum[r * j->ldc + q];
         if (t->last && j->act && !in_kernel)
             for (size_t r = 0; r < rows; r++) nn_act_apply(j->act, c + r * j->ldc, cols);
     } else {
@@ -206,6 +214,8 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
                 for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
             else
                 for (size_t q = 0; q < cols; q++) cr[q] = tr[q];
+            if (sum)
+                for (size_t q = 0; q < cols; q++) cr[q] += sum[r * j->ldc + q];
             if (t->last && j->act) nn_act_apply(j->act, cr, cols);
         }
     }
@@ -356,6 +366,13 @@ cort_status *nn_sgemm(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, s
     return nn_sgemm_ex(pool, kernel, M, N, K, alpha, A, lda, transA, B, beta, NULL, NULL, C, ldc);
 }
 
+/* C += S (the fused residual), row by row. */
+static void sum_c(const float *S, size_t M, size_t N, float *C, size_t ldc) {
+    if (!S) return;
+    for (size_t i = 0; i < M; i++)
+        for (size_t q = 0; q < N; q++) C[i * ldc + q] += S[i * ldc + q];
+}
+
 static void act_c(const nn_act *act, size_t M, size_t N, float *C, size_t ldc) {
     if (!act || act->kind == CORT_ACT_NONE) return;
     for (size_t i = 0; i < M; i++) nn_act_apply(act, C + i * ldc, N);
@@ -373,6 +390,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
                           const nn_gemm_opts *opts) {
     const float *row_bias = opts ? opts->row_bias : NULL;
     const nn_act *act = opts ? opts->act : NULL;
+    const float *sum = opts ? opts->sum : NULL;
     cort_kernel_ctx *kctx = opts ? opts->ctx : NULL;
     if (M == 0 || N == 0) return NULL;
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
@@ -381,7 +399,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         if (row_bias)
             for (size_t i = 0; i < M; i++)
                 for (size_t q = 0; q < N; q++) C[i * ldc + q] += row_bias[i];
-        if (K == 0 || alpha == 0.0f) { act_c(act, M, N, C, ldc); return NULL; }
+        if (K == 0 || alpha == 0.0f) { sum_c(sum, M, N, C, ldc); act_c(act, M, N, C, ldc); return NULL; }
         beta = 1.0f;
         row_bias = NULL;
     }
@@ -391,6 +409,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         gemv_packed_job g = { bk, N, K, div_up(N, bk->nr), alpha, beta, A, transA ? lda : 1, opts->bpack->data, C };
         double bytes = (double)N * (double)K * sizeof(float);
         cort_parallel_for(bytes < 262144.0 ? NULL : pool, g.npanels, 1, gemv_packed_run, &g);
+        sum_c(sum, M, N, C, ldc);
         act_c(act, M, N, C, ldc);
         return NULL;
     }
@@ -398,6 +417,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         gemv_job g = { N, K, alpha, beta, A, transA ? lda : 1, B, C };
         double bytes = (double)N * (double)K * sizeof(float);
         cort_parallel_for(bytes < 262144.0 ? NULL : pool, div_up(N, NN_GEMV_COLS), 1, gemv_run, &g);
+        sum_c(sum, M, N, C, ldc);
         act_c(act, M, N, C, ldc);
         return NULL;
     }
@@ -411,6 +431,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     const size_t mr = j.k->mr, nr = j.k->nr;
     j.row_bias = row_bias;
     j.act = act;
+    j.sum = sum;
     j.M = M; j.N = N; j.K = K; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;
     j.beta_one = beta == 1.0f;
     j.ctx = kctx;

@@ -72,6 +72,7 @@ typedef struct nn_gemm_opts {
     const float *row_bias;         /* C[i][*] += row_bias[i] */
     const nn_act *act;             /* fused activation */
     cort_kernel_ctx *ctx;          /* scratch memory and cancellation; NULL: cort_malloc, never cancelled */
+    const float *sum;              /* C += sum (an M x N matrix with C's ldc) before act: a fused residual Add */
 } nn_gemm_opts;
 
 /* nn_sgemm_ex with options; returns the cancellation status when ctx was cancelled meanwhile. */

@@ -38,6 +38,11 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
                 c##i##0 = _mm512_add_ps(c##i##0, _mm512_maskz_loadu_ps(m0, ci));       \
                 if (W > 1) c##i##1 = _mm512_add_ps(c##i##1, _mm512_maskz_loadu_ps(m1, ci + 16)); \
             }                                                                          \
+            if (cadd) {                                                                \
+                const float *ai = cadd + (size_t)(i) * ldc;                            \
+                c##i##0 = _mm512_add_ps(c##i##0, _mm512_maskz_loadu_ps(m0, ai));       \
+                if (W > 1) c##i##1 = _mm512_add_ps(c##i##1, _mm512_maskz_loadu_ps(m1, ai + 16)); \
+            }                                                                          \
             if (act) {                                                                 \
                 c##i##0 = nn_act16(c##i##0, act, vlo, vhi);                            \
                 if (W > 1) c##i##1 = nn_act16(c##i##1, act, vlo, vhi);                 \
@@ -95,6 +100,7 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, size_t rows, __mmask
         }
     }
     const int act = args->act;
+    const float *cadd = args->c_add;
     const __m512 vlo = _mm512_set1_ps(args->act_lo), vhi = _mm512_set1_ps(args->act_hi);
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);

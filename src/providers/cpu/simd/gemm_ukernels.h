@@ -21,6 +21,7 @@ typedef struct nn_ukr_args {
                                   * NR floats are read from each row even for a narrower tile) */
     size_t       b_off;
     const float *b_prefetch;  /* optional: kc * NR floats (a packed panel) to prefetch into L2 */
+    const float *c_add;       /* edge kernels: if set, a tile (same ldc as c) added before act */
     int          accumulate;
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo),
                                * 7 hard swish (edge kernels; CORT_ACT_* numbering) */
