@@ -457,7 +457,8 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     /* A rows a power-of-two-ish distance apart alias in L1 when read as twelve streams; pack those
      * unless B is so narrow that packing A would not pay off */
     j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128) && !j.apre;
-    if (threads == 1 || j.npanels >= 2 * threads) {
+    /* column tasks when there are enough columns to balance the threads; else row blocks */
+    if (threads == 1 || j.npanels >= 6 * threads || j.mpanels < 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
         /* B read in place needs no L2-sized column blocks; packed B does */
