@@ -137,6 +137,8 @@ typedef struct wino_job {
     const float *bias;
     float *y;                         /* one image [M][OH][OW] */
     const nn_wino_weights *w;
+    const nn_act *act;                /* applied per output plane by the output transform when the block
+                                       * covers every tile (else after all blocks), or NULL */
 } wino_job;
 
 static void wino_gemms(void *arg, size_t begin, size_t end) {
@@ -191,7 +193,16 @@ static inline __attribute__((always_inline)) void wino_out_body(const wino_job *
                     for (int s = 0; s < 4 && x0 + s < OW; s++) yk[(y0 + r) * OW + x0 + s] = o[r * 4 + s][l] + b;
             }
         }
+        /* the whole plane was just written (one block): activate it while it is in cache */
+        if (j->act && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
     }
+}
+
+typedef struct wino_act_job { const nn_act *act; float *y; size_t plane; } wino_act_job;
+
+static void wino_act_run(void *arg, size_t begin, size_t end) {
+    const wino_act_job *a = arg;
+    for (size_t k = begin; k < end; k++) nn_act_apply(a->act, a->y + k * a->plane, a->plane);
 }
 
 static void wino_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end); }
@@ -229,7 +240,8 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
 #endif
     cort_status *st = NULL;
     for (size_t n = 0; n < s->N && !st; n++) {
-        wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w };
+        if (act && act->kind == CORT_ACT_NONE) act = NULL;
+        wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w, act };
         for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
             j.t0 = t0;
             cort_parallel_for(pool, C, 1, in_fn, &j);
@@ -238,8 +250,10 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             if (!st) cort_parallel_for(pool, M, 1, out_fn, &j);
         }
-        if (!st && act)
-            for (size_t k = 0; k < M; k++) nn_act_apply(act, j.y + k * OH * OW, OH * OW);
+        if (!st && act && tb < tiles) {   /* several blocks: activate once all are written */
+            wino_act_job a = { act, j.y, OH * OW };
+            cort_parallel_for(pool, M, 1, wino_act_run, &a);
+        }
     }
     cort_kernel_scratch_free(ctx, v);
     return st;
