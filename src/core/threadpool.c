@@ -15,17 +15,18 @@ typedef struct job {
     void *arg;
     size_t n, chunks;
     atomic_size_t next, done;
-    atomic_int refs;          /* workers currently inside this job */
 } job;
 
 struct cort_pool {
     int threads;
     pthread_t *tids;
     int n_started;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;       /* only for sleeping and waking workers */
     pthread_cond_t cv;
-    atomic_uint gen;
-    job *cur;                 /* guarded by mu */
+    atomic_uint gen;          /* bumped once per dispatched job */
+    _Atomic(job *) cur;       /* the job being dispatched, or NULL */
+    atomic_int active;        /* workers that may be looking at cur */
+    atomic_int sleepers;      /* workers waiting on cv */
     atomic_int stop;
     pthread_mutex_t dispatch; /* one parallel_for at a time; others run inline */
 };
@@ -46,25 +47,29 @@ static void run_chunks(job *j) {
     }
 }
 
+/* A worker joins a job without locks: it announces itself in `active` before reading `cur`, and
+ * the dispatcher clears `cur` before waiting for `active` to drain, so a worker either sees the
+ * job while the dispatcher still waits for it, or sees NULL (all seq_cst). */
 static void *worker_main(void *p) {
     cort_pool *pool = p;
     unsigned seen = 0;
     for (;;) {
-        for (int i = 0; i < SPIN_ROUNDS; i++) {
-            if (atomic_load_explicit(&pool->gen, memory_order_acquire) != seen || atomic_load(&pool->stop)) break;
-            cpu_relax();
+        int spins = 0;
+        while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop)) {
+            if (++spins < SPIN_ROUNDS) { cpu_relax(); continue; }
+            pthread_mutex_lock(&pool->mu);
+            atomic_fetch_add(&pool->sleepers, 1);
+            while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop)) pthread_cond_wait(&pool->cv, &pool->mu);
+            atomic_fetch_sub(&pool->sleepers, 1);
+            pthread_mutex_unlock(&pool->mu);
+            spins = 0;
         }
-        pthread_mutex_lock(&pool->mu);
-        while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop)) pthread_cond_wait(&pool->cv, &pool->mu);
-        if (atomic_load(&pool->stop)) { pthread_mutex_unlock(&pool->mu); return NULL; }
+        if (atomic_load(&pool->stop)) return NULL;
         seen = atomic_load(&pool->gen);
-        job *j = pool->cur;
-        if (j) atomic_fetch_add(&j->refs, 1);
-        pthread_mutex_unlock(&pool->mu);
-        if (j) {
-            run_chunks(j);
-            atomic_fetch_sub_explicit(&j->refs, 1, memory_order_release);
-        }
+        atomic_fetch_add(&pool->active, 1);
+        job *j = atomic_load(&pool->cur);
+        if (j) run_chunks(j);
+        atomic_fetch_sub(&pool->active, 1);
     }
 }
 
@@ -87,6 +92,9 @@ cort_status *cort_pool_create(int threads, cort_pool **out) {
     pthread_cond_init(&pool->cv, NULL);
     pthread_mutex_init(&pool->dispatch, NULL);
     atomic_init(&pool->gen, 0);
+    atomic_init(&pool->cur, NULL);
+    atomic_init(&pool->active, 0);
+    atomic_init(&pool->sleepers, 0);
     atomic_init(&pool->stop, 0);
     if (threads > 1) {
         pool->tids = cort_calloc((size_t)threads - 1, sizeof *pool->tids);
@@ -135,20 +143,23 @@ void cort_parallel_for(cort_pool *pool, size_t n, size_t grain, cort_range_fn fn
     j.chunks = chunks < maxc ? chunks : maxc;
     atomic_init(&j.next, 0);
     atomic_init(&j.done, 0);
-    atomic_init(&j.refs, 0);
-    pthread_mutex_lock(&pool->mu);
-    pool->cur = &j;
-    atomic_fetch_add_explicit(&pool->gen, 1, memory_order_release);
-    pthread_cond_broadcast(&pool->cv);
-    pthread_mutex_unlock(&pool->mu);
+    atomic_store(&pool->cur, &j);
+    atomic_fetch_add(&pool->gen, 1);
+    if (atomic_load(&pool->sleepers) > 0) {   /* a worker that went to sleep re-checks gen under mu */
+        pthread_mutex_lock(&pool->mu);
+        pthread_cond_broadcast(&pool->cv);
+        pthread_mutex_unlock(&pool->mu);
+    }
     run_chunks(&j);
     for (unsigned spins = 0; atomic_load_explicit(&j.done, memory_order_acquire) < j.chunks; spins++) {
         if (spins < 1000) cpu_relax();
         else sched_yield();
     }
-    pthread_mutex_lock(&pool->mu);
-    pool->cur = NULL;
-    pthread_mutex_unlock(&pool->mu);
-    while (atomic_load_explicit(&j.refs, memory_order_acquire) > 0) sched_yield();
+    /* j lives on this stack: no worker may still hold it when we return */
+    atomic_store(&pool->cur, NULL);
+    for (unsigned spins = 0; atomic_load(&pool->active) > 0; spins++) {
+        if (spins < 1000) cpu_relax();
+        else sched_yield();
+    }
     pthread_mutex_unlock(&pool->dispatch);
 }
