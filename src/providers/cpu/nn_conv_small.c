@@ -56,6 +56,35 @@ static void im2col_small(const nn_geom *g, size_t C, const float *x, float *col)
             }
 }
 
+typedef struct small_out_job {
+    const float *yt;      /* [P][M] */
+    const float *bias, *sum;
+    const nn_act *act;
+    float *y;             /* [M][P] */
+    size_t P, M;
+} small_out_job;
+
+/* Y[m][p] = act(Yt[p][m] + bias[m] + sum[m][p]) for channel blocks [begin, end) of 16: 16x16
+ * tiles, so both sides are read and written in runs of 16 floats. */
+static void small_out_run(void *arg, size_t begin, size_t end) {
+    const small_out_job *j = arg;
+    const size_t P = j->P, M = j->M;
+    for (size_t blk = begin; blk < end; blk++) {
+        const size_t m0 = blk * 16, m1 = m0 + 16 < M ? m0 + 16 : M;
+        for (size_t p0 = 0; p0 < P; p0 += 16) {
+            const size_t p1 = p0 + 16 < P ? p0 + 16 : P;
+            for (size_t m = m0; m < m1; m++) {
+                float *ym = j->y + m * P;
+                const float b = j->bias ? j->bias[m] : 0.0f;
+                for (size_t p = p0; p < p1; p++) ym[p] = j->yt[p * M + m] + b;
+                if (j->sum)
+                    for (size_t p = p0; p < p1; p++) ym[p] += j->sum[m * P + p];
+            }
+        }
+        for (size_t m = m0; m < m1; m++) nn_act_apply(j->act, j->y + m * P, P);
+    }
+}
+
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
                                const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
                                float *y, cort_kernel_ctx *ctx) {
@@ -77,17 +106,8 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
         nn_gemm_opts o = { NULL, wt, NULL, NULL, ctx };
         st = nn_sgemm_opt(pool, wt->k, P, M, K, 1.0f, pointwise ? xn : col, P, 1, &b, 0.0f, yt, M, &o);
         if (st) break;
-        float *yn = y + n * M * P;
-        const float *rn = sum ? sum + n * M * P : NULL;
-        for (size_t m0 = 0; m0 < M; m0 += 16) {   /* 16 channels at a time: yt rows read as short runs */
-            const size_t m1 = m0 + 16 < M ? m0 + 16 : M;
-            for (size_t p = 0; p < P; p++) {
-                const float *src = yt + p * M;
-                for (size_t m = m0; m < m1; m++)
-                    yn[m * P + p] = src[m] + (bias ? bias[m] : 0.0f) + (rn ? rn[m * P + p] : 0.0f);
-            }
-            for (size_t m = m0; m < m1; m++) nn_act_apply(act, yn + m * P, P);
-        }
+        small_out_job oj = { yt, bias, sum ? sum + n * M * P : NULL, act, y + n * M * P, P, M };
+        cort_parallel_for(P * M < 16384 ? NULL : pool, (M + 15) / 16, 1, small_out_run, &oj);
     }
     cort_kernel_scratch_free(ctx, scratch);
     return st;
