@@ -129,15 +129,24 @@ static size_t tap_offset(const ind_geom *q, size_t c, size_t kh, size_t kw) {
     return (c * 4 + ph) * q->plane + (r >> 1) * q->Wp + (s >> 1);
 }
 
+/* Whether the panel of virtual columns [c0, c0 + cols) lies inside the valid part of one output
+ * row: then the kernel writes it straight into Y (no compaction); *y_off = its offset in a plane. */
+static int panel_direct(const ind_geom *q, size_t c0, size_t cols, size_t *y_off) {
+    const size_t oh = c0 / q->Wp, ow = c0 % q->Wp;
+    if (ow + cols > q->OW) return 0;
+    *y_off = oh * q->OW + ow;
+    return 1;
+}
+
 static void ind_run(void *arg, size_t begin, size_t end) {
     const ind_job *j = arg;
     const ind_geom *q = j->q;
     const nn_gemm_kernel *k = j->w->k;
-    const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr;
+    const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
     const float *rows[NN_GEMM_KC];
-    /* with a residual the activation must wait for it (compaction adds it) */
-    const int in_kernel = j->act && !j->sum && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
-                                                j->act->kind == CORT_ACT_HARD_SWISH);
+    /* the kernel adds the residual (c_add) and applies these activations on its registers */
+    const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
+                                   j->act->kind == CORT_ACT_HARD_SWISH);
     for (size_t t = begin; t < end; t++) {
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
         const size_t q0 = t % j->tasks_n * IND_BLOCK_PANELS * nr;
@@ -161,41 +170,60 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     bias = bias_pad;
                 }
                 for (size_t c0 = q0; c0 < q1; c0 += nr) {
+                    const size_t cols = q1 - c0 < nr ? q1 - c0 : nr;
+                    size_t yo = 0;
+                    const int direct = panel_direct(q, c0, cols, &yo);
                     nn_ukr_args u;
                     memset(&u, 0, sizeof u);
                     u.kc = kc;
                     u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
                     u.b_ind = rows; u.b_off = c0;
-                    u.c = j->cv + r0 * q->ncols + c0; u.ldc = q->ncols;
                     u.bias = bias;
-                    u.rows = nrows; u.cols = q1 - c0 < nr ? q1 - c0 : nr;
+                    u.rows = nrows; u.cols = cols;
                     u.accumulate = k0 > 0;
-                    if (last && in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+                    if (direct) {
+                        u.c = j->y + r0 * plane + yo; u.ldc = plane;
+                        if (last && j->sum) u.c_add = j->sum + r0 * plane + yo;
+                        if (last && reg_act) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+                    } else {
+                        /* straddles two rows: into the virtual output, compacted below */
+                        u.c = j->cv + r0 * q->ncols + c0; u.ldc = q->ncols;
+                        if (last && reg_act && !j->sum) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+                    }
                     k->ukr(&u);
+                    if (direct && last && j->act && !reg_act)
+                        for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
                 }
             }
         }
-        /* compact the block's valid columns into Y (and apply the activations the kernel did not) */
-        for (size_t m = ip0 * mr; m < q->M && m < ip1 * mr; m++) {
-            const float *src = j->cv + m * q->ncols;
-            float *ym = j->y + m * q->OH * q->OW;
-            size_t v = q0;
-            while (v < q1) {
-                const size_t oh = v / q->Wp, ow = v % q->Wp;
-                size_t run = q->Wp - ow;
-                if (run > q1 - v) run = q1 - v;
-                if (ow < q->OW) {
-                    const size_t n = q->OW - ow < run ? q->OW - ow : run;
-                    float *d = ym + oh * q->OW + ow;
-                    if (j->sum) {
-                        const float *r = j->sum + m * q->OH * q->OW + oh * q->OW + ow;
-                        for (size_t e = 0; e < n; e++) d[e] = src[v + e] + r[e];
-                    } else {
-                        memcpy(d, src + v, n * sizeof(float));
+        /* compact the straddling panels' valid columns into Y (adding the residual and applying the
+         * activations the kernel did not) */
+        const int act_done = reg_act && !j->sum;
+        for (size_t c0 = q0; c0 < q1; c0 += nr) {
+            const size_t cols = q1 - c0 < nr ? q1 - c0 : nr, pe = c0 + cols;
+            size_t yo;
+            if (panel_direct(q, c0, cols, &yo)) continue;
+            for (size_t m = ip0 * mr; m < q->M && m < ip1 * mr; m++) {
+                const float *src = j->cv + m * q->ncols;
+                float *ym = j->y + m * plane;
+                size_t v = c0;
+                while (v < pe) {
+                    const size_t oh = v / q->Wp, ow = v % q->Wp;
+                    size_t run = q->Wp - ow;
+                    if (run > pe - v) run = pe - v;
+                    if (ow < q->OW) {
+                        const size_t n = q->OW - ow < run ? q->OW - ow : run;
+                        float *d = ym + oh * q->OW + ow;
+                        if (j->sum) {
+                            const float *r = j->sum + m * plane + oh * q->OW + ow;
+                            for (size_t e = 0; e < n; e++) d[e] = src[v + e] + r[e];
+                        } else {
+                            memcpy(d, src + v, n * sizeof(float));
+                        }
+                        if (!act_done) nn_act_apply(j->act, d, n);
                     }
-                    if (!in_kernel) nn_act_apply(j->act, d, n);
+                    v += run;
                 }
-                v += run;
             }
         }
     }
