@@ -108,6 +108,18 @@ typedef struct gemm_job {
 } gemm_job;
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Block size (in panels) splitting n panels into threads..3*threads tasks so that the busiest
+ * thread's share, ceil(tasks / threads) * block, is smallest; ties go to fewer, larger tasks
+ * (each task re-reads the shared operand). 22 panels on 2 threads: 2 tasks of 11, not 6 of 4. */
+static size_t balanced_block(size_t n, size_t threads) {
+    size_t best = div_up(n, threads), best_cost = SIZE_MAX;
+    for (size_t t = threads; t <= 3 * threads && t <= n; t++) {
+        const size_t b = div_up(n, t), tasks = div_up(n, b), cost = div_up(tasks, threads) * b;
+        if (cost < best_cost) { best_cost = cost; best = b; }
+    }
+    return best ? best : 1;
+}
 static size_t slice_len(size_t K, size_t k0) { return K - k0 < NN_KC ? K - k0 : NN_KC; }
 
 static void job_pack_a(void *arg, size_t begin, size_t end) {
@@ -463,18 +475,18 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         j.bm = j.mpanels;
         /* B read in place needs no L2-sized column blocks; packed B does */
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
-        if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = div_up(j.npanels, 3 * threads);
+        if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
-         * (~2 us, the time to pack ~8K floats); one thread has no barrier, so it packs A once for all
+         * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it packs A once for all
          * its column blocks */
         const double repacks = (double)div_up(j.npanels, j.bn) / (double)threads - 1.0;
         j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS &&
-                                                 repacks * (double)M * (double)K < 8192.0);
+                                                 repacks * (double)M * (double)K < 32768.0);
     } else {
         j.pack_a_in_task = 1;
         j.bn = j.npanels;
         j.bm = div_up(NN_BLOCK_ROWS, mr);
-        if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = div_up(j.mpanels, 3 * threads);
+        if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = balanced_block(j.mpanels, threads);
     }
     /* operands read in place only need their edge panel packed: cheaper per task than a barrier */
     if (j.a_direct) j.pack_a_in_task = 1;
