@@ -477,8 +477,8 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
-         * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it packs A once for all
-         * its column blocks */
+         * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it
+         * packs A once for all its column blocks */
         const double repacks = (double)div_up(j.npanels, j.bn) / (double)threads - 1.0;
         j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS &&
                                                  repacks * (double)M * (double)K < 32768.0);
