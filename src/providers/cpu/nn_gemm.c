@@ -11,6 +11,7 @@
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
 #define NN_MAX_MR 16
+#define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
 #define NN_SWEEP_PANELS 8      /* B panels swept per A panel in the rows-outer order (L1 resident) */
 
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16, 0 };
@@ -206,8 +207,11 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
         if (j->k->edge) u.c_add = sum;
         const int sum_after = sum && !j->k->edge;
         /* Relu/Clip/LeakyRelu (and HardSwish on the edge-capable kernel) run on the accumulators */
+        /* Sigmoid/HardSigmoid/SiLU too when K is short: then the pass over C would cost as much as
+         * the product (measured slower for long K) */
         int in_kernel = t->last && j->act && !sum_after &&
-                        (j->act->kind <= CORT_ACT_LEAKY_RELU || (j->k->edge && j->act->kind == CORT_ACT_HARD_SWISH));
+                        (j->act->kind <= CORT_ACT_LEAKY_RELU ||
+                         (j->k->edge && (j->act->kind == CORT_ACT_HARD_SWISH || j->K <= NN_SHORT_K_ACT)));
         if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
         j->k->ukr(&u);
         if (sum_after)

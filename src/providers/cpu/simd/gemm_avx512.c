@@ -2,7 +2,9 @@
  * k step, broadcasts of A. Edge tiles (fewer rows or columns) are computed by narrower variants of
  * the same body and stored with masks straight into C, so a 4-row or 16-column remainder costs a
  * third or a half of a full tile instead of a whole one plus a copy. */
+#define NN_ACT_VEC_INLINE 1
 #include "gemm_ukernels.h"
+#include "act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
 
@@ -43,7 +45,10 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
                 c##i##0 = _mm512_add_ps(c##i##0, _mm512_maskz_loadu_ps(m0, ai));       \
                 if (W > 1) c##i##1 = _mm512_add_ps(c##i##1, _mm512_maskz_loadu_ps(m1, ai + 16)); \
             }                                                                          \
-            if (act) {                                                                 \
+            if (act && XACT) {                                                         \
+                c##i##0 = nn_act512(act, c##i##0, vlo, vhi);                           \
+                if (W > 1) c##i##1 = nn_act512(act, c##i##1, vlo, vhi);                \
+            } else if (act) {                                                          \
                 c##i##0 = nn_act16(c##i##0, act, vlo, vhi);                            \
                 if (W > 1) c##i##1 = nn_act16(c##i##1, act, vlo, vhi);                 \
             }                                                                          \
@@ -53,7 +58,7 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
     } while (0)
 
 static inline __attribute__((always_inline, target("avx512f"))) void
-ukr_body(const nn_ukr_args *args, const int R, const int W, size_t rows, __mmask16 m0, __mmask16 m1) {
+ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size_t rows, __mmask16 m0, __mmask16 m1) {
     NN_INIT(0); NN_INIT(1); NN_INIT(2); NN_INIT(3); NN_INIT(4); NN_INIT(5);
     NN_INIT(6); NN_INIT(7); NN_INIT(8); NN_INIT(9); NN_INIT(10); NN_INIT(11);
     const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;
@@ -106,27 +111,48 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, size_t rows, __mmask
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
 }
 
-#define NN_VARIANT(R, W)                                                                            \
-    static __attribute__((noinline, target("avx512f"))) void ukr_##R##x##W(const nn_ukr_args *args, \
-                                                                            size_t rows, __mmask16 m0, __mmask16 m1) { \
-        ukr_body(args, R, W, rows, m0, m1);                                                         \
+#define NN_VARIANT(R, W, X, NAME)                                                                   \
+    static __attribute__((noinline, target("avx512f"))) void NAME(const nn_ukr_args *args, size_t rows,  \
+                                                                  __mmask16 m0, __mmask16 m1) {         \
+        ukr_body(args, R, W, X, rows, m0, m1);                                                      \
     }
-NN_VARIANT(4, 1)
-NN_VARIANT(8, 1)
-NN_VARIANT(12, 1)
-NN_VARIANT(4, 2)
-NN_VARIANT(8, 2)
-NN_VARIANT(12, 2)
+NN_VARIANT(4, 1, 0, ukr_4x1)
+NN_VARIANT(8, 1, 0, ukr_8x1)
+NN_VARIANT(12, 1, 0, ukr_12x1)
+NN_VARIANT(4, 2, 0, ukr_4x2)
+NN_VARIANT(8, 2, 0, ukr_8x2)
+NN_VARIANT(12, 2, 0, ukr_12x2)
+/* Sigmoid / HardSigmoid / SiLU on the accumulators: separate copies so the common kernels keep
+ * their code (nn_gemm uses these only for short K, where a second pass would cost more) */
+NN_VARIANT(4, 1, 1, ukr_x_4x1)
+NN_VARIANT(8, 1, 1, ukr_x_8x1)
+NN_VARIANT(12, 1, 1, ukr_x_12x1)
+NN_VARIANT(4, 2, 1, ukr_x_4x2)
+NN_VARIANT(8, 2, 1, ukr_x_8x2)
+NN_VARIANT(12, 2, 1, ukr_x_12x2)
 
 __attribute__((target("avx512f")))
 void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
     const size_t rows = args->rows ? args->rows : 12, cols = args->cols ? args->cols : 32;
-    if (rows == 12 && cols == 32) {
-        ukr_body(args, 12, 2, 12, 0xffff, 0xffff);
+    const int xact = args->act >= NN_ACT_KIND_SIGMOID && args->act <= NN_ACT_KIND_SILU;
+    if (rows == 12 && cols == 32 && !xact) {
+        ukr_body(args, 12, 2, 0, 12, 0xffff, 0xffff);
         return;
     }
     const __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+    if (xact) {
+        if (cols <= 16) {
+            if (rows <= 4) ukr_x_4x1(args, rows, m0, m1);
+            else if (rows <= 8) ukr_x_8x1(args, rows, m0, m1);
+            else ukr_x_12x1(args, rows, m0, m1);
+        } else {
+            if (rows <= 4) ukr_x_4x2(args, rows, m0, m1);
+            else if (rows <= 8) ukr_x_8x2(args, rows, m0, m1);
+            else ukr_x_12x2(args, rows, m0, m1);
+        }
+        return;
+    }
     if (cols <= 16) {
         if (rows <= 4) ukr_4x1(args, rows, m0, m1);
         else if (rows <= 8) ukr_8x1(args, rows, m0, m1);
