@@ -146,7 +146,7 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     const float *rows[NN_GEMM_KC];
     /* the kernel adds the residual (c_add) and applies these activations on its registers */
     const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
-                                   j->act->kind == CORT_ACT_HARD_SWISH);
+                                   j->act->kind == CORT_ACT_HARD_SWISH || q->K <= 64 /* stems: SiLU too */);
     for (size_t t = begin; t < end; t++) {
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
         const size_t q0 = t % j->tasks_n * IND_BLOCK_PANELS * nr;
