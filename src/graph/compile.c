@@ -328,7 +328,7 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
             cort_free(in);
             return NULL;
         }
-    cort_exec ex = { NULL, NULL, 0, NULL, NULL };
+    cort_exec ex = { NULL, NULL, 0, NULL, NULL, NULL, NULL };
     cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs, NULL, 0, NULL, &ex };
     cort_status *st = n->op->run(&ctx);
     cort_value_release(dummy);
@@ -447,6 +447,55 @@ static cort_status *fuse_residual_adds(cort_graph *g) {
         g->skip[j] = 1;
     }
     return NULL;
+}
+
+/* Concat whose inputs are each the single-use output of its own producer that can write into a
+ * view (Conv), along an axis with only 1s before it (so each input is one contiguous slice of
+ * the output), all shapes static: the producers write straight into the Concat's output. */
+static void plan_inplace_concats(cort_graph *g) {
+    for (size_t c = 0; c < g->n_nodes; c++) {
+        cort_node *n = &g->nodes[c];
+        if (g->skip[c] || n->domain[0] || strcmp(n->op_type, "Concat") || n->n_inputs < 2 || n->n_outputs != 1 ||
+            n->out_slot[0] < 0 || n->opset < 4)
+            continue;
+        const cort_tinfo *o = &g->slot_info[n->out_slot[0]];
+        if (o->kind != CORT_VKIND_TENSOR || o->elem != CORT_TYPE_FLOAT || o->rank < 1) continue;
+        int64_t axis = cort_attr_int(n, "axis", 0);
+        if (axis < 0) axis += o->rank;
+        if (axis < 0 || axis >= o->rank) continue;
+        int ok = 1;
+        for (int d = 0; d < o->rank; d++) ok &= o->dims[d] >= 0 && (d >= axis || o->dims[d] == 1);
+        size_t inner = 1;
+        for (int d = (int)axis + 1; d < o->rank; d++) inner *= (size_t)o->dims[d];
+        size_t prod[64];
+        if (!ok || n->n_inputs > 64) continue;
+        int64_t along = 0;
+        for (size_t k = 0; k < n->n_inputs && ok; k++) {
+            const int32_t s = n->in_slot[k];
+            size_t first = 0;
+            ok = s >= 0 && !is_graph_output(g->ir, g->slot_names[s]) && consumers(g, s, &first) == 1;
+            for (size_t q = 0; q < k && ok; q++) ok = n->in_slot[q] != s;
+            const cort_tinfo *t = ok ? &g->slot_info[s] : NULL;
+            ok = ok && t->kind == CORT_VKIND_TENSOR && t->elem == CORT_TYPE_FLOAT && t->rank == o->rank;
+            for (int d = 0; ok && d < o->rank; d++) ok = t->dims[d] >= 0 && (d == axis || t->dims[d] == o->dims[d]);
+            size_t p = c;
+            for (size_t i = 0; ok && i < c; i++)
+                if (!g->skip[i] && g->nodes[i].n_outputs == 1 && g->nodes[i].out_slot[0] == s) p = i;
+            ok = ok && p < c && g->nodes[p].op && (g->nodes[p].op->flags & CORT_OP_OUTPUT_VIEW) &&
+                 !g->nodes[p].has_out_view && g->nodes[p].provider && !strcmp(g->nodes[p].provider, "cpu");
+            if (ok) { prod[k] = p; along += t->dims[axis]; }
+        }
+        if (!ok || along != o->dims[axis]) continue;
+        size_t off = 0;
+        for (size_t k = 0; k < n->n_inputs; k++) {
+            cort_node *p = &g->nodes[prod[k]];
+            p->has_out_view = 1;
+            p->out_view_slot = n->out_slot[0];
+            p->out_view_offset = off;
+            off += (size_t)g->slot_info[n->in_slot[k]].dims[axis] * inner;
+        }
+        n->concat_inplace = 1;
+    }
 }
 
 /* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
@@ -818,6 +867,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if ((st = cort_graph_fuse_patterns(g))) goto error;
         if ((st = fuse_residual_adds(g))) goto error;
         fuse_activations(g);
+        if (!opts->n_providers) plan_inplace_concats(g);
     }
     for (size_t p = 0; p < opts->n_providers; p++)
         if (opts->providers[p].vt->partition &&

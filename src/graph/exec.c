@@ -7,11 +7,44 @@
 
 #define MAX_SUBGRAPH_DEPTH 64
 
+/* Output 0 of a node feeding an in-place Concat: a view into the Concat's output (allocated by the
+ * first of its producers to run). Returns NULL (and the caller allocates normally) if the shape
+ * asked for is not the one planned at creation. */
+static cort_value *concat_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank) {
+    const cort_node *n = ctx->node;
+    cort_exec *ex = ctx->exec;
+    if (!ex || !ex->values || !ex->graph || ex->graph != n->graph || type != CORT_TYPE_FLOAT) return NULL;
+    const cort_tinfo *mine = &n->graph->slot_info[n->out_slot[0]], *whole = &n->graph->slot_info[n->out_view_slot];
+    if ((size_t)mine->rank != rank) return NULL;
+    for (size_t d = 0; d < rank; d++)
+        if (mine->dims[d] != dims[d]) return NULL;
+    cort_value *base = ex->values[n->out_view_slot];
+    if (!base) {
+        cort_status *st = ex->cache ? cort_bufcache_tensor(ex->cache, CORT_TYPE_FLOAT, whole->dims, (size_t)whole->rank, &base)
+                                    : cort_tensor_alloc(CORT_TYPE_FLOAT, whole->dims, (size_t)whole->rank, &base);
+        if (st) { cort_status_free(st); return NULL; }
+        ex->values[n->out_view_slot] = base;
+    }
+    size_t count = 1;
+    for (size_t d = 0; d < rank; d++) count *= (size_t)dims[d];
+    if (base->type != CORT_TYPE_FLOAT || n->out_view_offset + count > base->count) return NULL;
+    cort_value *v = NULL;
+    cort_status *st = cort_kernel_view(ctx, CORT_TYPE_FLOAT, dims, rank, (float *)base->data + n->out_view_offset, base, &v);
+    if (st) { cort_status_free(st); return NULL; }
+    return v;
+}
+
 cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
                                 cort_value **out) {
     if (i >= ctx->n_outputs)
         return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "kernel asked for output %zu of %zu", i, ctx->n_outputs);
     cort_value *v = NULL;
+    if (i == 0 && ctx->node->has_out_view && (v = concat_view(ctx, type, dims, rank))) {
+        cort_value_release(ctx->outputs[i]);
+        ctx->outputs[i] = v;
+        *out = v;
+        return NULL;
+    }
     cort_status *st = ctx->exec && ctx->exec->cache ? cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, &v)
                                                     : cort_tensor_alloc(type, dims, rank, &v);
     if (st) {
@@ -28,6 +61,13 @@ cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_
                               cort_value *base, cort_value **out) {
     if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_view(ctx->exec->cache, type, dims, rank, data, base, out);
     return cort_tensor_view(type, dims, rank, data, base, out);
+}
+
+cort_value *cort_kernel_planned_output(cort_kernel_ctx *ctx) {
+    const cort_node *n = ctx->node;
+    if (!ctx->exec || !ctx->exec->values || ctx->exec->graph != n->graph || n->n_outputs < 1 || n->out_slot[0] < 0)
+        return NULL;
+    return ctx->exec->values[n->out_slot[0]];
 }
 
 void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
@@ -74,6 +114,10 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
     cort_value **values = ex->cache ? cort_bufcache_get(ex->cache, values_bytes) : cort_malloc(values_bytes);
     if (!values) return cort_error_oom();
     memset(values, 0, values_bytes);
+    cort_value **saved_values = ex->values;
+    const cort_graph *saved_graph = ex->graph;
+    ex->values = values;
+    ex->graph = g;
     cort_value **in = values + g->n_slots, **outs = in + max_io, **impl = outs + max_io;
 
     for (size_t s = 0; s < g->n_slots; s++)
@@ -153,6 +197,8 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
         outputs[i] = cort_value_retain(values[g->output_slots[i]]);
     }
 done:
+    ex->values = saved_values;
+    ex->graph = saved_graph;
     for (size_t s = 0; s < g->n_slots; s++) cort_value_release(values[s]);
     if (ex->cache) cort_bufcache_put(ex->cache, values);
     else cort_free(values);
@@ -191,7 +237,7 @@ cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, co
     cort_value *outer_stack[16], **outer = outer_stack;
     if (g->n_outer > 16 && !(outer = cort_calloc(g->n_outer, sizeof *outer))) return cort_error_oom();
     for (size_t i = 0; i < g->n_outer; i++) outer[i] = ctx->implicit[g->outer_index[i]];
-    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL, NULL };
+    cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL, NULL, NULL, NULL };
     sub.profile = NULL;   /* counters index top-level nodes only */
     sub.depth++;
     cort_status *st = cort_graph_execute(&sub, g, inputs, outer, outputs);

@@ -52,6 +52,8 @@ struct cort_exec {
     int depth;                        /* subgraph nesting, to bound recursion */
     struct cort_bufcache *cache;      /* session's recycling cache for outputs and scratch, or NULL */
     _Atomic uint64_t *profile;        /* top-level graph only: 2 counters per node (ns, count), or NULL */
+    cort_value **values;              /* the running graph's value slots (set by cort_graph_execute) */
+    const struct cort_graph *graph;
 };
 
 /* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new

@@ -53,6 +53,12 @@ typedef struct cort_node {
     /* A following Add fused into this node (ops with CORT_OP_FUSES_SUM): input index of the addend,
      * appended after the op's own inputs, or 0 when there is none. */
     size_t      sum_input;
+    /* In-place Concat (level 2): this node's output 0 is a view at element out_view_offset of the
+     * value in slot out_view_slot (the Concat's output), created by the executor on first use; the
+     * Concat (concat_inplace) then finds its inputs already in place and copies nothing. */
+    int         has_out_view, concat_inplace;
+    int32_t     out_view_slot;
+    size_t      out_view_offset;
     size_t      index;             /* position in execution order */
 } cort_node;
 
@@ -94,6 +100,7 @@ void cort_apply_activation(const cort_node *node, float *y, size_t n);
 #define CORT_OP_FUSES_ACTIVATION 1u   /* run applies node->act to its output 0 */
 #define CORT_OP_FUSES_SILU       2u   /* ... including CORT_ACT_SILU (x * sigmoid(x), from Sigmoid + Mul) */
 #define CORT_OP_FUSES_SUM        4u   /* run adds input node->sum_input (same shape as output 0) before node->act */
+#define CORT_OP_OUTPUT_VIEW      8u   /* run allocates output 0 once through cort_kernel_output (may get a view) */
 
 struct cort_op_def {
     const char *name;
@@ -149,6 +156,9 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
 cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
                               cort_value *base, cort_value **out);
 /* Stores a value as output i, taking over one reference (e.g. a retained input for Identity). */
+/* The value the executor already holds in this node's output slot 0 (an in-place Concat's buffer,
+ * written by its producers), or NULL. Borrowed. */
+cort_value *cort_kernel_planned_output(cort_kernel_ctx *ctx);
 void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value);
 /* Whether the run was asked to stop; long kernels check this at chunk boundaries and return
  * cort_kernel_cancelled_status(ctx). */

@@ -166,7 +166,7 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
     {
         cort_run_options *ro = (cort_run_options *)run_options;
         cort_run_options_retain_internal(ro);
-        cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0, session->cache, session->profile };
+        cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0, session->cache, session->profile, NULL, NULL };
         st = cort_graph_execute(&ex, g, fed, NULL, results);
         cort_run_options_free(ro);
     }

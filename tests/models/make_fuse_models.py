@@ -67,10 +67,12 @@ class B:
         a = self.op("Add", [self.const(np.float32(1.0), "one"), e])
         return self.op("Mul", [self.op("Mul", [h, a]), self.const(np.float32(half), "half")])
 
-    def save(self, fname, outputs, opset=14, in_shape=(1, S, D), check=True):
+    def save(self, fname, outputs, opset=14, in_shape=(1, S, D), check=True, out_shapes=None):
+        out_shapes = out_shapes or [list(in_shape)] * len(outputs)
         g = helper.make_graph(self.nodes, fname.replace(".onnx", ""),
                               [helper.make_tensor_value_info("x", T.FLOAT, list(in_shape))],
-                              [helper.make_tensor_value_info(o, T.FLOAT, list(in_shape)) for o in outputs], self.inits)
+                              [helper.make_tensor_value_info(o, T.FLOAT, sh) for o, sh in zip(outputs, out_shapes)],
+                              self.inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="cort-tests")
         m.ir_version = 8
         if check:   # onnx 1.12's checker predates opset 18's ReduceMean(data, axes)
@@ -165,3 +167,19 @@ self_add = b.op("Add", [c5, c5])                                       # addend 
 c6 = conv(b, self_add, 8, 8, 3)
 y = b.op("Add", [c6, self_add])                                        # c6 is also a graph output: kept
 b.save("fuse_conv_epilogue.onnx", [y, c6], in_shape=(1, 8, 5, 5))
+
+# In-place Concat (src/graph/compile.c): fire-module branches written straight into the concat
+# output, plus near misses that must copy (an input also used elsewhere, the graph input itself,
+# a concat along an axis with a non-1 dimension before it)
+b = B()
+sq = b.op("Relu", [conv(b, "x", 8, 4, 1)])
+e1 = b.op("Relu", [conv(b, sq, 4, 6, 1)])
+e3 = b.op("Relu", [conv(b, sq, 4, 6, 3)])
+cat = b.op("Concat", [e1, e3], axis=1)                                  # planned in place
+c2 = conv(b, cat, 12, 8, 1)
+reused = conv(b, cat, 12, 8, 3)
+cat2 = b.op("Concat", [c2, reused, "x"], axis=-3)                       # "x" is a graph input: copies
+side = b.op("Mul", [reused, reused])                                   # reused has 2 consumers
+cat3 = b.op("Concat", [conv(b, cat2, 24, 8, 1), conv(b, cat2, 24, 8, 1)], axis=2)   # axis 2: copies
+y = b.op("Add", [b.op("ReduceMean", [cat3], axes=[2], keepdims=1), b.op("ReduceMean", [side], axes=[2], keepdims=1)])
+b.save("fuse_concat.onnx", [y, cat], in_shape=(1, 8, 5, 5), out_shapes=[[1, 8, 1, 5], [1, 12, 5, 5]])

@@ -528,7 +528,7 @@ done:
 const cort_op_def nn_op_conv = {
     .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
-    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU | CORT_OP_FUSES_SUM };
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU | CORT_OP_FUSES_SUM | CORT_OP_OUTPUT_VIEW };
 const cort_op_def nn_op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,

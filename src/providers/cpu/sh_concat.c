@@ -77,6 +77,22 @@ static cort_status *concat_run(cort_kernel_ctx *ctx) {
                                    sh_dims_str(first->shape, r, b2, sizeof b2), (long long)axis);
         out_dims[axis] += in->shape[axis];
     }
+    /* planned in place: when every input already sits at its place in the output, nothing to copy */
+    if (ctx->node->concat_inplace && ctx->exec) {
+        cort_value *base = cort_kernel_planned_output(ctx);
+        int in_place = base && base->type == first->type && base->rank == r;
+        for (size_t d = 0; in_place && d < r; d++) in_place = base->shape[d] == out_dims[d];
+        size_t off = 0;
+        for (size_t i = 0; in_place && i < ctx->n_inputs; i++) {
+            const cort_value *in = ctx->inputs[i];
+            in_place = (const char *)in->data == (const char *)base->data + off;
+            off += in->bytes;
+        }
+        if (in_place) {
+            cort_kernel_set_output(ctx, 0, cort_value_retain(base));
+            return NULL;
+        }
+    }
     CORT_TRY(cort_kernel_output(ctx, 0, first->type, out_dims, r, &out));
     const size_t es = sh_esize(first->type);
     int64_t out_strides[CORT_MAX_RANK];
