@@ -109,6 +109,11 @@ static void test_models(void) {
         cort_session_release(s);
         /* in-place Concat and its near misses give the level-0 outputs */
         check_model(MODEL("fuse_concat.onnx"), 0, 0, 0, threads);
+        /* the addend is computed after the conv: the conv moves next to the Add and takes it */
+        check_model(MODEL("fuse_conv_later.onnx"), 0, 0, 0, threads);
+        s = open_at(MODEL("fuse_conv_later.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "Add") == 0, "conv later: %zu Add at level 2", s ? count_op(s, "Add") : 0);
+        cort_session_release(s);
     }
 }
 

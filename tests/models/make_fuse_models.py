@@ -183,3 +183,12 @@ side = b.op("Mul", [reused, reused])                                   # reused 
 cat3 = b.op("Concat", [conv(b, cat2, 24, 8, 1), conv(b, cat2, 24, 8, 1)], axis=2)   # axis 2: copies
 y = b.op("Add", [b.op("ReduceMean", [cat3], axes=[2], keepdims=1), b.op("ReduceMean", [side], axes=[2], keepdims=1)])
 b.save("fuse_concat.onnx", [y, cat], in_shape=(1, 8, 5, 5), out_shapes=[[1, 8, 1, 5], [1, 12, 5, 5]])
+
+# Residual Add whose other operand is produced after the conv (an FPN's upsampled branch): the conv
+# is moved right before the Add and fused
+b = B()
+c1 = conv(b, "x", 8, 8, 3)
+up = b.op("Relu", [b.op("Mul", ["x", b.const(np.float32(0.5), "h")])])   # produced after c1
+y = b.op("Add", [c1, up])
+y2 = b.op("Add", [conv(b, y, 8, 8, 1), b.op("Sigmoid", [y])])
+b.save("fuse_conv_later.onnx", [y2], in_shape=(1, 8, 5, 5))

@@ -620,5 +620,5 @@ static cort_status *rs_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_resize = { "Resize", "", 10, 19, 0, 0, rs_init, cort_free, rs_infer, rs_run };
+const cort_op_def rd_op_resize = { "Resize", "", 10, 19, 0, 0, rs_init, cort_free, rs_infer, rs_run, CORT_OP_OUTPUT_VIEW };
 const cort_op_def rd_op_upsample = { "Upsample", "", 7, 9, 0, 0, rs_init, cort_free, rs_infer, rs_run };
