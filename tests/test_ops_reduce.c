@@ -94,6 +94,10 @@ static void test_resize(cort_pool *pool) {
     static const struct { int mode, ctm, aa, excl; int64_t in[4], out[4]; } cases[] = {
         {RS_NEAREST, RS_HALF_PIXEL, 0, 0, {1, 3, 16, 16}, {1, 3, 32, 32}},
         {RS_NEAREST, RS_ASYMMETRIC, 0, 0, {2, 2, 9, 7}, {2, 2, 4, 3}},
+        /* integer upsampling: repeated rows are copied, 2x columns doubled */
+        {RS_NEAREST, RS_ASYMMETRIC, 0, 0, {1, 2, 5, 7}, {1, 2, 10, 14}},
+        {RS_NEAREST, RS_ASYMMETRIC, 0, 0, {2, 3, 4, 5}, {2, 3, 12, 10}},
+        {RS_NEAREST, RS_ASYMMETRIC, 0, 0, {1, 1, 3, 33}, {1, 1, 6, 66}},
         {RS_LINEAR, RS_HALF_PIXEL, 0, 0, {1, 3, 16, 16}, {1, 3, 32, 32}},
         {RS_LINEAR, RS_ALIGN_CORNERS, 0, 0, {2, 2, 9, 7}, {2, 2, 5, 11}},
         {RS_LINEAR, RS_HALF_PIXEL, 1, 0, {1, 2, 20, 20}, {1, 2, 7, 9}},

@@ -147,12 +147,14 @@ typedef struct gather_job {
     size_t es;
     size_t in_stride[CORT_MAX_RANK];
     const void *extrap;       /* element bytes of extrapolation_value */
+    int rep2;                 /* the last axis doubles every element (idx[w] == w / 2): 2x upsampling */
 } gather_job;
 
 static void gather_rows(void *arg, size_t begin, size_t end) {
     const gather_job *j = arg;
     size_t r = j->p->rank, last = r - 1, W = (size_t)j->p->out[last], es = j->es;
     const rs_axis *la = &j->ax[last];
+    size_t prev_base = SIZE_MAX;
     for (size_t row = begin; row < end; row++) {
         size_t rem = row, base = 0;
         int out_any = 0;
@@ -164,10 +166,21 @@ static void gather_rows(void *arg, size_t begin, size_t end) {
         }
         uint8_t *yr = j->y + row * W * es;
         const uint8_t *xr = j->x + base * es;
+        if (!out_any && !la->outside && base == prev_base) {   /* upsampled rows repeat the row above */
+            memcpy(yr, yr - W * es, W * es);
+            continue;
+        }
+        prev_base = out_any ? SIZE_MAX : base;
         if (es == 4 && !out_any && !la->outside) {
             const uint32_t *xs = (const uint32_t *)xr;
             uint32_t *ys = (uint32_t *)yr;
-            for (size_t w = 0; w < W; w++) ys[w] = xs[la->idx[w]];
+            if (j->rep2) {
+                size_t w = 0;
+                for (; w + 2 <= W; w += 2) ys[w] = ys[w + 1] = xs[w / 2];
+                if (w < W) ys[w] = xs[w / 2];
+            } else {
+                for (size_t w = 0; w < W; w++) ys[w] = xs[la->idx[w]];
+            }
             continue;
         }
         for (size_t w = 0; w < W; w++) {
@@ -313,7 +326,9 @@ cort_status *rd_resize_f32(const rd_resize_params *p, const float *x, float *y, 
         apply_extrapolation(p, ax, y, 0);
     } else if (p->mode == RS_NEAREST) {
         float ev = (float)p->extrapolation;
-        gather_job j = { p, ax, (const uint8_t *)x, (uint8_t *)y, 4, {0}, &ev };
+        gather_job j = { p, ax, (const uint8_t *)x, (uint8_t *)y, 4, {0}, &ev, 1 };
+        const rs_axis *la = &ax[p->rank - 1];
+        for (size_t w = 0; w < la->out && j.rep2; w++) j.rep2 = la->ntaps == 1 && la->idx[w] == (int64_t)(w / 2);
         size_t s = 1;
         for (size_t d = p->rank; d-- > 0;) { j.in_stride[d] = s; s *= (size_t)p->in[d]; }
         size_t rows = rd_prod(p->out, 0, p->rank - 1);
