@@ -13,6 +13,7 @@
  * instead of packing K*OH*OW floats, plus (Wv - OW)/Wv junk columns of compute. */
 #include <string.h>
 #include "nn_conv.h"
+#include "simd/copy_ukernels.h"
 #include "../../core/alloc.h"
 
 #define IND_BLOCK_PANELS 8   /* 32-column panels per task: a task's output block stays in L2 */
@@ -65,6 +66,7 @@ typedef struct pad_job {
     const ind_geom *q;
     const float *x;
     float *buf;
+    int avx512;
 } pad_job;
 
 /* Channel c -> its padded plane (S = 1) or its four phase planes (S = 2), zero outside the input. */
@@ -99,6 +101,10 @@ static void pad_run(void *arg, size_t begin, size_t end) {
                     if (lo > hi) lo = hi;
                     for (int64_t jj = 0; jj < lo; jj++) d[jj] = 0.0f;
                     const float *xs = xr + off;
+#ifdef NN_HAVE_X86_UKERNELS
+                    if (hi > lo && j->avx512) nn_copy_stride2_avx512(xs + 2 * lo, d + lo, (size_t)(hi - lo));
+                    else
+#endif
                     for (int64_t jj = lo; jj < hi; jj++) d[jj] = xs[2 * jj];
                     for (int64_t jj = hi; jj < (int64_t)q->Wp; jj++) d[jj] = 0.0f;
                 }
@@ -251,7 +257,10 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
     if (bm == 0) bm = 1;
     const size_t tasks = (mpanels + bm - 1) / bm * tasks_n;
     for (size_t n = 0; n < s->N; n++) {
-        pad_job pj = { &q, x + n * q.C * in_size, buf };
+        pad_job pj = { &q, x + n * q.C * in_size, buf, 0 };
+#ifdef NN_HAVE_X86_UKERNELS
+        pj.avx512 = __builtin_cpu_supports("avx512f");
+#endif
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
         ind_job j = { &q, wpack, buf, bias, act && act->kind != CORT_ACT_NONE ? act : NULL, cv,
                       y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm };

@@ -1,0 +1,12 @@
+/* Vectorized copies used around the convolution kernels. */
+#ifndef CORT_CPU_SIMD_COPY_UKERNELS_H
+#define CORT_CPU_SIMD_COPY_UKERNELS_H
+#include <stddef.h>
+#include "gemm_ukernels.h"
+
+#ifdef NN_HAVE_X86_UKERNELS
+/* dst[i] = src[2 * i] for i < n (every other float: a stride-2 convolution's input phase). Reads
+ * src[0 .. 2n - 2] only. */
+void nn_copy_stride2_avx512(const float *src, float *dst, size_t n);
+#endif
+#endif
