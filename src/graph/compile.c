@@ -356,6 +356,10 @@ const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
     return node->graph->consts[node->in_slot[i]];
 }
 
+cort_pool *cort_node_init_pool(const cort_node *node) {
+    return node && node->graph && node->graph->opts ? node->graph->opts->pool : NULL;
+}
+
 void cort_node_const_input_packed(const cort_node *node, size_t i) {
     const cort_value *v = cort_node_const_input(node, i);
     if (v && v->kind == CORT_VKIND_TENSOR && node->graph->opts)

@@ -11,6 +11,7 @@ typedef struct cort_compile_opts {
     int optimization_level;
     const char **dim_names; const int64_t *dim_values; size_t n_dims;   /* symbolic dims (session options) */
     const struct cort_provider *providers; size_t n_providers;          /* tried in order before the CPU */
+    cort_pool *pool;   /* the session's thread pool, for work done once at creation (weight packing); or NULL */
 } cort_compile_opts;
 
 typedef struct cort_graph {

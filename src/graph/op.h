@@ -144,6 +144,9 @@ const cort_value *cort_node_const_input(const cort_node *node, size_t i);
  * lies in place in a file-mapped model, its pages leave the resident set (they are read back from
  * the file should anything touch them again), so the weights are not held twice. */
 void cort_node_const_input_packed(const cort_node *node, size_t i);
+/* The session's thread pool while the graph is being compiled (init may spread one-time work such
+ * as weight packing over it), or NULL. Not for use at run time (use ctx->pool). */
+cort_pool *cort_node_init_pool(const cort_node *node);
 
 /* ---- kernel helpers ---- */
 /* Allocates output i as a tensor (uninitialized data; strings ""), stores it in ctx->outputs[i] and

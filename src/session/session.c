@@ -201,8 +201,10 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->copts.providers = s->providers;
     s->copts.n_providers = s->n_providers;
     if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
-    if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
+    /* the pool first: creation packs weights on it */
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
+    s->copts.pool = s->pool;
+    if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
     if ((st = cort_bufcache_create(CORT_SESSION_CACHE_BYTES, &s->cache))) goto error;
     if (o && o->profiling) {
         if (!(s->profile = cort_calloc(2 * (s->graph->n_nodes + 1), sizeof *s->profile))) { st = cort_error_oom(); goto error; }

@@ -34,7 +34,7 @@ static cort_status *fmm_init(const cort_node *node, void **state) {
         return NULL;
     const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
     nn_gemm_b gb = nn_gemm_b_matrix(b->data, N, 0);
-    cort_status *st = nn_gemm_pack_b(NULL, K, N, &gb, &s->bpack);
+    cort_status *st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
     if (st) {
         fmm_free(s);
         *state = NULL;

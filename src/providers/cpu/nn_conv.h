@@ -30,6 +30,8 @@ void nn_add_act(cort_pool *pool, float *y, const float *sum, size_t n, const nn_
 /* Packs Conv weights w[M, Kg] (Kg = C/group * kernel size) per group into out[group] for the best
  * kernel. Returns NULL without packing (out untouched) for depthwise convs, which do not use gemm. */
 cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out);
+cort_status *nn_conv_pack_weights_par(cort_pool *pool, const float *w, size_t M, size_t Kg, size_t group,
+                                      nn_gemm_packed *out);   /* packing spread over pool (may be NULL) */
 int nn_conv_uses_gemm(size_t C, size_t group);
 /* The indirect-GEMM path (nn_conv_indirect.c): whether it takes conv s with weights prepacked in
  * wpack (one group, strides 1 or 2, not a stride-1 1x1, an edge-capable kernel), and the conv. */
@@ -47,6 +49,7 @@ void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const floa
  * orientation for kernel k, W^T packed once (out->rows = M), and the conv (one group, 2-D). */
 int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k);
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out);
+cort_status *nn_conv_small_pack_par(cort_pool *pool, const float *w, size_t M, size_t K, nn_gemm_packed *out);
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
                                const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
                                float *y, cort_kernel_ctx *ctx);

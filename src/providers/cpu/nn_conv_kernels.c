@@ -79,9 +79,14 @@ static void pack_im2col(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, siz
 int nn_conv_uses_gemm(size_t C, size_t group) { return !(C == group && group > 1); }
 
 cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t group, nn_gemm_packed *out) {
+    return nn_conv_pack_weights_par(NULL, w, M, Kg, group, out);
+}
+
+cort_status *nn_conv_pack_weights_par(cort_pool *pool, const float *w, size_t M, size_t Kg, size_t group,
+                                      nn_gemm_packed *out) {
     const size_t Mg = M / group;
     for (size_t gi = 0; gi < group; gi++) {
-        cort_status *st = nn_gemm_pack_a(NULL, Mg, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &out[gi]);
+        cort_status *st = nn_gemm_pack_a_par(pool, NULL, Mg, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &out[gi]);
         if (st) {
             while (gi-- > 0) nn_gemm_packed_free(&out[gi]);
             return st;

@@ -95,7 +95,7 @@ static int conv_init_small(const cort_node *node, conv_state *s, const cort_valu
     nn_conv_shape cs;
     if (!conv_static_shape(node, s, w, &cs) || !nn_conv_small_prefers(&cs, nn_gemm_best_kernel())) return 0;
     s->wpack_t = cort_calloc(1, sizeof *s->wpack_t);
-    if (s->wpack_t && nn_conv_small_pack(w->data, cs.M, w->count / cs.M, s->wpack_t)) {
+    if (s->wpack_t && nn_conv_small_pack_par(cort_node_init_pool(node), w->data, cs.M, w->count / cs.M, s->wpack_t)) {
         cort_free(s->wpack_t);
         s->wpack_t = NULL;
     }
@@ -107,7 +107,7 @@ static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_v
     if (!conv_static_shape(node, s, w, &cs)) return 0;
     if (!nn_wino_applies(&cs)) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
-    if (s->wino && nn_wino_pack(w->data, cs.M, cs.C, s->wino)) {   /* fails only on out-of-memory */
+    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), w->data, cs.M, cs.C, s->wino)) {   /* only on OOM */
         cort_free(s->wino);
         s->wino = NULL;
     }
@@ -143,7 +143,7 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
     }
     s->wpack = cort_calloc(group, sizeof *s->wpack);
     if (!s->wpack) goto oom;
-    cort_status *st = nn_conv_pack_weights(w->data, M, Kg, group, s->wpack);
+    cort_status *st = nn_conv_pack_weights_par(cort_node_init_pool(node), w->data, M, Kg, group, s->wpack);
     if (st) {
         cort_free(s->wpack);
         s->wpack = NULL;

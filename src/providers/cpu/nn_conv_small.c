@@ -31,8 +31,12 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
 }
 
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out) {
+    return nn_conv_small_pack_par(NULL, w, M, K, out);
+}
+
+cort_status *nn_conv_small_pack_par(cort_pool *pool, const float *w, size_t M, size_t K, nn_gemm_packed *out) {
     nn_gemm_b b = nn_gemm_b_matrix(w, K, 1);   /* B = W^T: W stored [M][K] */
-    return nn_gemm_pack_b(NULL, K, M, &b, out);
+    return nn_gemm_pack_b_par(pool, NULL, K, M, &b, out);
 }
 
 /* col[k][p] for k = (c, kh, kw), p = (oh, ow): the K x P patch matrix of one image. */

@@ -529,42 +529,66 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     return NULL;
 }
 
-cort_status *nn_gemm_pack_a(const nn_gemm_kernel *k, size_t M, size_t K, float alpha, const float *A, size_t lda,
-                            int transA, nn_gemm_packed *out) {
+typedef struct pack_job {
+    const nn_gemm_kernel *k;
+    size_t rows, K, panels;
+    float alpha;
+    const float *A; size_t lda; int transA;   /* pack A */
+    const nn_gemm_b *B;                       /* or pack B */
+    float *d;
+} pack_job;
+
+static void pack_run(void *arg, size_t begin, size_t end) {
+    const pack_job *j = arg;
+    const size_t r = j->B ? j->k->nr : j->k->mr;
+    nn_pack_b_fn pack = j->B && j->B->pack ? j->B->pack : pack_b_matrix;
+    for (size_t ip = begin; ip < end; ip++) {
+        const size_t i0 = ip * r, n = j->rows - i0 < r ? j->rows - i0 : r;
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            const size_t kc = slice_len(j->K, k0);
+            float *dst = j->d + k0 * j->panels * r + ip * r * kc;
+            if (j->B) pack(j->B, k0, kc, i0, n, r, dst);
+            else pack_a_panel(j->A, j->lda, j->transA, j->alpha, i0, n, k0, kc, r, dst);
+        }
+    }
+}
+
+cort_status *nn_gemm_pack_a_par(cort_pool *pool, const nn_gemm_kernel *k, size_t M, size_t K, float alpha,
+                                const float *A, size_t lda, int transA, nn_gemm_packed *out) {
     memset(out, 0, sizeof *out);
     if (!k) k = nn_gemm_best_kernel();
     const size_t mr = k->mr, mpanels = div_up(M, mr);
     if (K && mpanels > SIZE_MAX / sizeof(float) / mr / K) return cort_error_oom();
     float *d = cort_malloc((mpanels * mr * K + 1) * sizeof(float));
     if (!d) return cort_error_oom();
-    for (size_t ip = 0; ip < mpanels; ip++) {
-        size_t i0 = ip * mr, rows = M - i0 < mr ? M - i0 : mr;
-        for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
-            size_t kc = slice_len(K, k0);
-            pack_a_panel(A, lda, transA, alpha, i0, rows, k0, kc, mr, d + k0 * mpanels * mr + ip * mr * kc);
-        }
-    }
+    pack_job j = { k, M, K, mpanels, alpha, A, lda, transA, NULL, d };
+    /* weights packed at session creation: worth the session's threads when big */
+    cort_parallel_for((double)M * (double)K < 262144.0 ? NULL : pool, mpanels, 1, pack_run, &j);
     out->k = k; out->rows = M; out->K = K; out->alpha = alpha; out->data = d;
     return NULL;
 }
 
-cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B, nn_gemm_packed *out) {
+cort_status *nn_gemm_pack_a(const nn_gemm_kernel *k, size_t M, size_t K, float alpha, const float *A, size_t lda,
+                            int transA, nn_gemm_packed *out) {
+    return nn_gemm_pack_a_par(NULL, k, M, K, alpha, A, lda, transA, out);
+}
+
+cort_status *nn_gemm_pack_b_par(cort_pool *pool, const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B,
+                                nn_gemm_packed *out) {
     memset(out, 0, sizeof *out);
     if (!k) k = nn_gemm_best_kernel();
     const size_t nr = k->nr, npanels = div_up(N, nr);
     if (K && npanels > SIZE_MAX / sizeof(float) / nr / K) return cort_error_oom();
     float *d = cort_malloc((npanels * nr * K + 1) * sizeof(float));
     if (!d) return cort_error_oom();
-    nn_pack_b_fn pack = B->pack ? B->pack : pack_b_matrix;
-    for (size_t jp = 0; jp < npanels; jp++) {
-        size_t c0 = jp * nr, cols = N - c0 < nr ? N - c0 : nr;
-        for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
-            size_t kc = slice_len(K, k0);
-            pack(B, k0, kc, c0, cols, nr, d + k0 * npanels * nr + jp * nr * kc);
-        }
-    }
+    pack_job j = { k, N, K, npanels, 1.0f, NULL, 0, 0, B, d };
+    cort_parallel_for((double)N * (double)K < 262144.0 ? NULL : pool, npanels, 1, pack_run, &j);
     out->k = k; out->rows = N; out->K = K; out->alpha = 1.0f; out->data = d;
     return NULL;
+}
+
+cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B, nn_gemm_packed *out) {
+    return nn_gemm_pack_b_par(NULL, k, K, N, B, out);
 }
 
 void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B, size_t ldb, float *C, size_t ldc) {

@@ -63,6 +63,11 @@ cort_status *nn_gemm_pack_a(const nn_gemm_kernel *k, size_t M, size_t K, float a
                             int transA, nn_gemm_packed *out);
 /* Packs B[K,N] for kernel k (NULL = best). */
 cort_status *nn_gemm_pack_b(const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B, nn_gemm_packed *out);
+/* The same, panels spread over pool (may be NULL): for weights packed at session creation. */
+cort_status *nn_gemm_pack_a_par(cort_pool *pool, const nn_gemm_kernel *k, size_t M, size_t K, float alpha,
+                                const float *A, size_t lda, int transA, nn_gemm_packed *out);
+cort_status *nn_gemm_pack_b_par(cort_pool *pool, const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B,
+                                nn_gemm_packed *out);
 void nn_gemm_packed_free(nn_gemm_packed *p);
 
 /* Everything optional about a gemm call. */

@@ -106,7 +106,7 @@ static cort_status *mm_init_common(const cort_node *node, void **state, int tran
         return NULL;
     const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
     nn_gemm_b gb = nn_gemm_b_matrix(b->data, trans ? K : N, trans);
-    cort_status *st = nn_gemm_pack_b(NULL, K, N, &gb, &s->bpack);
+    cort_status *st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
     if (st) {
         mm_free(s);
         *state = NULL;

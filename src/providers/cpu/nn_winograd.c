@@ -1,6 +1,7 @@
 /* Winograd F(4x4, 3x3) (Lavin & Gray) on top of the packed SGEMM. Tiles are processed in blocks
  * so the transformed input and the gemm outputs of one block stay in L2/L3; the transforms run on
  * 16 tiles at once in GCC/Clang vector types (zmm registers on AVX-512 CPUs). */
+#include <stdatomic.h>
 #include <string.h>
 #include "nn_winograd.h"
 #include "../../core/alloc.h"
@@ -64,7 +65,21 @@ __attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w
 }
 #endif
 
+typedef struct wino_pack_job { const float *u; size_t M, C; nn_wino_weights *out; atomic_int failed; } wino_pack_job;
+
+static void wino_pack_run(void *arg, size_t begin, size_t end) {
+    wino_pack_job *j = arg;
+    for (size_t i = begin; i < end; i++) {
+        cort_status *st = nn_gemm_pack_a(NULL, j->M, j->C, 1.0f, j->u + i * j->M * j->C, j->C, 0, &j->out->u[i]);
+        if (st) { cort_status_free(st); atomic_store(&j->failed, 1); }
+    }
+}
+
 cort_status *nn_wino_pack(const float *w, size_t M, size_t C, nn_wino_weights *out) {
+    return nn_wino_pack_par(NULL, w, M, C, out);
+}
+
+cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, nn_wino_weights *out) {
     memset(out, 0, sizeof *out);
     out->M = M; out->C = C;
     if (M && C > SIZE_MAX / sizeof(float) / 36 / M) return cort_error_oom();
@@ -75,11 +90,16 @@ cort_status *nn_wino_pack(const float *w, size_t M, size_t C, nn_wino_weights *o
     else
 #endif
         wino_filter_generic(w, M, C, u);
-    cort_status *st = NULL;
-    for (int i = 0; i < 36 && !st; i++) st = nn_gemm_pack_a(NULL, M, C, 1.0f, u + (size_t)i * M * C, C, 0, &out->u[i]);
+    /* the 36 transformed matrices are packed independently: spread them over the session's threads */
+    wino_pack_job j = { u, M, C, out, 0 };
+    atomic_init(&j.failed, 0);
+    cort_parallel_for(pool, 36, 1, wino_pack_run, &j);
     cort_free(u);
-    if (st) nn_wino_free(out);
-    return st;
+    if (atomic_load(&j.failed)) {
+        nn_wino_free(out);
+        return cort_error_oom();
+    }
+    return NULL;
 }
 
 /* ---- tile transforms on WT tiles at once ---- */

@@ -16,6 +16,8 @@ typedef struct nn_wino_weights {
 int nn_wino_applies(const nn_conv_shape *s);
 /* Transforms and packs w[M, C, 3, 3]. */
 cort_status *nn_wino_pack(const float *w, size_t M, size_t C, nn_wino_weights *out);
+/* The same with the 36 packs spread over pool (may be NULL). */
+cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, nn_wino_weights *out);
 void nn_wino_free(nn_wino_weights *w);
 /* y = act(conv(x, w) + bias) for x[N, C, H, W] (s must satisfy the geometry of nn_wino_applies,
  * the profitability part aside). ctx may be NULL. */
