@@ -11,51 +11,8 @@
 #include "nn_matmul.h"
 #include "fu_vec.h"
 
-/* B packed at creation when it is a constant float matrix (as MatMul does). */
-typedef struct fmm_state {
-    nn_gemm_packed bpack;   /* data NULL when B is not constant */
-    const float   *bsrc;
-    int64_t        bdims[2];
-} fmm_state;
-
-static void fmm_free(void *state) {
-    fmm_state *s = state;
-    if (!s) return;
-    nn_gemm_packed_free(&s->bpack);
-    cort_free(s);
-}
-
-static cort_status *fmm_init(const cort_node *node, void **state) {
-    fmm_state *s = cort_calloc(1, sizeof *s);
-    if (!s) return cort_error_oom();
-    *state = s;
-    const cort_value *b = cort_node_const_input(node, 1);
-    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 || !b->data)
-        return NULL;
-    const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
-    nn_gemm_b gb = nn_gemm_b_matrix(b->data, N, 0);
-    cort_status *st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
-    if (st) {
-        fmm_free(s);
-        *state = NULL;
-        return st;
-    }
-    s->bsrc = b->data;
-    s->bdims[0] = b->shape[0];
-    s->bdims[1] = b->shape[1];
-    cort_node_const_input_packed(node, 1);   /* runs read the packed copy */
-    return NULL;
-}
-
-/* The prepacked B when it was made from exactly this input, else NULL (pack per run). */
-static const nn_gemm_packed *fmm_packed_for(const cort_kernel_ctx *ctx) {
-    const fmm_state *s = ctx->state;
-    const cort_value *b = ctx->inputs[1];
-    if (!s || !s->bpack.data || b->data != s->bsrc || b->rank != 2 || b->shape[0] != s->bdims[0] ||
-        b->shape[1] != s->bdims[1])
-        return NULL;
-    return &s->bpack;
-}
+/* B packed at creation when it is a constant float matrix: the MatMul state (nn_matmul.h). */
+static cort_status *fmm_init(const cort_node *node, void **state) { return nn_mm_init_packed_b(node, state, 0); }
 
 static cort_status *fmm_infer(cort_infer_ctx *ctx) {
     nn_mm_infer(ctx, 0, 1, CORT_TYPE_FLOAT);
@@ -137,7 +94,7 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     cort_status *st = NULL;
     int fold = s.batch > 1 && b->rank <= 2;   /* B shared by every batch and A contiguous: one tall gemm */
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
-    nn_gemm_opts o = { NULL, fmm_packed_for(ctx), NULL, gact, ctx };
+    nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, gact, ctx };
     if (s.batch == 1 || fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(bp, N, 0);
         st = nn_sgemm_opt(ctx->pool, NULL, rows, N, K, alpha, ap, K, 0, &gb, beta, yp, N, &o);
@@ -146,7 +103,7 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
             nn_gemm_b gb = nn_gemm_b_matrix(bp + bm * K * N, N, 0);
-            o.bpack = bm == 0 ? fmm_packed_for(ctx) : NULL;
+            o.bpack = bm == 0 ? nn_mm_packed_b(ctx) : NULL;
             st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, ap + am * M * K, K, 0, &gb, beta, yp + bt * M * N, N,
                               &o);
         }
@@ -161,4 +118,4 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def fu_op_fused_matmul = { "FusedMatMul", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, fmm_init,
-                                         fmm_free, fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };
+                                         nn_mm_free_packed_b, fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };

@@ -89,7 +89,7 @@ typedef struct mm_state {
     int64_t        bdims[2];
 } mm_state;
 
-static void mm_free(void *state) {
+void nn_mm_free_packed_b(void *state) {
     mm_state *s = state;
     if (!s) return;
     nn_gemm_packed_free(&s->bpack);
@@ -97,7 +97,7 @@ static void mm_free(void *state) {
 }
 
 /* Packs input 1 when it is a constant float matrix; trans: Gemm's transB. */
-static cort_status *mm_init_common(const cort_node *node, void **state, int trans) {
+cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans) {
     mm_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
     *state = s;
@@ -108,7 +108,7 @@ static cort_status *mm_init_common(const cort_node *node, void **state, int tran
     nn_gemm_b gb = nn_gemm_b_matrix(b->data, trans ? K : N, trans);
     cort_status *st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
     if (st) {
-        mm_free(s);
+        nn_mm_free_packed_b(s);
         *state = NULL;
         return st;
     }
@@ -119,13 +119,13 @@ static cort_status *mm_init_common(const cort_node *node, void **state, int tran
     return NULL;
 }
 
-static cort_status *matmul_init(const cort_node *node, void **state) { return mm_init_common(node, state, 0); }
+static cort_status *matmul_init(const cort_node *node, void **state) { return nn_mm_init_packed_b(node, state, 0); }
 static cort_status *gemm_init(const cort_node *node, void **state) {
-    return mm_init_common(node, state, cort_attr_int(node, "transB", 0) != 0);
+    return nn_mm_init_packed_b(node, state, cort_attr_int(node, "transB", 0) != 0);
 }
 
 /* The prepacked B when it was made from exactly this input, else NULL (pack per run). */
-static const nn_gemm_packed *mm_packed_for(const cort_kernel_ctx *ctx) {
+const nn_gemm_packed *nn_mm_packed_b(const cort_kernel_ctx *ctx) {
     const mm_state *s = ctx->state;
     const cort_value *b = ctx->inputs[1];
     if (!s || !s->bpack.data || b->data != s->bsrc || b->type != CORT_TYPE_FLOAT || b->rank != 2 ||
@@ -180,7 +180,7 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
     int fold = s.batch > 1 && b->rank <= 2;
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
     const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
-    nn_gemm_opts o = { NULL, mm_packed_for(ctx), NULL, &act, ctx };
+    nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, &act, ctx };
     if (!st && fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, N, 0);
         st = nn_sgemm_opt(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, fy.p, N, &o);
@@ -189,7 +189,7 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
             nn_gemm_b gb = nn_gemm_b_matrix(fb.p + bm * K * N, N, 0);
-            o.bpack = bm == 0 ? mm_packed_for(ctx) : NULL;
+            o.bpack = bm == 0 ? nn_mm_packed_b(ctx) : NULL;
             st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N,
                               &o);
         }
@@ -268,7 +268,7 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
         }
         nn_gemm_b gb = nn_gemm_b_matrix(fb.p, tb ? K : N, tb);
         const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
-        nn_gemm_opts o = { NULL, mm_packed_for(ctx), NULL, &act, ctx };
+        nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, &act, ctx };
         st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, fy.p, N, &o);
         if (!st) nn_fbuf_commit(&fy, y);
     }
@@ -370,11 +370,11 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                      CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
 const cort_op_def nn_op_matmul = {
     .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
-    .init = matmul_init, .free_state = mm_free, .infer = matmul_infer, .run = matmul_run,
+    .init = matmul_init, .free_state = nn_mm_free_packed_b, .infer = matmul_infer, .run = matmul_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_gemm = {
     .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
-    .init = gemm_init, .free_state = mm_free, .infer = gemm_infer, .run = gemm_run,
+    .init = gemm_init, .free_state = nn_mm_free_packed_b, .infer = gemm_infer, .run = gemm_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
