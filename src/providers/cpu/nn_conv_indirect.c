@@ -27,6 +27,8 @@ typedef struct ind_geom {
     size_t nphase;           /* planes per channel: 1 or 4 */
     unsigned phases;         /* bit ph set if some tap reads phase plane ph (a 1x1 stride-2 conv reads one) */
     size_t ncols;            /* OH * Wp virtual output columns */
+    int rowtile;             /* tiles never straddle two output rows (see ind_rows_run) */
+    size_t row_panels;       /* rowtile: panels per output row */
 } ind_geom;
 
 /* Which convolutions this path takes: 2-D (or 1-D), one group, equal strides 1 or 2, and not a
@@ -60,6 +62,17 @@ static void ind_geom_make(const nn_conv_shape *s, ind_geom *q) {
             q->phases |= 1u << (q->S == 1 ? 0 : ((kh * q->D) & 1) * 2 + ((kw * q->D) & 1));
     /* a virtual row read from the last rows of a plane runs past it by up to Wp + 32 floats */
     q->plane = q->Hp * q->Wp + q->Wp + 64;
+}
+
+/* Row tiling: panels start at ow = 0, NR, 2 NR, ... of each output row and the last one is masked
+ * (a 16-column kernel if at most 16 remain), so every tile is stored straight into Y: no virtual
+ * output, no compaction pass, and each tile's stores stay within the rows of a few planes. It
+ * computes rowcols columns per row against Wp (+ the compaction) for the virtual layout; it loses
+ * only on narrow rows (OW = 7: 16 against 9). */
+static void ind_geom_tiling(ind_geom *q, size_t nr) {
+    const size_t rem = q->OW % nr, rowcols = q->OW / nr * nr + (rem == 0 ? 0 : rem <= nr / 2 ? nr / 2 : nr);
+    q->rowtile = rowcols * 8 <= q->Wp * 9;
+    q->row_panels = (q->OW + nr - 1) / nr;
 }
 
 typedef struct pad_job {
@@ -124,7 +137,8 @@ typedef struct ind_job {
     float *y;                /* [M][OH][OW] */
     const float *sum;        /* added to y before act (fused residual), [M][OH][OW], or NULL */
     cort_kernel_ctx *ctx;
-    size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column blocks] */
+    size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column (row) blocks] */
+    size_t rows_per_task;    /* rowtile */
 } ind_job;
 
 /* Offset of tap k = (c, kh, kw) in the planes. */
@@ -235,18 +249,88 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     }
 }
 
+int nn_conv_indirect_rowtiled(const nn_conv_shape *s, const nn_gemm_packed *wpack) {
+    ind_geom q;
+    if (!nn_conv_indirect_applies(s, wpack)) return 0;
+    ind_geom_make(s, &q);
+    ind_geom_tiling(&q, wpack->k->nr);
+    return q.rowtile;
+}
+
+/* Row-tiled tasks: [M blocks of bm panels][blocks of rows_per_task output rows]. */
+static void ind_rows_run(void *arg, size_t begin, size_t end) {
+    const ind_job *j = arg;
+    const ind_geom *q = j->q;
+    const nn_gemm_kernel *k = j->w->k;
+    const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
+    const float *rows[NN_GEMM_KC];
+    const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
+                                   j->act->kind == CORT_ACT_HARD_SWISH || q->K <= 64);
+    for (size_t t = begin; t < end; t++) {
+        const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
+        const size_t oh0 = t % j->tasks_n * j->rows_per_task;
+        const size_t oh1 = oh0 + j->rows_per_task < q->OH ? oh0 + j->rows_per_task : q->OH;
+        for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
+            if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
+            const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
+            const int last = k0 + kc == q->K;
+            size_t c = k0 / (q->KH * q->KW), kh = (k0 / q->KW) % q->KH, kw = k0 % q->KW;
+            for (size_t p = 0; p < kc; p++) {
+                rows[p] = j->buf + tap_offset(q, c, kh, kw);
+                if (++kw == q->KW) { kw = 0; if (++kh == q->KH) { kh = 0; c++; } }
+            }
+            const float *ablock = j->w->data + k0 * mpanels * mr;
+            for (size_t ip = ip0; ip < ip1; ip++) {
+                const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
+                float bias_pad[16];
+                const float *bias = NULL;
+                if (j->bias && k0 == 0) {
+                    for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
+                    bias = bias_pad;
+                }
+                nn_ukr_args u;
+                memset(&u, 0, sizeof u);
+                u.kc = kc;
+                u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
+                u.b_ind = rows;
+                u.bias = bias;
+                u.rows = nrows;
+                u.accumulate = k0 > 0;
+                u.ldc = plane;
+                if (last && reg_act) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+                for (size_t oh = oh0; oh < oh1; oh++)
+                    for (size_t ow0 = 0; ow0 < q->OW; ow0 += nr) {
+                        const size_t cols = q->OW - ow0 < nr ? q->OW - ow0 : nr, yo = oh * q->OW + ow0;
+                        u.b_off = oh * q->Wp + ow0;
+                        u.cols = cols;
+                        u.c = j->y + r0 * plane + yo;
+                        u.c_add = last && j->sum ? j->sum + r0 * plane + yo : NULL;
+                        k->ukr(&u);
+                        if (last && j->act && !reg_act)
+                            for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
+                    }
+            }
+        }
+    }
+}
+
 cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
                                   const float *bias, const float *sum, const nn_act *act, float *y,
                                   cort_kernel_ctx *ctx) {
     ind_geom q;
     ind_geom_make(s, &q);
-    const size_t nbuf = q.C * q.nphase * q.plane, ncv = q.M * q.ncols;
+    const size_t nr = wpack->k->nr;
+    ind_geom_tiling(&q, nr);
+    const size_t nbuf = q.C * q.nphase * q.plane, ncv = q.rowtile ? 0 : q.M * q.ncols;
     if (q.C && q.nphase * q.plane > SIZE_MAX / sizeof(float) / 2 / q.C) return cort_error_oom();
     float *buf = cort_kernel_scratch(ctx, (nbuf + ncv) * sizeof(float));
     if (!buf) return cort_error_oom();
     float *cv = buf + nbuf;
     const size_t in_size = q.IH * q.IW, out_size = q.OH * q.OW;
-    const size_t tasks_n = (q.ncols + IND_BLOCK_PANELS * wpack->k->nr - 1) / (IND_BLOCK_PANELS * wpack->k->nr);
+    /* a task's output block: about IND_BLOCK_PANELS panels of columns (whole rows when row-tiled) */
+    const size_t rows_per_task = q.row_panels >= IND_BLOCK_PANELS ? 1 : IND_BLOCK_PANELS / q.row_panels;
+    const size_t tasks_n = q.rowtile ? (q.OH + rows_per_task - 1) / rows_per_task
+                                     : (q.ncols + IND_BLOCK_PANELS * nr - 1) / (IND_BLOCK_PANELS * nr);
     const size_t mpanels = (q.M + wpack->k->mr - 1) / wpack->k->mr;
     const double flops = 2.0 * (double)q.M * (double)q.K * (double)q.ncols;
     cort_pool *p = flops < 262144.0 ? NULL : pool;
@@ -263,8 +347,8 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
 #endif
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
         ind_job j = { &q, wpack, buf, bias, act && act->kind != CORT_ACT_NONE ? act : NULL, cv,
-                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm };
-        cort_parallel_for(p, tasks, 1, ind_run, &j);
+                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm, rows_per_task };
+        cort_parallel_for(p, tasks, 1, q.rowtile ? ind_rows_run : ind_run, &j);
         if (ctx && cort_kernel_cancelled(ctx)) break;
     }
     cort_kernel_scratch_free(ctx, buf);
