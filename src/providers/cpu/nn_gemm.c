@@ -12,7 +12,8 @@
 #define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
 #define NN_MAX_MR 16
 #define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
-#define NN_SWEEP_PANELS 8      /* B panels swept per A panel in the rows-outer order (L1 resident) */
+#define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
+#define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */
 
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
@@ -99,7 +100,8 @@ typedef struct gemm_job {
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
-    int rows_outer;          /* single K slice: A panels outside, runs of NN_SWEEP_PANELS B panels inside */
+    int rows_outer;          /* single K slice: A panels outside, runs of sweep B panels inside */
+    size_t sweep;
     const float *apre;       /* prepacked A (full layout) or NULL */
     const float *bpre;       /* prepacked B (full layout) or NULL */
     const cort_kernel_ctx *ctx;   /* for cancellation checks between K slices; may be NULL */
@@ -276,9 +278,9 @@ static void job_compute(void *arg, size_t begin, size_t end) {
             if (j->rows_outer) {
                 /* one K slice over many columns: each A panel sweeps a run of B panels (kept in L1),
                  * so C is written as MR sequential row streams instead of M at once */
-                for (size_t jb = jp0; jb < jp1; jb += NN_SWEEP_PANELS)
+                for (size_t jb = jp0; jb < jp1; jb += j->sweep)
                     for (size_t ip = ip0; ip < ip1; ip++)
-                        for (size_t jp = jb; jp < jp1 && jp < jb + NN_SWEEP_PANELS; jp++) gemm_tile(&tc, ip, jp, 0);
+                        for (size_t jp = jb; jp < jp1 && jp < jb + j->sweep; jp++) gemm_tile(&tc, ip, jp, 0);
                 continue;
             }
             /* rows in L2-sized blocks: each block of A panels meets every B panel while cached */
@@ -499,6 +501,9 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     if (j.bpre) j.pack_b_in_task = 0;
     /* small K, wide C (1x1 convs on big planes): write C in row streams */
     j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
+    /* a cold C (a big activation) is written faster in long row runs than in many short ones */
+    j.sweep = NN_SWEEP_FLOATS / (nr * K);
+    if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;
     if (j.bm == 0) j.bm = 1;
     if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);
