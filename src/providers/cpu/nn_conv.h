@@ -39,9 +39,6 @@ int nn_conv_indirect_applies(const nn_conv_shape *s, const nn_gemm_packed *wpack
 cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
                                   const float *bias, const float *sum, const nn_act *act, float *y,
                                   cort_kernel_ctx *ctx);
-/* Whether the indirect path tiles conv s by output rows (every tile stored straight into Y) rather
- * than over virtual rows of the padded width (compacted after); for tests. */
-int nn_conv_indirect_rowtiled(const nn_conv_shape *s, const nn_gemm_packed *wpack);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
 /* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */

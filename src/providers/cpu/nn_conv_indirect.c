@@ -27,8 +27,9 @@ typedef struct ind_geom {
     size_t nphase;           /* planes per channel: 1 or 4 */
     unsigned phases;         /* bit ph set if some tap reads phase plane ph (a 1x1 stride-2 conv reads one) */
     size_t ncols;            /* OH * Wp virtual output columns */
-    int rowtile;             /* tiles never straddle two output rows (see ind_rows_run) */
+    int rowtile;             /* panels start at each output row (else every NR virtual columns) */
     size_t row_panels;       /* rowtile: panels per output row */
+    size_t npanels;          /* panels over the output */
 } ind_geom;
 
 /* Which convolutions this path takes: 2-D (or 1-D), one group, equal strides 1 or 2, and not a
@@ -39,6 +40,7 @@ int nn_conv_indirect_applies(const nn_conv_shape *s, const nn_gemm_packed *wpack
         return 0;
     if (g->s[1] != g->s[2] || (g->s[1] != 1 && g->s[1] != 2) || g->d[1] != g->d[2]) return 0;
     if (g->s[1] == 1 && g->k[1] == 1 && g->k[2] == 1) return 0;
+    if (wpack->k->mr > NN_MAX_MR || wpack->k->mr * wpack->k->nr > NN_MAX_TILE) return 0;   /* stack tile */
     if (wpack->rows != s->M || wpack->K != s->C * (size_t)(g->k[1] * g->k[2])) return 0;
     return 1;
 }
@@ -64,15 +66,16 @@ static void ind_geom_make(const nn_conv_shape *s, ind_geom *q) {
     q->plane = q->Hp * q->Wp + q->Wp + 64;
 }
 
-/* Row tiling: panels start at ow = 0, NR, 2 NR, ... of each output row and the last one is masked
- * (a 16-column kernel if at most 16 remain), so every tile is stored straight into Y: no virtual
- * output, no compaction pass, and each tile's stores stay within the rows of a few planes. It
- * computes rowcols columns per row against Wp (+ the compaction) for the virtual layout; it loses
- * only on narrow rows (OW = 7: 16 against 9). */
+/* Panels tile either the virtual rows (Wp wide: a panel may straddle two output rows, which costs a
+ * copy out of a stack tile) or each output row separately (ow = 0, NR, 2 NR, ...; the last panel
+ * masked, a 16-column kernel if at most 16 remain: every panel is stored straight into Y but the
+ * last one of each row may compute up to NR - 1 junk columns). Row tiling when that computes at
+ * most ~6% more columns. */
 static void ind_geom_tiling(ind_geom *q, size_t nr) {
     const size_t rem = q->OW % nr, rowcols = q->OW / nr * nr + (rem == 0 ? 0 : rem <= nr / 2 ? nr / 2 : nr);
-    q->rowtile = rowcols * 8 <= q->Wp * 9;
+    q->rowtile = rowcols * 16 <= q->Wp * 17;
     q->row_panels = (q->OW + nr - 1) / nr;
+    q->npanels = q->rowtile ? q->OH * q->row_panels : (q->ncols + nr - 1) / nr;
 }
 
 typedef struct pad_job {
@@ -130,15 +133,13 @@ static void pad_run(void *arg, size_t begin, size_t end) {
 typedef struct ind_job {
     const ind_geom *q;
     const nn_gemm_packed *w;
-    const float *buf;        /* padded / phase planes */
+    const float *const *taps;   /* B row k (tap k = (c, kh, kw)) starts at taps[k], for all K */
     const float *bias;
     const nn_act *act;
-    float *cv;               /* virtual output [M][ncols] */
     float *y;                /* [M][OH][OW] */
     const float *sum;        /* added to y before act (fused residual), [M][OH][OW], or NULL */
     cort_kernel_ctx *ctx;
-    size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column (row) blocks] */
-    size_t rows_per_task;    /* rowtile */
+    size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column blocks] */
 } ind_job;
 
 /* Offset of tap k = (c, kh, kw) in the planes. */
@@ -149,166 +150,103 @@ static size_t tap_offset(const ind_geom *q, size_t c, size_t kh, size_t kw) {
     return (c * 4 + ph) * q->plane + (r >> 1) * q->Wp + (s >> 1);
 }
 
-/* Whether the panel of virtual columns [c0, c0 + cols) lies inside the valid part of one output
- * row: then the kernel writes it straight into Y (no compaction); *y_off = its offset in a plane. */
-static int panel_direct(const ind_geom *q, size_t c0, size_t cols, size_t *y_off) {
-    const size_t oh = c0 / q->Wp, ow = c0 % q->Wp;
-    if (ow + cols > q->OW) return 0;
-    *y_off = oh * q->OW + ow;
-    return 1;
-}
-
+/* Each task computes its tiles one at a time over all of K (the tile stays in registers or L1
+ * between K slices), A panels outside and column panels inside, so Y is written as MR row
+ * streams. A tile inside one output row is stored straight into Y; one straddling two rows goes
+ * through a stack tile and its valid columns are copied out (a cold virtual-output buffer and a
+ * compaction pass cost more than the copy). */
 static void ind_run(void *arg, size_t begin, size_t end) {
     const ind_job *j = arg;
     const ind_geom *q = j->q;
     const nn_gemm_kernel *k = j->w->k;
     const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
-    const float *rows[NN_GEMM_KC];
     /* the kernel adds the residual (c_add) and applies these activations on its registers */
     const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
                                    j->act->kind == CORT_ACT_HARD_SWISH || q->K <= 64 /* stems: SiLU too */);
+    float tile[NN_MAX_TILE];
     for (size_t t = begin; t < end; t++) {
+        if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
-        const size_t q0 = t % j->tasks_n * IND_BLOCK_PANELS * nr;
-        const size_t q1 = q0 + IND_BLOCK_PANELS * nr < q->ncols ? q0 + IND_BLOCK_PANELS * nr : q->ncols;
-        for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
-            if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
-            const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
-            const int last = k0 + kc == q->K;
-            size_t c = k0 / (q->KH * q->KW), kh = (k0 / q->KW) % q->KH, kw = k0 % q->KW;
-            for (size_t p = 0; p < kc; p++) {
-                rows[p] = j->buf + tap_offset(q, c, kh, kw);
-                if (++kw == q->KW) { kw = 0; if (++kh == q->KH) { kh = 0; c++; } }
+        const size_t p0 = t % j->tasks_n * IND_BLOCK_PANELS;
+        const size_t p1 = p0 + IND_BLOCK_PANELS < q->npanels ? p0 + IND_BLOCK_PANELS : q->npanels;
+        for (size_t ip = ip0; ip < ip1; ip++) {
+            const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
+            float bias_pad[NN_MAX_MR];
+            const float *bias = NULL;
+            if (j->bias) {
+                for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
+                bias = bias_pad;
             }
-            const float *ablock = j->w->data + k0 * mpanels * mr;
-            for (size_t ip = ip0; ip < ip1; ip++) {
-                const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
-                float bias_pad[16];
-                const float *bias = NULL;
-                if (j->bias && k0 == 0) {
-                    for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
-                    bias = bias_pad;
+            nn_ukr_args u;
+            memset(&u, 0, sizeof u);
+            u.a_rs = 1; u.a_cs = mr;
+            u.rows = nrows;
+            /* panel position advanced incrementally: (oh, ow) of its first column, b = its B offset */
+            size_t oh, ow, b;
+            if (q->rowtile) { oh = p0 / q->row_panels; ow = p0 % q->row_panels * nr; b = oh * q->Wp + ow; }
+            else { b = p0 * nr; oh = b / q->Wp; ow = b % q->Wp; }
+            for (size_t pi = p0; pi < p1; pi++) {
+                const size_t c0 = b, yo = oh * q->OW + ow;
+                size_t cols;
+                int direct;
+                if (q->rowtile) {
+                    cols = q->OW - ow < nr ? q->OW - ow : nr;
+                    direct = 1;
+                    ow += nr; b += nr;
+                    if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
+                } else {
+                    cols = q->ncols - b < nr ? q->ncols - b : nr;
+                    direct = ow + cols <= q->OW;
+                    b += nr; ow += nr;
+                    while (ow >= q->Wp) { ow -= q->Wp; oh++; }
                 }
-                for (size_t c0 = q0; c0 < q1; c0 += nr) {
-                    const size_t cols = q1 - c0 < nr ? q1 - c0 : nr;
-                    size_t yo = 0;
-                    const int direct = panel_direct(q, c0, cols, &yo);
-                    nn_ukr_args u;
-                    memset(&u, 0, sizeof u);
+                u.b_off = c0;
+                u.cols = cols;
+                u.c_add = NULL;
+                u.act = 0;
+                if (direct) { u.c = j->y + r0 * plane + yo; u.ldc = plane; }
+                else { u.c = tile; u.ldc = nr; }
+                for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
+                    const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
+                    const int last = k0 + kc == q->K;
                     u.kc = kc;
-                    u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
-                    u.b_ind = rows; u.b_off = c0;
-                    u.bias = bias;
-                    u.rows = nrows; u.cols = cols;
+                    u.a = j->w->data + k0 * mpanels * mr + ip * mr * kc;
+                    u.b_ind = j->taps + k0;
+                    u.bias = k0 == 0 ? bias : NULL;
                     u.accumulate = k0 > 0;
-                    if (direct) {
-                        u.c = j->y + r0 * plane + yo; u.ldc = plane;
-                        if (last && j->sum) u.c_add = j->sum + r0 * plane + yo;
-                        if (last && reg_act) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
-                    } else {
-                        /* straddles two rows: into the virtual output, compacted below */
-                        u.c = j->cv + r0 * q->ncols + c0; u.ldc = q->ncols;
-                        if (last && reg_act && !j->sum) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
+                    if (last && direct && j->sum) u.c_add = j->sum + r0 * plane + yo;
+                    if (last && reg_act && (direct || !j->sum)) {
+                        u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta;
                     }
                     k->ukr(&u);
-                    if (direct && last && j->act && !reg_act)
-                        for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
                 }
-            }
-        }
-        /* compact the straddling panels' valid columns into Y (adding the residual and applying the
-         * activations the kernel did not) */
-        const int act_done = reg_act && !j->sum;
-        for (size_t c0 = q0; c0 < q1; c0 += nr) {
-            const size_t cols = q1 - c0 < nr ? q1 - c0 : nr, pe = c0 + cols;
-            size_t yo;
-            if (panel_direct(q, c0, cols, &yo)) continue;
-            for (size_t m = ip0 * mr; m < q->M && m < ip1 * mr; m++) {
-                const float *src = j->cv + m * q->ncols;
-                float *ym = j->y + m * plane;
-                size_t v = c0;
-                while (v < pe) {
-                    const size_t oh = v / q->Wp, ow = v % q->Wp;
-                    size_t run = q->Wp - ow;
-                    if (run > pe - v) run = pe - v;
-                    if (ow < q->OW) {
-                        const size_t n = q->OW - ow < run ? q->OW - ow : run;
-                        float *d = ym + oh * q->OW + ow;
-                        if (j->sum) {
-                            const float *r = j->sum + m * plane + oh * q->OW + ow;
-                            for (size_t e = 0; e < n; e++) d[e] = src[v + e] + r[e];
-                        } else {
-                            memcpy(d, src + v, n * sizeof(float));
+                if (direct) {
+                    if (j->act && !reg_act)
+                        for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
+                    continue;
+                }
+                /* the valid columns of the straddling tile, row fragment by row fragment */
+                const int act_done = reg_act && !j->sum;
+                for (size_t v = c0; v < c0 + cols;) {
+                    const size_t voh = v / q->Wp, vow = v % q->Wp;
+                    size_t run = q->Wp - vow;
+                    if (run > c0 + cols - v) run = c0 + cols - v;
+                    if (vow < q->OW) {
+                        const size_t n = q->OW - vow < run ? q->OW - vow : run, off = voh * q->OW + vow;
+                        for (size_t r = 0; r < nrows; r++) {
+                            const float *src = tile + r * nr + (v - c0);
+                            float *d = j->y + (r0 + r) * plane + off;
+                            if (j->sum) {
+                                const float *a = j->sum + (r0 + r) * plane + off;
+                                for (size_t e = 0; e < n; e++) d[e] = src[e] + a[e];
+                            } else {
+                                for (size_t e = 0; e < n; e++) d[e] = src[e];   /* short: no libc call */
+                            }
+                            if (!act_done) nn_act_apply(j->act, d, n);
                         }
-                        if (!act_done) nn_act_apply(j->act, d, n);
                     }
                     v += run;
                 }
-            }
-        }
-    }
-}
-
-int nn_conv_indirect_rowtiled(const nn_conv_shape *s, const nn_gemm_packed *wpack) {
-    ind_geom q;
-    if (!nn_conv_indirect_applies(s, wpack)) return 0;
-    ind_geom_make(s, &q);
-    ind_geom_tiling(&q, wpack->k->nr);
-    return q.rowtile;
-}
-
-/* Row-tiled tasks: [M blocks of bm panels][blocks of rows_per_task output rows]. */
-static void ind_rows_run(void *arg, size_t begin, size_t end) {
-    const ind_job *j = arg;
-    const ind_geom *q = j->q;
-    const nn_gemm_kernel *k = j->w->k;
-    const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
-    const float *rows[NN_GEMM_KC];
-    const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
-                                   j->act->kind == CORT_ACT_HARD_SWISH || q->K <= 64);
-    for (size_t t = begin; t < end; t++) {
-        const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
-        const size_t oh0 = t % j->tasks_n * j->rows_per_task;
-        const size_t oh1 = oh0 + j->rows_per_task < q->OH ? oh0 + j->rows_per_task : q->OH;
-        for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
-            if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
-            const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
-            const int last = k0 + kc == q->K;
-            size_t c = k0 / (q->KH * q->KW), kh = (k0 / q->KW) % q->KH, kw = k0 % q->KW;
-            for (size_t p = 0; p < kc; p++) {
-                rows[p] = j->buf + tap_offset(q, c, kh, kw);
-                if (++kw == q->KW) { kw = 0; if (++kh == q->KH) { kh = 0; c++; } }
-            }
-            const float *ablock = j->w->data + k0 * mpanels * mr;
-            for (size_t ip = ip0; ip < ip1; ip++) {
-                const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
-                float bias_pad[16];
-                const float *bias = NULL;
-                if (j->bias && k0 == 0) {
-                    for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
-                    bias = bias_pad;
-                }
-                nn_ukr_args u;
-                memset(&u, 0, sizeof u);
-                u.kc = kc;
-                u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
-                u.b_ind = rows;
-                u.bias = bias;
-                u.rows = nrows;
-                u.accumulate = k0 > 0;
-                u.ldc = plane;
-                if (last && reg_act) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
-                for (size_t oh = oh0; oh < oh1; oh++)
-                    for (size_t ow0 = 0; ow0 < q->OW; ow0 += nr) {
-                        const size_t cols = q->OW - ow0 < nr ? q->OW - ow0 : nr, yo = oh * q->OW + ow0;
-                        u.b_off = oh * q->Wp + ow0;
-                        u.cols = cols;
-                        u.c = j->y + r0 * plane + yo;
-                        u.c_add = last && j->sum ? j->sum + r0 * plane + yo : NULL;
-                        k->ukr(&u);
-                        if (last && j->act && !reg_act)
-                            for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
-                    }
             }
         }
     }
@@ -320,17 +258,24 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
     ind_geom q;
     ind_geom_make(s, &q);
     const size_t nr = wpack->k->nr;
-    ind_geom_tiling(&q, nr);
-    const size_t nbuf = q.C * q.nphase * q.plane, ncv = q.rowtile ? 0 : q.M * q.ncols;
+    const size_t nbuf = q.C * q.nphase * q.plane;
     if (q.C && q.nphase * q.plane > SIZE_MAX / sizeof(float) / 2 / q.C) return cort_error_oom();
-    float *buf = cort_kernel_scratch(ctx, (nbuf + ncv) * sizeof(float));
+    /* the padded planes, then the tap table (pointers into them) */
+    const size_t tap_bytes = q.K * sizeof(float *), buf_bytes = (nbuf * sizeof(float) + 63) / 64 * 64;
+    if (q.K > (SIZE_MAX - buf_bytes) / sizeof(float *)) return cort_error_oom();
+    float *buf = cort_kernel_scratch(ctx, buf_bytes + tap_bytes);
     if (!buf) return cort_error_oom();
-    float *cv = buf + nbuf;
+    const float **taps = (const float **)(void *)((char *)buf + buf_bytes);
+    {
+        size_t c = 0, kh = 0, kw = 0;
+        for (size_t p = 0; p < q.K; p++) {
+            taps[p] = buf + tap_offset(&q, c, kh, kw);
+            if (++kw == q.KW) { kw = 0; if (++kh == q.KH) { kh = 0; c++; } }
+        }
+    }
     const size_t in_size = q.IH * q.IW, out_size = q.OH * q.OW;
-    /* a task's output block: about IND_BLOCK_PANELS panels of columns (whole rows when row-tiled) */
-    const size_t rows_per_task = q.row_panels >= IND_BLOCK_PANELS ? 1 : IND_BLOCK_PANELS / q.row_panels;
-    const size_t tasks_n = q.rowtile ? (q.OH + rows_per_task - 1) / rows_per_task
-                                     : (q.ncols + IND_BLOCK_PANELS * nr - 1) / (IND_BLOCK_PANELS * nr);
+    ind_geom_tiling(&q, nr);
+    const size_t tasks_n = (q.npanels + IND_BLOCK_PANELS - 1) / IND_BLOCK_PANELS;
     const size_t mpanels = (q.M + wpack->k->mr - 1) / wpack->k->mr;
     const double flops = 2.0 * (double)q.M * (double)q.K * (double)q.ncols;
     cort_pool *p = flops < 262144.0 ? NULL : pool;
@@ -346,9 +291,9 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
         pj.avx512 = __builtin_cpu_supports("avx512f");
 #endif
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
-        ind_job j = { &q, wpack, buf, bias, act && act->kind != CORT_ACT_NONE ? act : NULL, cv,
-                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm, rows_per_task };
-        cort_parallel_for(p, tasks, 1, q.rowtile ? ind_rows_run : ind_run, &j);
+        ind_job j = { &q, wpack, taps, bias, act && act->kind != CORT_ACT_NONE ? act : NULL,
+                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm };
+        cort_parallel_for(p, tasks, 1, ind_run, &j);
         if (ctx && cort_kernel_cancelled(ctx)) break;
     }
     cort_kernel_scratch_free(ctx, buf);

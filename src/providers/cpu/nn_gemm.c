@@ -9,8 +9,6 @@
 #define NN_KC NN_GEMM_KC        /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
-#define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
-#define NN_MAX_MR 16
 #define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
 #define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
 #define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */

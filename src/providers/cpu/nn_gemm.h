@@ -14,6 +14,8 @@
 
 /* K slice length of packed operands (nn_gemm_packed layouts are per slice of this many k) */
 #define NN_GEMM_KC 256
+#define NN_MAX_TILE (16 * 32)  /* largest MR*NR of any kernel */
+#define NN_MAX_MR 16
 
 typedef struct nn_gemm_b nn_gemm_b;
 /* Packs rows [k0, k0+kc) and columns [j0, j0+ncols) of B into dst[kc][nr] (ncols <= nr; columns
