@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct cpu_allocator {
     cort_allocator impl;          /* system or user allocator */
@@ -113,6 +114,33 @@ void *cort_malloc(size_t size) {
     if (!a || size > SIZE_MAX - HEADER) return NULL;
     char *base = a->impl.alloc(a->impl.context, size + HEADER, CORT_ALIGNMENT);
     if (!base) return NULL;
+    block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
+    h->size = size;
+    h->magic = MAGIC;
+    size_t now = atomic_fetch_add_explicit(&a->in_use, size, memory_order_relaxed) + size;
+    atomic_fetch_add_explicit(&a->allocations, 1, memory_order_relaxed);
+    size_t peak = atomic_load_explicit(&a->peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {}
+    return base + HEADER;
+}
+
+/* Long-lived big blocks (packed weights): with the system allocator, 2 MB aligned and marked for
+ * transparent huge pages, so creating a session takes one page fault per 2 MB instead of 512 and
+ * the kernels' walks over the weights miss the TLB less. Freed with cort_free. */
+#define HUGE_PAGE ((size_t)2 << 20)
+void *cort_malloc_huge(size_t size) {
+    cpu_allocator *a = owner();
+    if (!a || a->impl.alloc != sys_alloc || size < HUGE_PAGE || size > SIZE_MAX - HEADER) return cort_malloc(size);
+    long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
+    long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    if (f > 0 && n >= f) return NULL;
+    /* not rounded up: a partial last 2 MB stays in small pages rather than growing the RSS */
+    const size_t total = size + HEADER;
+    char *base = sys_alloc(NULL, total, HUGE_PAGE);
+    if (!base) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(base, total, MADV_HUGEPAGE);   /* advisory: without THP the block is still usable */
+#endif
     block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
     h->size = size;
     h->magic = MAGIC;

@@ -11,6 +11,7 @@ void *cort_malloc(size_t size);                 /* NULL on failure (or size 0 gi
 void *cort_calloc(size_t count, size_t size);   /* zeroed; checks count*size overflow */
 void *cort_realloc(void *ptr, size_t size);     /* like realloc; on failure ptr is untouched */
 void  cort_free(void *ptr);                     /* NULL is a no-op */
+void *cort_malloc_huge(size_t size);            /* cort_malloc for long-lived big blocks (huge pages) */
 char *cort_strdup(const char *s);
 char *cort_strndup(const char *s, size_t n);
 

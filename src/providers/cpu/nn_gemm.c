@@ -5,6 +5,7 @@
 #include <string.h>
 #include "nn_gemm.h"
 #include "../../core/alloc.h"
+#include "simd/copy_ukernels.h"
 
 #define NN_KC NN_GEMM_KC        /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
@@ -51,7 +52,20 @@ static void pack_b_matrix(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, s
             for (size_t j = ncols; j < nr; j++) dst[j] = 0.0f;
         }
     } else {
-        for (size_t j = 0; j < ncols; j++) {
+        size_t jv = 0;
+#ifdef NN_HAVE_X86_UKERNELS
+        /* 16x16 blocks transposed in registers */
+        if (kc >= 16 && ncols >= 16 && __builtin_cpu_supports("avx512f")) {
+            const size_t kv = kc / 16 * 16;
+            for (; jv + 16 <= ncols; jv += 16) {
+                const float *src = b->data + (j0 + jv) * b->ld + k0;
+                for (size_t p = 0; p < kv; p += 16) nn_transpose16_avx512(src + p, b->ld, dst + p * nr + jv, nr);
+                for (size_t j = jv; j < jv + 16; j++)
+                    for (size_t p = kv; p < kc; p++) dst[p * nr + j] = src[(j - jv) * b->ld + p];
+            }
+        }
+#endif
+        for (size_t j = jv; j < ncols; j++) {
             const float *src = b->data + (j0 + j) * b->ld + k0;
             for (size_t p = 0; p < kc; p++) dst[p * nr + j] = src[p];
         }
@@ -562,7 +576,7 @@ cort_status *nn_gemm_pack_a_par(cort_pool *pool, const nn_gemm_kernel *k, size_t
     if (!k) k = nn_gemm_best_kernel();
     const size_t mr = k->mr, mpanels = div_up(M, mr);
     if (K && mpanels > SIZE_MAX / sizeof(float) / mr / K) return cort_error_oom();
-    float *d = cort_malloc((mpanels * mr * K + 1) * sizeof(float));
+    float *d = cort_malloc_huge((mpanels * mr * K + 1) * sizeof(float));
     if (!d) return cort_error_oom();
     pack_job j = { k, M, K, mpanels, alpha, A, lda, transA, NULL, d };
     /* weights packed at session creation: worth the session's threads when big */
@@ -582,7 +596,7 @@ cort_status *nn_gemm_pack_b_par(cort_pool *pool, const nn_gemm_kernel *k, size_t
     if (!k) k = nn_gemm_best_kernel();
     const size_t nr = k->nr, npanels = div_up(N, nr);
     if (K && npanels > SIZE_MAX / sizeof(float) / nr / K) return cort_error_oom();
-    float *d = cort_malloc((npanels * nr * K + 1) * sizeof(float));
+    float *d = cort_malloc_huge((npanels * nr * K + 1) * sizeof(float));
     if (!d) return cort_error_oom();
     pack_job j = { k, N, K, npanels, 1.0f, NULL, 0, 0, B, d };
     cort_parallel_for((double)N * (double)K < 262144.0 ? NULL : pool, npanels, 1, pack_run, &j);

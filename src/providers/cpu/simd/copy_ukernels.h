@@ -8,5 +8,7 @@
 /* dst[i] = src[2 * i] for i < n (every other float: a stride-2 convolution's input phase). Reads
  * src[0 .. 2n - 2] only. */
 void nn_copy_stride2_avx512(const float *src, float *dst, size_t n);
+/* dst[c * ldd + r] = src[r * ld + c] for r, c < 16. */
+void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd);
 #endif
 #endif
