@@ -124,30 +124,95 @@ void *cort_malloc(size_t size) {
     return base + HEADER;
 }
 
-/* Long-lived big blocks (packed weights): with the system allocator, 2 MB aligned and marked for
- * transparent huge pages, so creating a session takes one page fault per 2 MB instead of 512 and
- * the kernels' walks over the weights miss the TLB less. Freed with cort_free. */
+/* Long-lived blocks (packed weights) come from huge pages: with the system allocator they are
+ * 2 MB aligned and marked for transparent huge pages, so creating a session takes one page fault
+ * per 2 MB instead of 512 (faults on fresh pages were most of the creation time of the CNNs) and
+ * the kernels' walks over the weights miss the TLB less. While a session is being created, its
+ * huge arena is bound to the creating thread and even small blocks are carved from its 2 MB
+ * chunks; such a block is released with the arena (cort_free only updates the statistics). */
 #define HUGE_PAGE ((size_t)2 << 20)
-void *cort_malloc_huge(size_t size) {
-    cpu_allocator *a = owner();
-    if (!a || a->impl.alloc != sys_alloc || size < HUGE_PAGE || size > SIZE_MAX - HEADER) return cort_malloc(size);
-    long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
-    long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
-    if (f > 0 && n >= f) return NULL;
-    /* not rounded up: a partial last 2 MB stays in small pages rather than growing the RSS */
-    const size_t total = size + HEADER;
+#define ARENA_CHUNK ((size_t)8 << 20)
+#define ARENA_MAGIC ((size_t)0xA7E4A7E4u)
+
+typedef struct huge_chunk { struct huge_chunk *next; size_t size, used; } huge_chunk;
+struct cort_huge_arena { huge_chunk *chunks; };
+
+static _Thread_local cort_huge_arena *tls_arena;
+
+static char *huge_block(size_t total, int huge) {
     char *base = sys_alloc(NULL, total, HUGE_PAGE);
-    if (!base) return NULL;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(base, total, MADV_HUGEPAGE);   /* advisory: without THP the block is still usable */
+    if (base && huge) (void)madvise(base, total, MADV_HUGEPAGE);   /* advisory: without THP the block still works */
+#else
+    (void)huge;
 #endif
-    block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
-    h->size = size;
-    h->magic = MAGIC;
+    return base;
+}
+
+cort_status *cort_huge_arena_create(cort_huge_arena **out) {
+    *out = cort_calloc(1, sizeof **out);
+    return *out ? NULL : cort_error_oom();
+}
+
+void cort_huge_arena_free(cort_huge_arena *a) {
+    if (!a) return;
+    for (huge_chunk *c = a->chunks, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    cort_free(a);
+}
+
+cort_huge_arena *cort_huge_arena_bind(cort_huge_arena *a) {
+    cort_huge_arena *prev = tls_arena;
+    tls_arena = a;
+    return prev;
+}
+
+static void count_block(cpu_allocator *a, size_t size) {
     size_t now = atomic_fetch_add_explicit(&a->in_use, size, memory_order_relaxed) + size;
     atomic_fetch_add_explicit(&a->allocations, 1, memory_order_relaxed);
     size_t peak = atomic_load_explicit(&a->peak, memory_order_relaxed);
     while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {}
+}
+
+void *cort_malloc_huge(size_t size) {
+    cpu_allocator *a = owner();
+    cort_huge_arena *ar = tls_arena;
+    if (!a || a->impl.alloc != sys_alloc || size > SIZE_MAX / 2 || (!ar && size < HUGE_PAGE)) return cort_malloc(size);
+    long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
+    long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    if (f > 0 && n >= f) return NULL;
+    const size_t need = (size + HEADER + CORT_ALIGNMENT - 1) / CORT_ALIGNMENT * CORT_ALIGNMENT;
+    char *base;
+    size_t magic = MAGIC;
+    if (ar) {
+        huge_chunk *c = ar->chunks;
+        if (!c || c->size - c->used < need) {
+            /* a new chunk; the old one's tail stays unused (untouched, so mostly not resident) */
+            /* the first chunk is 2 MB of small pages: a small model's weights do not pin huge pages */
+            const size_t hdr = CORT_ALIGNMENT, total = (need + hdr + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+            const size_t chunk = ar->chunks ? ARENA_CHUNK : HUGE_PAGE, sz = total > chunk ? total : chunk;
+            char *mem = huge_block(sz, ar->chunks != NULL || sz > HUGE_PAGE);
+            if (!mem) return NULL;
+            c = (huge_chunk *)(void *)mem;
+            c->size = sz;
+            c->used = hdr;
+            c->next = ar->chunks;
+            ar->chunks = c;
+        }
+        base = (char *)c + c->used;
+        c->used += need;
+        magic = ARENA_MAGIC;
+    } else {
+        /* not rounded up: a partial last 2 MB stays in small pages rather than growing the RSS */
+        base = huge_block(size + HEADER, 1);
+        if (!base) return NULL;
+    }
+    block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
+    h->size = size;
+    h->magic = magic;
+    count_block(a, size);
     return base + HEADER;
 }
 
@@ -157,6 +222,7 @@ void cort_free(void *ptr) {
     char *base = (char *)ptr - HEADER;
     block_header *h = (block_header *)((char *)ptr - sizeof(block_header));
     atomic_fetch_sub_explicit(&a->in_use, h->size, memory_order_relaxed);
+    if (h->magic == ARENA_MAGIC) return;   /* released with its arena */
     h->magic = 0;
     a->impl.free(a->impl.context, base);
 }

@@ -11,7 +11,14 @@ void *cort_malloc(size_t size);                 /* NULL on failure (or size 0 gi
 void *cort_calloc(size_t count, size_t size);   /* zeroed; checks count*size overflow */
 void *cort_realloc(void *ptr, size_t size);     /* like realloc; on failure ptr is untouched */
 void  cort_free(void *ptr);                     /* NULL is a no-op */
-void *cort_malloc_huge(size_t size);            /* cort_malloc for long-lived big blocks (huge pages) */
+void *cort_malloc_huge(size_t size);            /* cort_malloc for long-lived blocks (huge pages) */
+/* A session's huge arena: while bound to a thread (bind returns the previous binding), that
+ * thread's cort_malloc_huge blocks are carved from it; they stay valid until the arena is freed
+ * (cort_free on them is allowed and only updates the statistics). Not thread-safe: one binder. */
+typedef struct cort_huge_arena cort_huge_arena;
+cort_status *cort_huge_arena_create(cort_huge_arena **out);
+void cort_huge_arena_free(cort_huge_arena *a);   /* NULL is a no-op */
+cort_huge_arena *cort_huge_arena_bind(cort_huge_arena *a);
 char *cort_strdup(const char *s);
 char *cort_strndup(const char *s, size_t n);
 

@@ -154,6 +154,7 @@ void cort_run_options_set_terminate(cort_run_options *o, int terminate) {
 static void session_destroy(cort_session *s) {
     cort_graph_free(s->graph);
     for (size_t i = 0; i < s->n_providers; i++) s->providers[i].vt->destroy(s->providers[i].instance);
+    cort_huge_arena_free(s->weights);
     cort_pool_free(s->pool);
     cort_bufcache_release(s->cache);
     cort_free((void *)s->profile);
@@ -204,7 +205,12 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     /* the pool first: creation packs weights on it */
     if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
     s->copts.pool = s->pool;
-    if ((st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph))) goto error;
+    /* the weights packed while compiling go to the session's huge-page arena */
+    if ((st = cort_huge_arena_create(&s->weights))) goto error;
+    cort_huge_arena *prev = cort_huge_arena_bind(s->weights);
+    st = cort_graph_compile(model->graph, &s->copts, NULL, NULL, &s->graph);
+    cort_huge_arena_bind(prev);
+    if (st) goto error;
     if ((st = cort_bufcache_create(CORT_SESSION_CACHE_BYTES, &s->cache))) goto error;
     if (o && o->profiling) {
         if (!(s->profile = cort_calloc(2 * (s->graph->n_nodes + 1), sizeof *s->profile))) { st = cort_error_oom(); goto error; }

@@ -46,6 +46,7 @@ struct cort_session {
     cort_provider providers[CORT_MAX_PROVIDERS];   /* non-CPU providers, in append order */
     size_t n_providers;
     _Atomic uint64_t *profile;     /* 2 per node (ns, count) when profiling, else NULL */
+    struct cort_huge_arena *weights;   /* packed weights made at creation; freed after the graph */
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);

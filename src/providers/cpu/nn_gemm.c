@@ -83,10 +83,21 @@ float nn_gemm_b_at(const nn_gemm_b *B, size_t k, size_t j) {
 static void pack_a_panel(const float *A, size_t lda, int transA, float alpha, size_t i0, size_t rows, size_t k0,
                          size_t kc, size_t mr, float *dst) {
     if (!transA) {
+        size_t pv = 0;
+#ifdef NN_HAVE_X86_UKERNELS
+        /* 16 columns of the panel's rows at a time, transposed in registers (padding rows zeroed) */
+        if (mr <= 16 && kc >= 16 && __builtin_cpu_supports("avx512f")) {
+            for (; pv + 16 <= kc; pv += 16)
+                nn_transpose_avx512(A + i0 * lda + k0 + pv, lda, rows, alpha, dst + pv * mr, mr, mr);
+        }
+#endif
         for (size_t i = 0; i < rows; i++) {
             const float *src = A + (i0 + i) * lda + k0;
-            for (size_t p = 0; p < kc; p++) dst[p * mr + i] = alpha * src[p];
+            for (size_t p = pv; p < kc; p++) dst[p * mr + i] = alpha * src[p];
         }
+        for (size_t i = rows; i < mr; i++)
+            for (size_t p = pv; p < kc; p++) dst[p * mr + i] = 0.0f;
+        return;
     } else {
         for (size_t p = 0; p < kc; p++) {
             const float *src = A + (k0 + p) * lda + i0;

@@ -83,7 +83,7 @@ cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t 
     memset(out, 0, sizeof *out);
     out->M = M; out->C = C;
     if (M && C > SIZE_MAX / sizeof(float) / 36 / M) return cort_error_oom();
-    float *u = cort_malloc_huge(36 * M * C * sizeof(float) + 1);
+    float *u = cort_malloc(36 * M * C * sizeof(float) + 1);   /* temporary: not from the huge arena */
     if (!u) return cort_error_oom();
 #if defined(__x86_64__) || defined(__i386__)
     if (__builtin_cpu_supports("avx512f")) wino_filter_avx512(w, M, C, u);

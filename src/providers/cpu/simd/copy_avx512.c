@@ -21,8 +21,14 @@ void nn_copy_stride2_avx512(const float *src, float *dst, size_t n) {
 
 __attribute__((target("avx512f")))
 void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd) {
+    nn_transpose_avx512(src, ld, 16, 1.0f, dst, ldd, 16);
+}
+
+__attribute__((target("avx512f")))
+void nn_transpose_avx512(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd, size_t width) {
     __m512 r[16], t[16];
-    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + (size_t)i * ld);
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (size_t i = 0; i < 16; i++) r[i] = i < rows ? _mm512_mul_ps(_mm512_loadu_ps(src + i * ld), sc) : _mm512_setzero_ps();
     for (int i = 0; i < 16; i += 2) {   /* pairs of rows interleaved */
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -39,11 +45,12 @@ void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd) 
         t[c + 8] = _mm512_shuffle_f32x4(r[c + 8], r[c + 12], 0x88);
         t[c + 12] = _mm512_shuffle_f32x4(r[c + 8], r[c + 12], 0xDD);
     }
+    const __mmask16 m = (__mmask16)((1u << width) - 1u);
     for (int c = 0; c < 4; c++) {
-        _mm512_storeu_ps(dst + (size_t)c * ldd, _mm512_shuffle_f32x4(t[c], t[c + 8], 0x88));
-        _mm512_storeu_ps(dst + (size_t)(c + 8) * ldd, _mm512_shuffle_f32x4(t[c], t[c + 8], 0xDD));
-        _mm512_storeu_ps(dst + (size_t)(c + 4) * ldd, _mm512_shuffle_f32x4(t[c + 4], t[c + 12], 0x88));
-        _mm512_storeu_ps(dst + (size_t)(c + 12) * ldd, _mm512_shuffle_f32x4(t[c + 4], t[c + 12], 0xDD));
+        _mm512_mask_storeu_ps(dst + (size_t)c * ldd, m, _mm512_shuffle_f32x4(t[c], t[c + 8], 0x88));
+        _mm512_mask_storeu_ps(dst + (size_t)(c + 8) * ldd, m, _mm512_shuffle_f32x4(t[c], t[c + 8], 0xDD));
+        _mm512_mask_storeu_ps(dst + (size_t)(c + 4) * ldd, m, _mm512_shuffle_f32x4(t[c + 4], t[c + 12], 0x88));
+        _mm512_mask_storeu_ps(dst + (size_t)(c + 12) * ldd, m, _mm512_shuffle_f32x4(t[c + 4], t[c + 12], 0xDD));
     }
 }
 #endif

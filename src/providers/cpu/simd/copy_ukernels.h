@@ -10,5 +10,8 @@
 void nn_copy_stride2_avx512(const float *src, float *dst, size_t n);
 /* dst[c * ldd + r] = src[r * ld + c] for r, c < 16. */
 void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd);
+/* dst[c * ldd + r] = scale * src[r * ld + c] for c < 16 and r < width (<= 16), zero for rows <= r <
+ * width: a 16-column block of at most 16 rows packed into width-wide rows (rows <= width). */
+void nn_transpose_avx512(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd, size_t width);
 #endif
 #endif
