@@ -70,9 +70,13 @@ static cort_status *tensor_header(cort_type type, const int64_t *dims, size_t ra
 }
 
 cort_status *cort_tensor_alloc(cort_type type, const int64_t *dims, size_t rank, cort_value **out) {
+    return cort_tensor_alloc_ex(type, dims, rank, 0, out);
+}
+
+cort_status *cort_tensor_alloc_ex(cort_type type, const int64_t *dims, size_t rank, int huge, cort_value **out) {
     cort_value *v = NULL;
     CORT_TRY(tensor_header(type, dims, rank, &v));
-    v->data = cort_malloc(v->bytes);
+    v->data = huge && type != CORT_TYPE_STRING ? cort_malloc_huge(v->bytes) : cort_malloc(v->bytes);
     if (!v->data) { cort_free(v); return cort_error_oom(); }
     v->owns_data = 1;
     if (type == CORT_TYPE_STRING)

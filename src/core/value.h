@@ -50,6 +50,9 @@ extern char cort_empty_string[1];
 
 /* New tensor with uninitialized data (strings are set to ""). dims may be NULL for rank 0. */
 cort_status *cort_tensor_alloc(cort_type type, const int64_t *dims, size_t rank, cort_value **out);
+/* huge: the data is a long-lived block (cort_malloc_huge: 2 MB pages when big), e.g. an initializer
+ * copied out of a model; never call it while a session arena is bound if the value can escape. */
+cort_status *cort_tensor_alloc_ex(cort_type type, const int64_t *dims, size_t rank, int huge, cort_value **out);
 /* New tensor with zeroed data. */
 cort_status *cort_tensor_alloc_zero(cort_type type, const int64_t *dims, size_t rank, cort_value **out);
 /* A tensor whose data points into memory owned elsewhere; base (may be NULL) is retained as keep-alive. */

@@ -235,7 +235,8 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
         if (L->blob && bytes && ((uintptr_t)src % type_align(type)) == 0) {
             CORT_TRY(cort_tensor_view(type, s.dims, s.rank, src, L->blob, &t));
         } else {
-            CORT_TRY(cort_tensor_alloc(type, s.dims, s.rank, &t));
+            /* misaligned raw_data (protobuf places it anywhere): copied once, big ones into huge pages */
+            CORT_TRY(cort_tensor_alloc_ex(type, s.dims, s.rank, 1, &t));
             if (bytes) memcpy(t->data, src, bytes);
             /* the copy is the tensor now: the file pages it came from need not stay resident */
             if (L->model) cort_model_drop_pages(L->model, src, bytes);

@@ -154,7 +154,6 @@ void cort_run_options_set_terminate(cort_run_options *o, int terminate) {
 static void session_destroy(cort_session *s) {
     cort_graph_free(s->graph);
     for (size_t i = 0; i < s->n_providers; i++) s->providers[i].vt->destroy(s->providers[i].instance);
-    cort_huge_arena_free(s->weights);
     cort_pool_free(s->pool);
     cort_bufcache_release(s->cache);
     cort_free((void *)s->profile);
@@ -162,6 +161,7 @@ static void session_destroy(cort_session *s) {
     for (size_t i = 0; i < s->n_dims; i++) cort_free(s->dim_names[i]);
     cort_free(s->dim_names);
     cort_free(s->dim_values);
+    cort_huge_arena_free(s->weights);   /* last: the packed weights of every node state live here */
     cort_free(s);
 }
 
