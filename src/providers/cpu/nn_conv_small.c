@@ -7,6 +7,7 @@
 #include <string.h>
 #include "nn_conv.h"
 #include "../../core/alloc.h"
+#include "simd/copy_ukernels.h"
 
 #define SMALL_MAX_POSITIONS 256
 
@@ -69,23 +70,42 @@ typedef struct small_out_job {
 } small_out_job;
 
 /* Y[m][p] = act(Yt[p][m] + bias[m] + sum[m][p]) for channel blocks [begin, end) of 16: 16x16
- * tiles, so both sides are read and written in runs of 16 floats. */
+ * tiles (transposed in registers when AVX-512 is there), then bias, residual and activation in one
+ * pass over the block's rows while they are in L1. */
 static void small_out_run(void *arg, size_t begin, size_t end) {
     const small_out_job *j = arg;
     const size_t P = j->P, M = j->M;
+    int avx512 = 0;
+#ifdef NN_HAVE_X86_UKERNELS
+    avx512 = __builtin_cpu_supports("avx512f");
+#endif
     for (size_t blk = begin; blk < end; blk++) {
         const size_t m0 = blk * 16, m1 = m0 + 16 < M ? m0 + 16 : M;
         for (size_t p0 = 0; p0 < P; p0 += 16) {
             const size_t p1 = p0 + 16 < P ? p0 + 16 : P;
+#ifdef NN_HAVE_X86_UKERNELS
+            if (avx512 && m1 - m0 == 16 && p1 - p0 == 16) {
+                nn_transpose16_avx512(j->yt + p0 * M + m0, M, j->y + m0 * P + p0, P);
+                continue;
+            }
+#endif
             for (size_t m = m0; m < m1; m++) {
                 float *ym = j->y + m * P;
-                const float b = j->bias ? j->bias[m] : 0.0f;
-                for (size_t p = p0; p < p1; p++) ym[p] = j->yt[p * M + m] + b;
-                if (j->sum)
-                    for (size_t p = p0; p < p1; p++) ym[p] += j->sum[m * P + p];
+                for (size_t p = p0; p < p1; p++) ym[p] = j->yt[p * M + m];
             }
         }
-        for (size_t m = m0; m < m1; m++) nn_act_apply(j->act, j->y + m * P, P);
+        (void)avx512;
+        for (size_t m = m0; m < m1; m++) {
+            float *ym = j->y + m * P;
+            const float b = j->bias ? j->bias[m] : 0.0f;
+            if (j->sum) {
+                const float *sm = j->sum + m * P;
+                for (size_t p = 0; p < P; p++) ym[p] += b + sm[p];
+            } else if (b != 0.0f) {
+                for (size_t p = 0; p < P; p++) ym[p] += b;
+            }
+            nn_act_apply(j->act, ym, P);
+        }
     }
 }
 
