@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 typedef struct cpu_allocator {
     cort_allocator impl;          /* system or user allocator */
@@ -131,7 +132,7 @@ void *cort_malloc(size_t size) {
  * huge arena is bound to the creating thread and even small blocks are carved from its 2 MB
  * chunks; such a block is released with the arena (cort_free only updates the statistics). */
 #define HUGE_PAGE ((size_t)2 << 20)
-#define ARENA_CHUNK ((size_t)8 << 20)
+#define ARENA_CHUNK ((size_t)4 << 20)
 #define ARENA_MAGIC ((size_t)0xA7E4A7E4u)
 
 typedef struct huge_chunk { struct huge_chunk *next; size_t size, used; } huge_chunk;
@@ -139,12 +140,34 @@ struct cort_huge_arena { huge_chunk *chunks; };
 
 static _Thread_local cort_huge_arena *tls_arena;
 
+/* Huge pages are only worth it while the system hands them out cheaply. In a VM whose balloon
+ * returns free 2 MB blocks to the host (free page reporting), every huge page is refaulted 4 KB at
+ * a time by the host and costs ~10x a warm one (BERT's creation went from ~0.2 s to ~1 s). So the
+ * first huge block is populated up front and timed: slower than 1 ms per 2 MB turns huge pages off
+ * for the rest of the process (a race between two creating threads only costs one more probe). */
+static atomic_int thp_off;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static char *huge_block(size_t total, int huge) {
     char *base = sys_alloc(NULL, total, HUGE_PAGE);
-#ifdef MADV_HUGEPAGE
-    if (base && huge) (void)madvise(base, total, MADV_HUGEPAGE);   /* advisory: without THP the block still works */
-#else
-    (void)huge;
+    if (!base || !huge) return base;
+#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
+    const size_t span = total / HUGE_PAGE * HUGE_PAGE;   /* the whole 2 MB pages of the block */
+    if (span && !atomic_load_explicit(&thp_off, memory_order_relaxed) && !madvise(base, total, MADV_HUGEPAGE)) {
+        const double t0 = now_ms();
+        /* advisory: if populating fails the pages are simply faulted in later */
+        if (!madvise(base, span, MADV_POPULATE_WRITE) && now_ms() - t0 > 1.0 * (double)(span / HUGE_PAGE)) {
+            atomic_store_explicit(&thp_off, 1, memory_order_relaxed);
+        }
+        return base;
+    }
+    /* small pages: populated in one call instead of one fault per 4 KB */
+    if (span) (void)madvise(base, span, MADV_POPULATE_WRITE);
 #endif
     return base;
 }
