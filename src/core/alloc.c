@@ -135,16 +135,17 @@ void *cort_malloc(size_t size) {
 #define ARENA_CHUNK ((size_t)4 << 20)
 #define ARENA_MAGIC ((size_t)0xA7E4A7E4u)
 
-typedef struct huge_chunk { struct huge_chunk *next; size_t size, used; } huge_chunk;
+typedef struct huge_chunk { struct huge_chunk *next; size_t size, used, populated; int huge; } huge_chunk;
 struct cort_huge_arena { huge_chunk *chunks; };
 
 static _Thread_local cort_huge_arena *tls_arena;
 
 /* Huge pages are only worth it while the system hands them out cheaply. In a VM whose balloon
  * returns free 2 MB blocks to the host (free page reporting), every huge page is refaulted 4 KB at
- * a time by the host and costs ~10x a warm one (BERT's creation went from ~0.2 s to ~1 s). So the
- * first huge block is populated up front and timed: slower than 1 ms per 2 MB turns huge pages off
- * for the rest of the process (a race between two creating threads only costs one more probe). */
+ * a time by the host and costs ~10x a warm one (BERT's creation went from ~0.2 s to ~1 s; a warm
+ * one is cleared in ~0.2 ms). So huge pages are populated as they are handed out and timed:
+ * slower than ~0.6 ms per 2 MB turns them off for the rest of the process (a race between two
+ * creating threads only costs one more probe). */
 static atomic_int thp_off;
 
 static double now_ms(void) {
@@ -153,22 +154,36 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static char *huge_block(size_t total, int huge) {
-    char *base = sys_alloc(NULL, total, HUGE_PAGE);
-    if (!base || !huge) return base;
-#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
-    const size_t span = total / HUGE_PAGE * HUGE_PAGE;   /* the whole 2 MB pages of the block */
-    if (span && !atomic_load_explicit(&thp_off, memory_order_relaxed) && !madvise(base, total, MADV_HUGEPAGE)) {
-        const double t0 = now_ms();
-        /* advisory: if populating fails the pages are simply faulted in later */
-        if (!madvise(base, span, MADV_POPULATE_WRITE) && now_ms() - t0 > 1.0 * (double)(span / HUGE_PAGE)) {
-            atomic_store_explicit(&thp_off, 1, memory_order_relaxed);
-        }
-        return base;
-    }
-    /* small pages: populated in one call instead of one fault per 4 KB */
-    if (span) (void)madvise(base, span, MADV_POPULATE_WRITE);
+/* Makes [p, p + len) resident in one call (instead of a fault per page) and, for huge-page
+ * memory, times it: the probe that turns huge pages off. */
+static void populate(char *p, size_t len, int huge) {
+#ifdef MADV_POPULATE_WRITE
+    if (!len) return;
+    const double t0 = huge ? now_ms() : 0.0;
+    /* advisory: if populating fails the pages are simply faulted in later */
+    if (!madvise(p, len, MADV_POPULATE_WRITE) && huge && now_ms() - t0 > 0.2 + 0.6 * (double)((len + HUGE_PAGE - 1) / HUGE_PAGE))
+        atomic_store_explicit(&thp_off, 1, memory_order_relaxed);
+#else
+    (void)p; (void)len; (void)huge;
 #endif
+}
+
+/* A 2 MB-aligned block marked for huge pages (unless they are off); *huge tells which. */
+static char *huge_alloc(size_t total, int *huge) {
+    char *base = sys_alloc(NULL, total, HUGE_PAGE);
+    *huge = 0;
+#ifdef MADV_HUGEPAGE
+    if (base && total >= HUGE_PAGE && !atomic_load_explicit(&thp_off, memory_order_relaxed))
+        *huge = !madvise(base, total, MADV_HUGEPAGE);
+#endif
+    return base;
+}
+
+/* A standalone long-lived block: its whole 2 MB pages populated now, the tail faulted lazily. */
+static char *huge_block(size_t total) {
+    int huge;
+    char *base = huge_alloc(total, &huge);
+    if (base) populate(base, total / HUGE_PAGE * HUGE_PAGE, huge);
     return base;
 }
 
@@ -211,25 +226,47 @@ void *cort_malloc_huge(size_t size) {
     size_t magic = MAGIC;
     if (ar) {
         huge_chunk *c = ar->chunks;
-        if (!c || c->size - c->used < need) {
-            /* a new chunk; the old one's tail stays unused (untouched, so mostly not resident) */
-            /* the first chunk is 2 MB of small pages: a small model's weights do not pin huge pages */
-            const size_t hdr = CORT_ALIGNMENT, total = (need + hdr + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-            const size_t chunk = ar->chunks ? ARENA_CHUNK : HUGE_PAGE, sz = total > chunk ? total : chunk;
-            char *mem = huge_block(sz, ar->chunks != NULL || sz > HUGE_PAGE);
-            if (!mem) return NULL;
-            c = (huge_chunk *)(void *)mem;
-            c->size = sz;
-            c->used = hdr;
-            c->next = ar->chunks;
-            ar->chunks = c;
+        const size_t hdr = CORT_ALIGNMENT;
+        if (need + hdr > ARENA_CHUNK / 2) {
+            /* a big block gets a chunk of its own (listed after the current one) */
+            huge_chunk *own = (huge_chunk *)(void *)huge_block(need + hdr);
+            if (!own) return NULL;
+            own->size = own->used = own->populated = need + hdr;
+            if (c) { own->next = c->next; c->next = own; }
+            else { own->next = NULL; ar->chunks = own; }
+            base = (char *)own + hdr;
+        } else {
+            if (!c || c->size - c->used < need) {
+                /* a new chunk; the old one's tail stays unused and, past its last populated page,
+                 * not resident. The first chunk is 2 MB of small pages (a small model's weights
+                 * do not pin huge pages). */
+                int huge = 0;
+                char *mem;
+                if (ar->chunks) mem = huge_alloc(ARENA_CHUNK, &huge);
+                else mem = sys_alloc(NULL, HUGE_PAGE, HUGE_PAGE);
+                if (!mem) return NULL;
+                c = (huge_chunk *)(void *)mem;
+                c->size = ar->chunks ? ARENA_CHUNK : HUGE_PAGE;
+                c->used = c->populated = hdr;
+                c->huge = huge;
+                c->next = ar->chunks;
+                ar->chunks = c;
+            }
+            base = (char *)c + c->used;
+            c->used += need;
+            if (c->huge && c->used > c->populated) {
+                /* populated as it is carved, a 2 MB page at a time */
+                size_t end = (c->used + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+                if (end > c->size) end = c->size;
+                const size_t from = c->populated / HUGE_PAGE * HUGE_PAGE;
+                populate((char *)c + from, end - from, 1);
+                c->populated = end;
+            }
         }
-        base = (char *)c + c->used;
-        c->used += need;
         magic = ARENA_MAGIC;
     } else {
         /* not rounded up: a partial last 2 MB stays in small pages rather than growing the RSS */
-        base = huge_block(size + HEADER, 1);
+        base = huge_block(size + HEADER);
         if (!base) return NULL;
     }
     block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
