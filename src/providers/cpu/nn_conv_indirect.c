@@ -196,7 +196,9 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
                 } else {
                     cols = q->ncols - b < nr ? q->ncols - b : nr;
-                    direct = ow + cols <= q->OW;
+                    /* no junk columns at all (Wp == OW, e.g. a 1x1 stride-2 conv): the virtual rows are
+                     * Y's rows, so even a straddling panel is stored straight into Y */
+                    direct = ow + cols <= q->OW || q->Wp == q->OW;
                     b += nr; ow += nr;
                     while (ow >= q->Wp) { ow -= q->Wp; oh++; }
                 }
