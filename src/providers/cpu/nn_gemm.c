@@ -498,12 +498,19 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     /* A rows a power-of-two-ish distance apart alias in L1 when read as twelve streams; pack those
      * unless B is so narrow that packing A would not pay off */
     j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128) && !j.apre;
+    /* small K, wide C (1x1 convs on big planes): write C in row streams */
+    j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
+    /* a cold C (a big activation) is written faster in long row runs than in many short ones */
+    j.sweep = NN_SWEEP_FLOATS / (nr * K);
+    if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;
     /* column tasks when there are enough columns to balance the threads; else row blocks */
     if (threads == 1 || j.npanels >= 6 * threads || j.mpanels < 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
         /* B read in place needs no L2-sized column blocks; packed B does */
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
+        /* rows-outer tasks span at least a sweep: short row runs per task would undo it */
+        if (j.rows_outer && j.bn < j.sweep) j.bn = j.sweep;
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
          * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it
@@ -522,11 +529,6 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     if (j.b_direct) j.pack_b_in_task = 1;
     if (j.apre) j.pack_a_in_task = 0;
     if (j.bpre) j.pack_b_in_task = 0;
-    /* small K, wide C (1x1 convs on big planes): write C in row streams */
-    j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
-    /* a cold C (a big activation) is written faster in long row runs than in many short ones */
-    j.sweep = NN_SWEEP_FLOATS / (nr * K);
-    if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;
     if (j.bm == 0) j.bm = 1;
     if (j.bn == 0) j.bn = 1;
     j.tasks_n = div_up(j.npanels, j.bn);
