@@ -142,10 +142,10 @@ static _Thread_local cort_huge_arena *tls_arena;
 
 /* Huge pages are only worth it while the system hands them out cheaply. In a VM whose balloon
  * returns free 2 MB blocks to the host (free page reporting), every huge page is refaulted 4 KB at
- * a time by the host and costs ~10x a warm one (BERT's creation went from ~0.2 s to ~1 s; a warm
- * one is cleared in ~0.2 ms). So huge pages are populated as they are handed out and timed:
- * slower than ~0.6 ms per 2 MB turns them off for the rest of the process (a race between two
- * creating threads only costs one more probe). */
+ * a time by the host and costs ~10x a warm one (~2-5 ms instead of ~0.2 ms; BERT's creation went
+ * from ~0.2 s to ~1 s). So huge pages are populated as they are handed out, 2 MB at a time, and
+ * timed: one slower than 0.8 ms turns them off for the rest of the process (a race between two
+ * creating threads only costs one more slow page). */
 static atomic_int thp_off;
 
 static double now_ms(void) {
@@ -154,15 +154,28 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Makes [p, p + len) resident in one call (instead of a fault per page) and, for huge-page
- * memory, times it: the probe that turns huge pages off. */
+/* Makes [p, p + len) resident in one call per 2 MB (instead of a fault per 4 KB page). Huge-page
+ * memory is timed page by page: the first slow one turns huge pages off for the process and the
+ * rest of the range falls back to small pages, so a bad stretch costs one slow page. */
 static void populate(char *p, size_t len, int huge) {
 #ifdef MADV_POPULATE_WRITE
-    if (!len) return;
-    const double t0 = huge ? now_ms() : 0.0;
-    /* advisory: if populating fails the pages are simply faulted in later */
-    if (!madvise(p, len, MADV_POPULATE_WRITE) && huge && now_ms() - t0 > 0.2 + 0.6 * (double)((len + HUGE_PAGE - 1) / HUGE_PAGE))
-        atomic_store_explicit(&thp_off, 1, memory_order_relaxed);
+    if (!huge) {
+        if (len) (void)madvise(p, len, MADV_POPULATE_WRITE);   /* advisory: else faulted in later */
+        return;
+    }
+    for (size_t off = 0; off < len; off += HUGE_PAGE) {
+        const size_t n = len - off < HUGE_PAGE ? len - off : HUGE_PAGE;
+        if (atomic_load_explicit(&thp_off, memory_order_relaxed)) {
+#ifdef MADV_NOHUGEPAGE
+            (void)madvise(p + off, len - off, MADV_NOHUGEPAGE);
+#endif
+            (void)madvise(p + off, len - off, MADV_POPULATE_WRITE);
+            return;
+        }
+        const double t0 = now_ms();
+        if (!madvise(p + off, n, MADV_POPULATE_WRITE) && now_ms() - t0 > 0.8)
+            atomic_store_explicit(&thp_off, 1, memory_order_relaxed);
+    }
 #else
     (void)p; (void)len; (void)huge;
 #endif
