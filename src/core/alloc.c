@@ -267,12 +267,14 @@ void *cort_malloc_huge(size_t size) {
             }
             base = (char *)c + c->used;
             c->used += need;
-            if (c->huge && c->used > c->populated) {
-                /* populated as it is carved, a 2 MB page at a time */
-                size_t end = (c->used + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+            if (c->used > c->populated) {
+                /* populated as it is carved: huge chunks a 2 MB page at a time, others to the end
+                 * of the block's last 4 KB page (one call instead of a fault per page) */
+                const size_t unit = c->huge ? HUGE_PAGE : 4096;
+                size_t end = (c->used + unit - 1) / unit * unit;
                 if (end > c->size) end = c->size;
-                const size_t from = c->populated / HUGE_PAGE * HUGE_PAGE;
-                populate((char *)c + from, end - from, 1);
+                const size_t from = c->populated / unit * unit;
+                populate((char *)c + from, end - from, c->huge);
                 c->populated = end;
             }
         }
