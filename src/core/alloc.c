@@ -136,7 +136,13 @@ void *cort_malloc(size_t size) {
 #define ARENA_MAGIC ((size_t)0xA7E4A7E4u)
 
 typedef struct huge_chunk { struct huge_chunk *next; size_t size, used, populated; int huge; } huge_chunk;
-struct cort_huge_arena { huge_chunk *chunks; };
+struct cort_huge_arena { huge_chunk *chunks; size_t total; };
+
+/* A slow huge page costs ~5 ms (see below) and the risk is per page, while a good one saves
+ * ~0.5 ms of 4 KB faults: the first ARENA_SMALL_BYTES of a session's weights, and standalone blocks
+ * under HUGE_MIN_BLOCK, stay in small pages, where huge pages could not win much. */
+#define ARENA_SMALL_BYTES ((size_t)32 << 20)
+#define HUGE_MIN_BLOCK ((size_t)8 << 20)
 
 static _Thread_local cort_huge_arena *tls_arena;
 
@@ -192,10 +198,11 @@ static char *huge_alloc(size_t total, int *huge) {
     return base;
 }
 
-/* A standalone long-lived block: its whole 2 MB pages populated now, the tail faulted lazily. */
-static char *huge_block(size_t total) {
-    int huge;
-    char *base = huge_alloc(total, &huge);
+/* A standalone long-lived block: its whole 2 MB pages populated now, the tail faulted lazily;
+ * huge pages only if want_huge. */
+static char *huge_block(size_t total, int want_huge) {
+    int huge = 0;
+    char *base = want_huge ? huge_alloc(total, &huge) : sys_alloc(NULL, total, HUGE_PAGE);
     if (base) populate(base, total / HUGE_PAGE * HUGE_PAGE, huge);
     return base;
 }
@@ -242,7 +249,7 @@ void *cort_malloc_huge(size_t size) {
         const size_t hdr = CORT_ALIGNMENT;
         if (need + hdr > ARENA_CHUNK / 2) {
             /* a big block gets a chunk of its own (listed after the current one) */
-            huge_chunk *own = (huge_chunk *)(void *)huge_block(need + hdr);
+            huge_chunk *own = (huge_chunk *)(void *)huge_block(need + hdr, ar->total >= ARENA_SMALL_BYTES);
             if (!own) return NULL;
             own->size = own->used = own->populated = need + hdr;
             if (c) { own->next = c->next; c->next = own; }
@@ -251,11 +258,12 @@ void *cort_malloc_huge(size_t size) {
         } else {
             if (!c || c->size - c->used < need) {
                 /* a new chunk; the old one's tail stays unused and, past its last populated page,
-                 * not resident. The first chunk is 2 MB of small pages (a small model's weights
-                 * do not pin huge pages). */
+                 * not resident. The first is 2 MB, and chunks stay in small pages until the arena
+                 * holds ARENA_SMALL_BYTES. */
                 int huge = 0;
                 char *mem;
-                if (ar->chunks) mem = huge_alloc(ARENA_CHUNK, &huge);
+                if (ar->chunks && ar->total >= ARENA_SMALL_BYTES) mem = huge_alloc(ARENA_CHUNK, &huge);
+                else if (ar->chunks) mem = sys_alloc(NULL, ARENA_CHUNK, HUGE_PAGE);
                 else mem = sys_alloc(NULL, HUGE_PAGE, HUGE_PAGE);
                 if (!mem) return NULL;
                 c = (huge_chunk *)(void *)mem;
@@ -278,10 +286,11 @@ void *cort_malloc_huge(size_t size) {
                 c->populated = end;
             }
         }
+        ar->total += need;
         magic = ARENA_MAGIC;
     } else {
         /* not rounded up: a partial last 2 MB stays in small pages rather than growing the RSS */
-        base = huge_block(size + HEADER);
+        base = huge_block(size + HEADER, size >= HUGE_MIN_BLOCK);
         if (!base) return NULL;
     }
     block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
