@@ -78,7 +78,8 @@ static void test_huge_arena(void) {
     cort_huge_arena *a = NULL;
     if (!CHECK_OK(cort_huge_arena_create(&a))) return;
     cort_huge_arena *prev = cort_huge_arena_bind(a);
-    static const size_t sizes[] = { 1, 100, 4096, 1u << 20, 3u << 20, 9u << 20, 64, 2u << 20 };
+    /* small blocks, blocks over half a chunk, then past 32 MB where chunks may use huge pages */
+    static const size_t sizes[] = { 1, 100, 4096, 1u << 20, 3u << 20, 9u << 20, 64, 2u << 20, 24u << 20, 5000, 3u << 20, 77 };
     char *blk[sizeof sizes / sizeof sizes[0]];
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -105,9 +106,9 @@ static void test_huge_arena(void) {
     cort_huge_arena_free(a);
     CHECK_MSG(in_use() == base, "arena: %zd bytes still counted", (ssize_t)(in_use() - base));
     /* unbound: an ordinary block, big ones huge-page aligned */
-    char *p = cort_malloc_huge(5u << 20);
+    char *p = cort_malloc_huge(9u << 20);
     CHECK(p && (uintptr_t)p % CORT_ALIGNMENT == 0);
-    if (p) memset(p, 1, 5u << 20);
+    if (p) memset(p, 1, 9u << 20);
     cort_free(p);
     CHECK(in_use() == base);
 }
