@@ -125,12 +125,13 @@ void *cort_malloc(size_t size) {
     return base + HEADER;
 }
 
-/* Long-lived blocks (packed weights) come from huge pages: with the system allocator they are
- * 2 MB aligned and marked for transparent huge pages, so creating a session takes one page fault
- * per 2 MB instead of 512 (faults on fresh pages were most of the creation time of the CNNs) and
- * the kernels' walks over the weights miss the TLB less. While a session is being created, its
- * huge arena is bound to the creating thread and even small blocks are carved from its 2 MB
- * chunks; such a block is released with the arena (cort_free only updates the statistics). */
+/* Long-lived blocks (packed weights, copied initializers): 2 MB aligned, made resident in one
+ * MADV_POPULATE_WRITE call instead of a page fault per 4 KB (faults on fresh pages were most of
+ * the creation time of the CNNs), and in transparent huge pages where that can pay (below). While
+ * a session is being created its arena is bound to the creating thread and that thread's blocks
+ * are carved from the arena's chunks (the first 2 MB, then 4 MB; blocks over 2 MB get their own);
+ * such a block is released with the arena, cort_free only updates the statistics. Other threads
+ * (the pool's workers packing in parallel) get standalone blocks. */
 #define HUGE_PAGE ((size_t)2 << 20)
 #define ARENA_CHUNK ((size_t)4 << 20)
 #define ARENA_MAGIC ((size_t)0xA7E4A7E4u)
