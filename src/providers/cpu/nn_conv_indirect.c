@@ -5,9 +5,10 @@
  * is a contiguous run of floats at a fixed offset, so computing the output over a "virtual" row
  * width Wv (the padded, or phase, width) turns the convolution into C_v[M, OH*Wv] = W[M, K] *
  * B[K, OH*Wv] where row k of B starts at buffer + off[k]: the micro-kernel reads B in place
- * through a table of row pointers. Columns ow >= OW of each virtual row are junk (they straddle
- * two rows) and are dropped when the virtual output is compacted into Y, which is also where
- * bias-free activations such as SiLU are applied.
+ * through a table of row pointers. Columns ow >= OW of each virtual row are junk. A panel inside
+ * one output row is stored straight into Y; one that straddles two rows is computed into a stack
+ * tile and its valid columns copied out. Where it wastes little, panels instead start at every
+ * output row (ind_geom_tiling) and all are stored straight into Y.
  *
  * Cost compared with implicit im2col: one copy of the input (only the phases the kernel uses)
  * instead of packing K*OH*OW floats, plus (Wv - OW)/Wv junk columns of compute. */
