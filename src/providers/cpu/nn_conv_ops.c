@@ -115,6 +115,14 @@ static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_v
 }
 
 /* Conv: packs constant float weights once so every run skips packing them. */
+/* The packs in s were made from W: remember which constant (runs check it) and let its file pages go. */
+static void conv_packed_from(const cort_node *node, conv_state *s, const cort_value *w) {
+    s->wsrc = w->data;
+    s->wrank = w->rank;
+    for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+    cort_node_const_input_packed(node, 1);
+}
+
 static cort_status *conv_init_packed(const cort_node *node, void **state) {
     CORT_TRY(conv_init(node, state));
     conv_state *s = *state;
@@ -127,18 +135,12 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
     if (M % group || !nn_conv_uses_gemm(C, group)) return NULL;   /* invalid (reported at run) or depthwise */
     if (conv_init_winograd(node, s, w)) {
         if (!s->wino) goto oom;
-        s->wsrc = w->data;
-        s->wrank = w->rank;
-        for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
-        cort_node_const_input_packed(node, 1);
+        conv_packed_from(node, s, w);
         return NULL;
     }
     if (conv_init_small(node, s, w)) {
         if (!s->wpack_t) goto oom;
-        s->wsrc = w->data;
-        s->wrank = w->rank;
-        for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
-        cort_node_const_input_packed(node, 1);
+        conv_packed_from(node, s, w);
         return NULL;
     }
     s->wpack = cort_calloc(group, sizeof *s->wpack);
@@ -151,10 +153,7 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
         *state = NULL;
         return st;
     }
-    s->wsrc = w->data;
-    s->wrank = w->rank;
-    for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
-    cort_node_const_input_packed(node, 1);
+    conv_packed_from(node, s, w);
     return NULL;
 oom:
     conv_free(s);
