@@ -141,27 +141,13 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
     }
     const __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
-    if (xact) {
-        if (cols <= 16) {
-            if (rows <= 4) ukr_x_4x1(args, rows, m0, m1);
-            else if (rows <= 8) ukr_x_8x1(args, rows, m0, m1);
-            else ukr_x_12x1(args, rows, m0, m1);
-        } else {
-            if (rows <= 4) ukr_x_4x2(args, rows, m0, m1);
-            else if (rows <= 8) ukr_x_8x2(args, rows, m0, m1);
-            else ukr_x_12x2(args, rows, m0, m1);
-        }
-        return;
-    }
-    if (cols <= 16) {
-        if (rows <= 4) ukr_4x1(args, rows, m0, m1);
-        else if (rows <= 8) ukr_8x1(args, rows, m0, m1);
-        else ukr_12x1(args, rows, m0, m1);
-    } else {
-        if (rows <= 4) ukr_4x2(args, rows, m0, m1);
-        else if (rows <= 8) ukr_8x2(args, rows, m0, m1);
-        else ukr_12x2(args, rows, m0, m1);
-    }
+    /* edge tiles: [activation on the accumulators][16 or 32 columns][4, 8 or 12 rows] */
+    typedef void (*edge_fn)(const nn_ukr_args *, size_t, __mmask16, __mmask16);
+    static const edge_fn edge[2][2][3] = {
+        { { ukr_4x1, ukr_8x1, ukr_12x1 }, { ukr_4x2, ukr_8x2, ukr_12x2 } },
+        { { ukr_x_4x1, ukr_x_8x1, ukr_x_12x1 }, { ukr_x_4x2, ukr_x_8x2, ukr_x_12x2 } },
+    };
+    edge[xact][cols > 16][rows <= 4 ? 0 : rows <= 8 ? 1 : 2](args, rows, m0, m1);
 }
 #endif
 
