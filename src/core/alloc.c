@@ -107,22 +107,32 @@ typedef struct block_header { size_t size; size_t magic; } block_header;
 #define HEADER CORT_ALIGNMENT
 #define MAGIC ((size_t)0xC0A7C0A7u)
 
-void *cort_malloc(size_t size) {
+/* Failure injection: whether this allocation is the one (or after the one) told to fail. */
+static int injected_failure(void) {
     long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
     long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
-    if (f > 0 && n >= f) return NULL;
-    cpu_allocator *a = owner();
-    if (!a || size > SIZE_MAX - HEADER) return NULL;
-    char *base = a->impl.alloc(a->impl.context, size + HEADER, CORT_ALIGNMENT);
-    if (!base) return NULL;
+    return f > 0 && n >= f;
+}
+
+/* Writes the header of a block at base and counts it; returns the user pointer. */
+static void *block_finish(cpu_allocator *a, char *base, size_t size, size_t magic) {
     block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
     h->size = size;
-    h->magic = MAGIC;
+    h->magic = magic;
     size_t now = atomic_fetch_add_explicit(&a->in_use, size, memory_order_relaxed) + size;
     atomic_fetch_add_explicit(&a->allocations, 1, memory_order_relaxed);
     size_t peak = atomic_load_explicit(&a->peak, memory_order_relaxed);
     while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {}
     return base + HEADER;
+}
+
+void *cort_malloc(size_t size) {
+    if (injected_failure()) return NULL;
+    cpu_allocator *a = owner();
+    if (!a || size > SIZE_MAX - HEADER) return NULL;
+    char *base = a->impl.alloc(a->impl.context, size + HEADER, CORT_ALIGNMENT);
+    if (!base) return NULL;
+    return block_finish(a, base, size, MAGIC);
 }
 
 /* Long-lived blocks (packed weights, copied initializers): 2 MB aligned, made resident in one
@@ -228,20 +238,11 @@ cort_huge_arena *cort_huge_arena_bind(cort_huge_arena *a) {
     return prev;
 }
 
-static void count_block(cpu_allocator *a, size_t size) {
-    size_t now = atomic_fetch_add_explicit(&a->in_use, size, memory_order_relaxed) + size;
-    atomic_fetch_add_explicit(&a->allocations, 1, memory_order_relaxed);
-    size_t peak = atomic_load_explicit(&a->peak, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak(&a->peak, &peak, now)) {}
-}
-
 void *cort_malloc_huge(size_t size) {
     cpu_allocator *a = owner();
     cort_huge_arena *ar = tls_arena;
     if (!a || a->impl.alloc != sys_alloc || size > SIZE_MAX / 2 || (!ar && size < HUGE_PAGE)) return cort_malloc(size);
-    long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
-    long f = atomic_load_explicit(&fail_at, memory_order_relaxed);
-    if (f > 0 && n >= f) return NULL;
+    if (injected_failure()) return NULL;
     const size_t need = (size + HEADER + CORT_ALIGNMENT - 1) / CORT_ALIGNMENT * CORT_ALIGNMENT;
     char *base;
     size_t magic = MAGIC;
@@ -294,11 +295,7 @@ void *cort_malloc_huge(size_t size) {
         base = huge_block(size + HEADER, size >= HUGE_MIN_BLOCK);
         if (!base) return NULL;
     }
-    block_header *h = (block_header *)(base + HEADER - sizeof(block_header));
-    h->size = size;
-    h->magic = magic;
-    count_block(a, size);
-    return base + HEADER;
+    return block_finish(a, base, size, magic);
 }
 
 void cort_free(void *ptr) {
