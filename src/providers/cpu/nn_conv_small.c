@@ -84,9 +84,8 @@ typedef struct small_out_job {
 static void small_out_run(void *arg, size_t begin, size_t end) {
     const small_out_job *j = arg;
     const size_t P = j->P, M = j->M;
-    int avx512 = 0;
 #ifdef NN_HAVE_X86_UKERNELS
-    avx512 = __builtin_cpu_supports("avx512f");
+    const int avx512 = __builtin_cpu_supports("avx512f");
 #endif
     for (size_t blk = begin; blk < end; blk++) {
         const size_t m0 = blk * 16, m1 = m0 + 16 < M ? m0 + 16 : M;
@@ -103,7 +102,6 @@ static void small_out_run(void *arg, size_t begin, size_t end) {
                 for (size_t p = p0; p < p1; p++) ym[p] = j->yt[p * M + m];
             }
         }
-        (void)avx512;
         for (size_t m = m0; m < m1; m++) {
             float *ym = j->y + m * P;
             const float b = j->bias ? j->bias[m] : 0.0f;
