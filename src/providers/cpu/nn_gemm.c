@@ -544,7 +544,10 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     size_t b_elems = j.bpre ? 0 : j.pack_b_in_task ? tasks * j.task_bstride : j.npanels * nr * K;
     if (a_elems > SIZE_MAX / sizeof(float) - b_elems) return cort_error_oom();
     float *scratch = NULL;
-    if (a_elems + b_elems) {
+    const int own_scratch = opts && opts->scratch && opts->scratch_floats >= a_elems + b_elems;
+    if (own_scratch) {
+        scratch = opts->scratch;
+    } else if (a_elems + b_elems) {
         /* the session's recycled scratch: a steady-state run does not call the allocator */
         scratch = cort_kernel_scratch(kctx, (a_elems + b_elems) * sizeof(float));
         if (!scratch) return cort_error_oom();
@@ -554,9 +557,18 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     if (!j.apre && !j.pack_a_in_task) cort_parallel_for(p, j.mpanels, 1, job_pack_a, &j);
     if (!j.bpre && !j.pack_b_in_task) cort_parallel_for(p, j.npanels, 1, job_pack_b, &j);
     cort_parallel_for(p, tasks, 1, job_compute, &j);
-    cort_kernel_scratch_free(kctx, scratch);
+    if (!own_scratch) cort_kernel_scratch_free(kctx, scratch);
     if (kctx && cort_kernel_cancelled(kctx)) return cort_kernel_cancelled_status(kctx);
     return NULL;
+}
+
+size_t nn_sgemm_scratch_floats_st(const nn_gemm_kernel *kernel, size_t N, size_t K) {
+    const nn_gemm_kernel *k = kernel ? kernel : nn_gemm_best_kernel();
+    /* one task over every column panel (at least a rows-outer sweep), one K slice at a time */
+    size_t panels = div_up(N, k->nr), sweep = K ? NN_SWEEP_FLOATS / (k->nr * K) : 0;
+    if (sweep < NN_SWEEP_PANELS) sweep = NN_SWEEP_PANELS;
+    if (panels < sweep) panels = sweep;
+    return panels * k->nr * (K < NN_KC ? K : NN_KC);
 }
 
 typedef struct pack_job {
@@ -630,17 +642,19 @@ void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B,
         const size_t kc = slice_len(K, k0);
         const float *ablock = a->data + k0 * mpanels * mr;
         for (size_t ib = 0; ib < mpanels; ib += rows_blk)
-            for (size_t c0 = 0; c0 + nr <= N; c0 += nr)
+            for (size_t c0 = 0; c0 < N; c0 += nr)
                 for (size_t ip = ib; ip < mpanels && ip < ib + rows_blk; ip++) {
-                    const size_t r0 = ip * mr, rows = M - r0 < mr ? M - r0 : mr;
+                    const size_t r0 = ip * mr, rows = M - r0 < mr ? M - r0 : mr, cols = N - c0 < nr ? N - c0 : nr;
                     nn_ukr_args u;
                     memset(&u, 0, sizeof u);
                     u.kc = kc;
                     u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
                     u.b = B + k0 * ldb + c0; u.ldb = ldb;
                     float *c = C + r0 * ldc + c0;
-                    if (rows == mr) {
-                        u.c = c; u.ldc = ldc; u.accumulate = k0 > 0;
+                    /* an edge-capable kernel stores a partial tile (a 16-column tail: Winograd's
+                     * tile counts are multiples of 16, not 32) with masks */
+                    if ((rows == mr && cols == nr) || k->edge) {
+                        u.c = c; u.ldc = ldc; u.accumulate = k0 > 0; u.rows = rows; u.cols = cols;
                         k->ukr(&u);
                         continue;
                     }
@@ -649,8 +663,8 @@ void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B,
                     for (size_t r = 0; r < rows; r++) {
                         float *cr = c + r * ldc;
                         const float *tr = tile + r * nr;
-                        if (k0 > 0) for (size_t q = 0; q < nr; q++) cr[q] += tr[q];
-                        else memcpy(cr, tr, nr * sizeof(float));
+                        if (k0 > 0) for (size_t q = 0; q < cols; q++) cr[q] += tr[q];
+                        else memcpy(cr, tr, cols * sizeof(float));
                     }
                 }
     }

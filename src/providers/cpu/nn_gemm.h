@@ -80,7 +80,13 @@ typedef struct nn_gemm_opts {
     const nn_act *act;             /* fused activation */
     cort_kernel_ctx *ctx;          /* scratch memory and cancellation; NULL: cort_malloc, never cancelled */
     const float *sum;              /* C += sum (an M x N matrix with C's ldc) before act: a fused residual Add */
+    float *scratch;                /* caller's packing space (used when big enough, else ctx's), so that */
+    size_t scratch_floats;         /* calls from inside pool tasks need no allocator: see below */
 } nn_gemm_opts;
+
+/* Packing space that a single-threaded (pool NULL) nn_sgemm_opt with a prepacked A and a plain,
+ * untransposed B of N columns and K rows needs at most, in floats. */
+size_t nn_sgemm_scratch_floats_st(const nn_gemm_kernel *kernel, size_t N, size_t K);
 
 /* nn_sgemm_ex with options; returns the cancellation status when ctx was cancelled meanwhile. */
 cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
@@ -88,8 +94,9 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
                           const nn_gemm_opts *opts);
 
 /* C[M, N] = A * B for A packed by nn_gemm_pack_a (M = a->rows, K = a->K, alpha folded in) and B a
- * plain row-major [K][ldb] matrix read in place; N must be a multiple of the kernel's NR. Single
- * threaded and allocation free, so callers can run many of these in parallel (Winograd). */
+ * plain row-major [K][ldb] matrix read in place; N must be a multiple of the kernel's NR, or of 16
+ * for an edge-capable kernel (which never reads B past column N then). Single threaded and
+ * allocation free, so callers can run many of these in parallel (Winograd). */
 void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B, size_t ldb, float *C, size_t ldc);
 
 /* Naive triple loop, kept as the reference the tests compare against (double accumulation). */

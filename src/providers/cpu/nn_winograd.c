@@ -246,7 +246,10 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
      * blocks keep the 36 gemms big enough to be split over the threads) */
     const size_t per_tile = 36 * (C + M) * sizeof(float);
     const size_t threads = (size_t)cort_pool_threads(pool);
-    const size_t nr = w->u[0].k->nr, step = nr % WT == 0 ? nr : nr * WT;   /* tb: whole gemm panels */
+    /* tb: whole gemm panels, or with an edge-capable kernel whole vectors of WT tiles (a 14x14 map
+     * has 16 tiles: gemms 32 wide computed twice the work) */
+    const nn_gemm_kernel *gk = w->u[0].k;
+    const size_t nr = gk->nr, step = gk->edge && nr % WT == 0 ? WT : nr % WT == 0 ? nr : nr * WT;
     size_t tb = ((size_t)1 << 20) * (threads < 8 ? threads : 8) / per_tile / step * step;
     if (tb < step) tb = step;
     const size_t tiles_up = (tiles + step - 1) / step * step;
@@ -264,6 +267,9 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
         wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w, act };
         for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
             j.t0 = t0;
+            /* the last block only as wide as its tiles need (56x56 at 2 threads: 196 tiles in
+             * blocks of 96 left a third block of 4 tiles computing 96) */
+            j.tb = tiles - t0 < tb ? (tiles - t0 + step - 1) / step * step : tb;
             cort_parallel_for(pool, C, 1, in_fn, &j);
             /* the 36 products are independent: one single-threaded gemm per task */
             cort_parallel_for(pool, 36, 1, wino_gemms, &j);
