@@ -544,10 +544,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     size_t b_elems = j.bpre ? 0 : j.pack_b_in_task ? tasks * j.task_bstride : j.npanels * nr * K;
     if (a_elems > SIZE_MAX / sizeof(float) - b_elems) return cort_error_oom();
     float *scratch = NULL;
-    const int own_scratch = opts && opts->scratch && opts->scratch_floats >= a_elems + b_elems;
-    if (own_scratch) {
-        scratch = opts->scratch;
-    } else if (a_elems + b_elems) {
+    if (a_elems + b_elems) {
         /* the session's recycled scratch: a steady-state run does not call the allocator */
         scratch = cort_kernel_scratch(kctx, (a_elems + b_elems) * sizeof(float));
         if (!scratch) return cort_error_oom();
@@ -557,18 +554,9 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     if (!j.apre && !j.pack_a_in_task) cort_parallel_for(p, j.mpanels, 1, job_pack_a, &j);
     if (!j.bpre && !j.pack_b_in_task) cort_parallel_for(p, j.npanels, 1, job_pack_b, &j);
     cort_parallel_for(p, tasks, 1, job_compute, &j);
-    if (!own_scratch) cort_kernel_scratch_free(kctx, scratch);
+    cort_kernel_scratch_free(kctx, scratch);
     if (kctx && cort_kernel_cancelled(kctx)) return cort_kernel_cancelled_status(kctx);
     return NULL;
-}
-
-size_t nn_sgemm_scratch_floats_st(const nn_gemm_kernel *kernel, size_t N, size_t K) {
-    const nn_gemm_kernel *k = kernel ? kernel : nn_gemm_best_kernel();
-    /* one task over every column panel (at least a rows-outer sweep), one K slice at a time */
-    size_t panels = div_up(N, k->nr), sweep = K ? NN_SWEEP_FLOATS / (k->nr * K) : 0;
-    if (sweep < NN_SWEEP_PANELS) sweep = NN_SWEEP_PANELS;
-    if (panels < sweep) panels = sweep;
-    return panels * k->nr * (K < NN_KC ? K : NN_KC);
 }
 
 typedef struct pack_job {

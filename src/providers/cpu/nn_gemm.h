@@ -80,13 +80,7 @@ typedef struct nn_gemm_opts {
     const nn_act *act;             /* fused activation */
     cort_kernel_ctx *ctx;          /* scratch memory and cancellation; NULL: cort_malloc, never cancelled */
     const float *sum;              /* C += sum (an M x N matrix with C's ldc) before act: a fused residual Add */
-    float *scratch;                /* caller's packing space (used when big enough, else ctx's), so that */
-    size_t scratch_floats;         /* calls from inside pool tasks need no allocator: see below */
 } nn_gemm_opts;
-
-/* Packing space that a single-threaded (pool NULL) nn_sgemm_opt with a prepacked A and a plain,
- * untransposed B of N columns and K rows needs at most, in floats. */
-size_t nn_sgemm_scratch_floats_st(const nn_gemm_kernel *kernel, size_t N, size_t K);
 
 /* nn_sgemm_ex with options; returns the cancellation status when ctx was cancelled meanwhile. */
 cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t M, size_t N, size_t K, float alpha,
