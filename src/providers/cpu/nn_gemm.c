@@ -11,6 +11,7 @@
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
+#define NN_B_PREFETCH_PANELS 4 /* how far ahead B read in place is prefetched */
 #define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
 #define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */
 
@@ -201,9 +202,16 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     if (j->b_direct && cols == nr) { bp = j->B->data + k0 * j->B->ld + c0; ldb = j->B->ld; }
     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
     nn_ukr_args u;
-    u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.c_add = NULL;
+    u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.b_prefetch_ld = 0; u.c_add = NULL;
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel */
     if (j->bpre && first_row_panel && jp + 1 < t->jp1 && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
+    /* B read in place from many planes (a 1x1 conv's K input channels: K streams that the hardware
+     * prefetchers lose track of): fetch the panel NN_B_PREFETCH_PANELS ahead, row by row
+     * (MobileNetV2's 112x112 pointwise convs 0.85 -> 0.77 ms, resnet50's 56x56 ones 9.4 -> 9.0) */
+    else if (j->b_direct && ldb != nr && first_row_panel && jp + NN_B_PREFETCH_PANELS + 1 < j->npanels) {
+        u.b_prefetch = bp + NN_B_PREFETCH_PANELS * nr;
+        u.b_prefetch_ld = ldb;
+    }
     u.kc = kc;
     u.b = bp;
     u.ldb = ldb;
@@ -303,7 +311,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
                  * so C is written as MR sequential row streams instead of M at once */
                 for (size_t jb = jp0; jb < jp1; jb += j->sweep)
                     for (size_t ip = ip0; ip < ip1; ip++)
-                        for (size_t jp = jb; jp < jp1 && jp < jb + j->sweep; jp++) gemm_tile(&tc, ip, jp, 0);
+                        for (size_t jp = jb; jp < jp1 && jp < jb + j->sweep; jp++) gemm_tile(&tc, ip, jp, ip == ip0);
                 continue;
             }
             /* rows in L2-sized blocks: each block of A panels meets every B panel while cached */

@@ -77,8 +77,8 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
     } else if (args->a_rs == 1 && args->b_prefetch && W > 1) {
         /* B streamed from memory and reused by few rows: fetch the next panel into L2 meanwhile */
         const float *a = args->a, *pf = args->b_prefetch;
-        const size_t step = args->a_cs;
-        for (size_t p = 0; p < kc; p++, a += step, b += ldb, pf += 32) {
+        const size_t step = args->a_cs, pld = args->b_prefetch_ld ? args->b_prefetch_ld : 32;
+        for (size_t p = 0; p < kc; p++, a += step, b += ldb, pf += pld) {
             _mm_prefetch((const char *)pf, _MM_HINT_T1);
             _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
             const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
