@@ -71,6 +71,11 @@ cort_status *nn_gemm_pack_a_par(cort_pool *pool, const nn_gemm_kernel *k, size_t
 cort_status *nn_gemm_pack_b_par(cort_pool *pool, const nn_gemm_kernel *k, size_t K, size_t N, const nn_gemm_b *B,
                                 nn_gemm_packed *out);
 void nn_gemm_packed_free(nn_gemm_packed *p);
+/* Panels [ip0, ip1) of op(A)[M,K] (alpha 1) packed for kernel k into dst, in the layout of
+ * nn_gemm_pack_a (dst holds all ceil(M / k->mr) panels: k->mr * K floats each): per-run operands
+ * packed into the caller's scratch. */
+void nn_gemm_pack_a_panels(const nn_gemm_kernel *k, size_t M, size_t K, const float *A, size_t lda, int transA,
+                           size_t ip0, size_t ip1, float *dst);
 
 /* Everything optional about a gemm call. */
 typedef struct nn_gemm_opts {

@@ -7,6 +7,7 @@
 #include "act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
+#include "tr16_avx512.h"
 
 static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int act, __m512 lo, __m512 hi) {
     if (act == 1) return _mm512_max_ps(v, _mm512_setzero_ps());
@@ -152,6 +153,86 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
 #endif
 
 #ifdef NN_HAVE_X86_UKERNELS
+#if defined(__clang__)
+#define NN_GEMM_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define NN_GEMM_UNROLL _Pragma("GCC unroll 32")
+#endif
+
+/* R rows (1, 2, 4, 8 or 12) of accumulators over all K slices, then the transposed epilogue: per
+ * 16-channel half, bias on the lanes, a 16x16 register transpose (rows beyond R are zero), and
+ * each channel's run of positions stored with a mask after the residual and the activation. */
+static inline __attribute__((always_inline, target("avx512f"))) void tstore_body(const nn_tstore_args *t, const int R) {
+    __m512 acc[24];
+NN_GEMM_UNROLL
+    for (int i = 0; i < 24; i++) acc[i] = _mm512_setzero_ps();
+    for (size_t k0 = 0; k0 < t->K; k0 += t->kc_max) {
+        const size_t kc = t->K - k0 < t->kc_max ? t->K - k0 : t->kc_max;
+        const float *a = t->a + k0 * t->a_panels * 12 + t->ip * 12 * kc;
+        const float *b = t->b + k0 * t->b_panels * 32 + t->jp * 32 * kc;
+        if (t->prefetch_next) {
+            const float *pf = b + 32 * kc;
+            for (size_t p = 0; p < kc; p++, a += 12, b += 32, pf += 32) {
+                _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
+                const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+NN_GEMM_UNROLL
+                for (int i = 0; i < R; i++) {
+                    const __m512 ai = _mm512_set1_ps(a[i]);
+                    acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
+                    acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
+                }
+            }
+        } else {
+            for (size_t p = 0; p < kc; p++, a += 12, b += 32) {
+                const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+NN_GEMM_UNROLL
+                for (int i = 0; i < R; i++) {
+                    const __m512 ai = _mm512_set1_ps(a[i]);
+                    acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
+                    acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
+                }
+            }
+        }
+    }
+    const __mmask16 mrow = (__mmask16)((1u << t->rows) - 1u);
+    const __m512 lo = _mm512_set1_ps(t->act_lo), hi = _mm512_set1_ps(t->act_hi);
+    for (size_t h = 0; h < 2 && h * 16 < t->cols; h++) {
+        const size_t nc = t->cols - h * 16 < 16 ? t->cols - h * 16 : 16;
+        const __m512 vb = t->bias ? _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1u), t->bias + h * 16)
+                                  : _mm512_setzero_ps();
+        __m512 r[16];
+NN_GEMM_UNROLL
+        for (int i = 0; i < 16; i++) r[i] = i < R ? _mm512_add_ps(acc[2 * i + (int)h], vb) : _mm512_setzero_ps();
+        nn_tr16x16_avx512(r);
+        float *y = t->y + h * 16 * t->ldy;
+        const float *sum = t->sum ? t->sum + h * 16 * t->ldy : NULL;
+NN_GEMM_UNROLL
+        for (int c = 0; c < 16; c++) {
+            if ((size_t)c >= nc) break;
+            __m512 v = r[c];
+            if (sum) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mrow, sum + (size_t)c * t->ldy));
+            if (t->act) v = nn_act512(t->act, v, lo, hi);
+            _mm512_mask_storeu_ps(y + (size_t)c * t->ldy, mrow, v);
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void tstore_1(const nn_tstore_args *t) { tstore_body(t, 1); }
+__attribute__((target("avx512f"))) static void tstore_2(const nn_tstore_args *t) { tstore_body(t, 2); }
+__attribute__((target("avx512f"))) static void tstore_4(const nn_tstore_args *t) { tstore_body(t, 4); }
+__attribute__((target("avx512f"))) static void tstore_8(const nn_tstore_args *t) { tstore_body(t, 8); }
+__attribute__((target("avx512f"))) static void tstore_12(const nn_tstore_args *t) { tstore_body(t, 12); }
+
+void nn_ukr_avx512_12x32_tstore(const nn_tstore_args *t) {
+    /* the narrowest variant covering the rows: 49 positions are 4 x 12 + 1, not 4 x 12 + 4 */
+    if (t->rows <= 1) tstore_1(t);
+    else if (t->rows <= 2) tstore_2(t);
+    else if (t->rows <= 4) tstore_4(t);
+    else if (t->rows <= 8) tstore_8(t);
+    else tstore_12(t);
+}
+
 /* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: one packed B panel of the 12x32 kernel times
  * a vector (M == 1). Four k-steps in flight so the FMA latency is hidden. */
 __attribute__((target("avx512f")))

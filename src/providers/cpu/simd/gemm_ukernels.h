@@ -45,5 +45,22 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args);
 void nn_ukr_avx512_12x32(const nn_ukr_args *args);
 /* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: a packed B panel of the 12x32 kernel times a vector */
 void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float *b, float *acc);
+
+/* One tile of the 12x32 kernel over all of K, stored transposed (the small-plane conv: rows are
+ * output positions, columns output channels): y[j * ldy + i] = act(sum_k A(i,k) B(k,j) + bias[j]
+ * + sum[j * ldy + i]) for i < rows, j < cols. A and B are in the packed layouts of nn_gemm_pack_a /
+ * nn_gemm_pack_b (K in slices of kc_max; panel ip of a_panels, jp of b_panels). */
+typedef struct nn_tstore_args {
+    size_t K, kc_max;
+    const float *a; size_t a_panels, ip;
+    const float *b; size_t b_panels, jp;
+    size_t rows, cols;        /* 1..12, 1..32 */
+    float *y; size_t ldy;
+    const float *bias;        /* cols values, or NULL */
+    const float *sum;         /* laid out like y, or NULL */
+    int act; float act_lo, act_hi;   /* NN_ACT_KIND_* */
+    int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
+} nn_tstore_args;
+void nn_ukr_avx512_12x32_tstore(const nn_tstore_args *t);
 #endif
 #endif
