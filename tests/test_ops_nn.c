@@ -703,6 +703,9 @@ static void test_winograd(cort_pool *pool) {
         {2, 1, 4, 4, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 1, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 2, 96, 40, 1, {48, 50}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        /* F(2x2) territory: 7x7 .. 11x11 (odd sizes leave partial 2x2 tiles) */
+        {2, 1, 130, 140, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 2, 33, 17, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         nn_conv_shape s;
@@ -714,14 +717,18 @@ static void test_winograd(cort_pool *pool) {
         nn_act act = { (int)(ci % 3 == 2 ? CORT_ACT_SILU : ci % 3 == 1 ? CORT_ACT_RELU : CORT_ACT_NONE), 0, 0 };
         nn_conv_f32_ref(&s, x, w, b, r);
         nn_act_apply(&act, r, yn);
-        nn_wino_weights ww;
-        CHECK_OK(nn_wino_pack(w, s.M, s.C, &ww));
-        CHECK_OK(nn_wino_conv(ci % 2 ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
-        double err = max_rel_err(y, r, yn);
-        /* F(4x4) transforms lose a few bits: scale the bound with the dot-product length */
-        CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 9), "winograd case %zu (C=%zu M=%zu %lldx%lld): err %g", ci, s.C, s.M,
-                  (long long)s.g.in[1], (long long)s.g.in[2], err);
-        nn_wino_free(&ww);
+        /* every case with both tile sizes */
+        for (int tile = 2; tile <= 4; tile += 2) {
+            nn_wino_weights ww;
+            CHECK_OK(nn_wino_pack(w, s.M, s.C, tile, &ww));
+            for (size_t i = 0; i < yn; i++) y[i] = NAN;
+            CHECK_OK(nn_wino_conv(ci % 2 ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
+            double err = max_rel_err(y, r, yn);
+            /* F(4x4) transforms lose a few bits: scale the bound with the dot-product length */
+            CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 9), "winograd F(%dx%d) case %zu (C=%zu M=%zu %lldx%lld): err %g",
+                      tile, tile, ci, s.C, s.M, (long long)s.g.in[1], (long long)s.g.in[2], err);
+            nn_wino_free(&ww);
+        }
         free(x); free(w); free(b); free(y); free(r);
     }
 }

@@ -105,9 +105,10 @@ static int conv_init_small(const cort_node *node, conv_state *s, const cort_valu
 static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w) {
     nn_conv_shape cs;
     if (!conv_static_shape(node, s, w, &cs)) return 0;
-    if (!nn_wino_applies(&cs)) return 0;
+    const int tile = nn_wino_applies(&cs);
+    if (!tile) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
-    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), w->data, cs.M, cs.C, s->wino)) {   /* only on OOM */
+    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), w->data, cs.M, cs.C, tile, s->wino)) {   /* only on OOM */
         cort_free(s->wino);
         s->wino = NULL;
     }

@@ -134,7 +134,7 @@ typedef struct tstore_job {
 
 static void tstore_pack_run(void *arg, size_t begin, size_t end) {
     const tstore_job *j = arg;
-    nn_gemm_pack_a_panels(j->k, j->P, j->K, j->at, j->P, 1, begin, end, j->apack);
+    nn_gemm_pack_a_panels(j->k, j->P, j->K, j->at, j->P, 1, 0, begin, end, j->apack);
 }
 
 /* items: jp * mpanels + ip, so a task's consecutive tiles share the B panel */

@@ -568,13 +568,13 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
 }
 
 void nn_gemm_pack_a_panels(const nn_gemm_kernel *k, size_t M, size_t K, const float *A, size_t lda, int transA,
-                           size_t ip0, size_t ip1, float *dst) {
+                           size_t row0, size_t ip0, size_t ip1, float *dst) {
     const size_t mr = k->mr, mpanels = div_up(M, mr);
     for (size_t ip = ip0; ip < ip1 && ip < mpanels; ip++) {
         const size_t i0 = ip * mr, rows = M - i0 < mr ? M - i0 : mr;
         for (size_t k0 = 0; k0 < K; k0 += NN_KC) {
             const size_t kc = slice_len(K, k0);
-            pack_a_panel(A, lda, transA, 1.0f, i0, rows, k0, kc, mr, dst + k0 * mpanels * mr + ip * mr * kc);
+            pack_a_panel(A, lda, transA, 1.0f, i0 - row0, rows, k0, kc, mr, dst + k0 * mpanels * mr + ip * mr * kc);
         }
     }
 }

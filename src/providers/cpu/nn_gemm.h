@@ -72,10 +72,11 @@ cort_status *nn_gemm_pack_b_par(cort_pool *pool, const nn_gemm_kernel *k, size_t
                                 nn_gemm_packed *out);
 void nn_gemm_packed_free(nn_gemm_packed *p);
 /* Panels [ip0, ip1) of op(A)[M,K] (alpha 1) packed for kernel k into dst, in the layout of
- * nn_gemm_pack_a (dst holds all ceil(M / k->mr) panels: k->mr * K floats each): per-run operands
- * packed into the caller's scratch. */
+ * nn_gemm_pack_a (dst holds all ceil(M / k->mr) panels: k->mr * K floats each), where A holds op(A)'s
+ * rows from row0 on (row0 <= ip0 * k->mr): per-run operands packed into the caller's scratch, or a
+ * big matrix packed a block of rows at a time. */
 void nn_gemm_pack_a_panels(const nn_gemm_kernel *k, size_t M, size_t K, const float *A, size_t lda, int transA,
-                           size_t ip0, size_t ip1, float *dst);
+                           size_t row0, size_t ip0, size_t ip1, float *dst);
 
 /* Everything optional about a gemm call. */
 typedef struct nn_gemm_opts {

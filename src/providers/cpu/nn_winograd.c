@@ -1,7 +1,6 @@
 /* Winograd F(4x4, 3x3) (Lavin & Gray) on top of the packed SGEMM. Tiles are processed in blocks
  * so the transformed input and the gemm outputs of one block stay in L2/L3; the transforms run on
  * 16 tiles at once in GCC/Clang vector types (zmm registers on AVX-512 CPUs). */
-#include <stdatomic.h>
 #include <string.h>
 #include "nn_winograd.h"
 #include "../../core/alloc.h"
@@ -22,13 +21,17 @@ int nn_wino_applies(const nn_conv_shape *s) {
     /* few tiles make the 36 gemms too narrow; few channels leave the transforms dominant */
     /* few output channels leave the input transform dominant unless there are many input channels
      * (measured: M = 24 wins at C = 96 on 160x160, loses at C = 32-64) */
-    return s->C >= 32 && (s->M >= 32 || (s->M >= 16 && s->C >= 96)) && oh >= 12 && ow >= 12;
+    if (s->C >= 32 && (s->M >= 32 || (s->M >= 16 && s->C >= 96)) && oh >= 12 && ow >= 12) return 4;
+    /* 7x7 .. 11x11 maps: 4x4 tiles would leave the gemms 4-9 columns wide, 2x2 tiles give 16-36;
+     * with many channels the 16 gemms beat the direct conv (resnet50's 512-channel 7x7 convs) */
+    if (s->C >= 128 && s->M >= 128 && oh >= 7 && ow >= 7 && oh <= 11 && ow <= 11) return 2;
+    return 0;
 }
 
 /* ---- filter transform: U = G g G^T, WT input channels at once ---- */
 void nn_wino_free(nn_wino_weights *w) {
     if (!w) return;
-    for (int i = 0; i < 36; i++) nn_gemm_packed_free(&w->u[i]);
+    for (size_t i = 0; i < w->ne; i++) nn_gemm_packed_free(&w->u[i]);
 }
 
 /* u[e][m][c] for e = 6x6 element, m in [0, M), all c. */
@@ -58,47 +61,94 @@ static inline __attribute__((always_inline)) void wino_filter_body(const float *
             }
         }
 }
-static void wino_filter_generic(const float *w, size_t M, size_t C, float *u) { wino_filter_body(w, M, C, u); }
+/* F(2x2, 3x3): u[e][m][c] for e = 4x4 element, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. */
+static inline __attribute__((always_inline)) void wino2_filter_body(const float *w, size_t M, size_t C, float *u) {
+    for (size_t m = 0; m < M; m++)
+        for (size_t c0 = 0; c0 < C; c0 += WT) {
+            const size_t lanes = C - c0 < WT ? C - c0 : WT;
+            wv g[9], t[12];
+            for (int k = 0; k < 9; k++)
+                for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 9 + k] : 0.0f;
+            for (int j = 0; j < 3; j++) {   /* t = G g (4x3) */
+                const wv g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[j] = g0;
+                t[3 + j] = (g0 + g1 + g2) * 0.5f;
+                t[6 + j] = (g0 - g1 + g2) * 0.5f;
+                t[9 + j] = g2;
+            }
+            for (int i = 0; i < 4; i++) {   /* u = t G^T (4x4) */
+                const wv r0 = t[3 * i], r1 = t[3 * i + 1], r2 = t[3 * i + 2];
+                const wv o[4] = { r0, (r0 + r1 + r2) * 0.5f, (r0 - r1 + r2) * 0.5f, r2 };
+                for (int j = 0; j < 4; j++)
+                    memcpy(u + ((size_t)(i * 4 + j) * M + m) * C + c0, &o[j], lanes * sizeof(float));
+            }
+        }
+}
+
+static void wino_filter_generic(const float *w, size_t M, size_t C, int m, float *u) {
+    if (m == 2) wino2_filter_body(w, M, C, u);
+    else wino_filter_body(w, M, C, u);
+}
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, float *u) {
-    wino_filter_body(w, M, C, u);
+__attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, int m, float *u) {
+    if (m == 2) wino2_filter_body(w, M, C, u);
+    else wino_filter_body(w, M, C, u);
 }
 #endif
 
-typedef struct wino_pack_job { const float *u; size_t M, C; nn_wino_weights *out; atomic_int failed; } wino_pack_job;
+/* Filters are transformed WINO_PACK_ROWS output channels at a time and those rows packed into
+ * each element's matrix right away: the whole transformed tensor (36 * M * C floats, 9.4 MB for a
+ * 256-channel conv) was a temporary as big as the packs. */
+#define WINO_PACK_ROWS 96
+
+typedef struct wino_pack_job {
+    const float *u;          /* [ne][rows][C]: the transformed rows [r0, r0 + rows) */
+    size_t M, C, r0, rows;
+    nn_wino_weights *out;
+} wino_pack_job;
 
 static void wino_pack_run(void *arg, size_t begin, size_t end) {
-    wino_pack_job *j = arg;
-    for (size_t i = begin; i < end; i++) {
-        cort_status *st = nn_gemm_pack_a(NULL, j->M, j->C, 1.0f, j->u + i * j->M * j->C, j->C, 0, &j->out->u[i]);
-        if (st) { cort_status_free(st); atomic_store(&j->failed, 1); }
+    const wino_pack_job *j = arg;
+    for (size_t e = begin; e < end; e++) {
+        const nn_gemm_packed *p = &j->out->u[e];
+        const size_t mr = p->k->mr;
+        nn_gemm_pack_a_panels(p->k, j->M, j->C, j->u + e * j->rows * j->C, j->C, 0, j->r0, j->r0 / mr,
+                              (j->r0 + j->rows + mr - 1) / mr, p->data);
     }
 }
 
-cort_status *nn_wino_pack(const float *w, size_t M, size_t C, nn_wino_weights *out) {
-    return nn_wino_pack_par(NULL, w, M, C, out);
+cort_status *nn_wino_pack(const float *w, size_t M, size_t C, int m, nn_wino_weights *out) {
+    return nn_wino_pack_par(NULL, w, M, C, m, out);
 }
 
-cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, nn_wino_weights *out) {
+cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, int m, nn_wino_weights *out) {
     memset(out, 0, sizeof *out);
     out->M = M; out->C = C;
-    if (M && C > SIZE_MAX / sizeof(float) / 36 / M) return cort_error_oom();
-    float *u = cort_malloc(36 * M * C * sizeof(float) + 1);   /* temporary: not from the huge arena */
-    if (!u) return cort_error_oom();
-#if defined(__x86_64__) || defined(__i386__)
-    if (__builtin_cpu_supports("avx512f")) wino_filter_avx512(w, M, C, u);
-    else
-#endif
-        wino_filter_generic(w, M, C, u);
-    /* the 36 transformed matrices are packed independently: spread them over the session's threads */
-    wino_pack_job j = { u, M, C, out, 0 };
-    atomic_init(&j.failed, 0);
-    cort_parallel_for(pool, 36, 1, wino_pack_run, &j);
-    cort_free(u);
-    if (atomic_load(&j.failed)) {
-        nn_wino_free(out);
-        return cort_error_oom();
+    out->m = m == 2 ? 2 : 4;
+    out->ne = (size_t)(out->m + 2) * (size_t)(out->m + 2);
+    const nn_gemm_kernel *k = nn_gemm_best_kernel();
+    const size_t mr = k->mr, mpanels = (M + mr - 1) / mr, chunk = (WINO_PACK_ROWS + mr - 1) / mr * mr;
+    if (C && mpanels > SIZE_MAX / sizeof(float) / mr / C / 36) return cort_error_oom();
+    for (size_t e = 0; e < out->ne; e++) {
+        nn_gemm_packed *p = &out->u[e];
+        p->data = cort_malloc_huge((mpanels * mr * C + 1) * sizeof(float));
+        if (!p->data) { nn_wino_free(out); return cort_error_oom(); }
+        p->k = k; p->rows = M; p->K = C; p->alpha = 1.0f;
     }
+    float *u = cort_malloc(out->ne * chunk * C * sizeof(float) + 1);   /* temporary: not from the huge arena */
+    if (!u) { nn_wino_free(out); return cort_error_oom(); }
+    for (size_t r0 = 0; r0 < M; r0 += chunk) {
+        const size_t rows = M - r0 < chunk ? M - r0 : chunk;
+#if defined(__x86_64__) || defined(__i386__)
+        if (__builtin_cpu_supports("avx512f")) wino_filter_avx512(w + r0 * C * 9, rows, C, out->m, u);
+        else
+#endif
+            wino_filter_generic(w + r0 * C * 9, rows, C, out->m, u);
+        /* the element matrices are packed independently: spread them over the session's threads */
+        wino_pack_job j = { u, M, C, r0, rows, out };
+        cort_parallel_for(pool, out->ne, 1, wino_pack_run, &j);
+    }
+    cort_free(u);
     return NULL;
 }
 
@@ -124,6 +174,41 @@ static inline __attribute__((always_inline)) void wino_in(const wv *d, wv *v) {
         o[3] = -2.0f * (r[1] - r[3]) - r[2] + r[4];
         o[4] = 2.0f * (r[1] - r[3]) - r[2] + r[4];
         o[5] = 4.0f * r[1] - 5.0f * r[3] + r[5];
+    }
+}
+
+/* F(2x2, 3x3): V = B^T d B, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; d[16], v[16] 4x4. */
+static inline __attribute__((always_inline)) void wino2_in(const wv *d, wv *v) {
+    wv t[16];
+    for (int j = 0; j < 4; j++) {
+        const wv d0 = d[j], d1 = d[4 + j], d2 = d[8 + j], d3 = d[12 + j];
+        t[j] = d0 - d2;
+        t[4 + j] = d1 + d2;
+        t[8 + j] = d2 - d1;
+        t[12 + j] = d1 - d3;
+    }
+    for (int i = 0; i < 4; i++) {
+        const wv *r = t + 4 * i;
+        wv *o = v + 4 * i;
+        o[0] = r[0] - r[2];
+        o[1] = r[1] + r[2];
+        o[2] = r[2] - r[1];
+        o[3] = r[1] - r[3];
+    }
+}
+
+/* F(2x2, 3x3): Y = A^T m A, A^T = [1 1 1 0; 0 1 -1 -1]; m[16] 4x4, y[4] 2x2. */
+static inline __attribute__((always_inline)) void wino2_out(const wv *m, wv *y) {
+    wv t[8];
+    for (int j = 0; j < 4; j++) {
+        const wv m0 = m[j], m1 = m[4 + j], m2 = m[8 + j], m3 = m[12 + j];
+        t[j] = m0 + m1 + m2;
+        t[4 + j] = m1 - m2 - m3;
+    }
+    for (int i = 0; i < 2; i++) {
+        const wv *r = t + 4 * i;
+        y[2 * i] = r[0] + r[1] + r[2];
+        y[2 * i + 1] = r[1] - r[2] - r[3];
     }
 }
 
@@ -161,14 +246,16 @@ typedef struct wino_job {
                                        * covers every tile (else after all blocks), or NULL */
 } wino_job;
 
-static void wino_gemms(void *arg, size_t begin, size_t end) {
+static void wino_gemms(void *arg, size_t begin, size_t end) {   /* one per transformed element */
     const wino_job *j = arg;
     for (size_t e = begin; e < end; e++)
         nn_gemm_packed_a_plain_b(&j->w->u[e], j->tb, j->v + e * j->C * j->tb, j->tb, j->mo + e * j->M * j->tb, j->tb);
 }
 
-/* Input transform of channels [begin, end) for the block's tiles. */
-static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j, size_t begin, size_t end) {
+/* Input transform of channels [begin, end) for the block's tiles; MT: output tile side (2 or 4). */
+static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j, size_t begin, size_t end,
+                                                               const int MT) {
+    const int A = MT + 2, NE = A * A;
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
     wv d[36], v[36];
     for (size_t c = begin; c < end; c++) {
@@ -176,41 +263,45 @@ static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j
         for (size_t q = 0; q < j->tb; q += WT) {
             for (size_t l = 0; l < WT; l++) {
                 const size_t t = j->t0 + q + l;
-                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
-                if (t < j->tiles && y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W) {   /* interior tile */
+                const int64_t y0 = (int64_t)(t / j->tw) * MT - pt, x0 = (int64_t)(t % j->tw) * MT - pl;
+                if (t < j->tiles && y0 >= 0 && x0 >= 0 && y0 + A <= H && x0 + A <= W) {   /* interior tile */
                     const float *src = xc + y0 * W + x0;
-                    for (int r = 0; r < 6; r++, src += W)
-                        for (int s = 0; s < 6; s++) d[r * 6 + s][l] = src[s];
+                    for (int r = 0; r < A; r++, src += W)
+                        for (int s = 0; s < A; s++) d[r * A + s][l] = src[s];
                     continue;
                 }
-                for (int r = 0; r < 6; r++)
-                    for (int s = 0; s < 6; s++) {
+                for (int r = 0; r < A; r++)
+                    for (int s = 0; s < A; s++) {
                         const int64_t yy = y0 + r, xx = x0 + s;
-                        d[r * 6 + s][l] = t < j->tiles && yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
+                        d[r * A + s][l] = t < j->tiles && yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
                     }
             }
-            wino_in(d, v);
-            for (int e = 0; e < 36; e++) memcpy(j->v + ((size_t)e * j->C + c) * j->tb + q, &v[e], sizeof(wv));
+            if (MT == 2) wino2_in(d, v);
+            else wino_in(d, v);
+            for (int e = 0; e < NE; e++) memcpy(j->v + ((size_t)e * j->C + c) * j->tb + q, &v[e], sizeof(wv));
         }
     }
 }
 
 /* Output transform (+ bias) of output channels [begin, end). */
-static inline __attribute__((always_inline)) void wino_out_body(const wino_job *j, size_t begin, size_t end) {
+static inline __attribute__((always_inline)) void wino_out_body(const wino_job *j, size_t begin, size_t end,
+                                                                const int MT) {
+    const int NE = (MT + 2) * (MT + 2);
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
     wv m[36], o[16];
     for (size_t k = begin; k < end; k++) {
         float *yk = j->y + k * (size_t)(OH * OW);
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
-            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + ((size_t)e * j->M + k) * j->tb + q, sizeof(wv));
-            wino_out(m, o);
+            for (int e = 0; e < NE; e++) memcpy(&m[e], j->mo + ((size_t)e * j->M + k) * j->tb + q, sizeof(wv));
+            if (MT == 2) wino2_out(m, o);
+            else wino_out(m, o);
             for (size_t l = 0; l < WT; l++) {
                 const size_t t = j->t0 + q + l;
                 if (t >= j->tiles) break;
-                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)(t % j->tw) * 4;
-                for (int r = 0; r < 4 && y0 + r < OH; r++)
-                    for (int s = 0; s < 4 && x0 + s < OW; s++) yk[(y0 + r) * OW + x0 + s] = o[r * 4 + s][l] + b;
+                const int64_t y0 = (int64_t)(t / j->tw) * MT, x0 = (int64_t)(t % j->tw) * MT;
+                for (int r = 0; r < MT && y0 + r < OH; r++)
+                    for (int s = 0; s < MT && x0 + s < OW; s++) yk[(y0 + r) * OW + x0 + s] = o[r * MT + s][l] + b;
             }
         }
         /* the whole plane was just written (one block): activate it while it is in cache */
@@ -225,14 +316,22 @@ static void wino_act_run(void *arg, size_t begin, size_t end) {
     for (size_t k = begin; k < end; k++) nn_act_apply(a->act, a->y + k * a->plane, a->plane);
 }
 
-static void wino_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end); }
-static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end); }
+static void wino_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 4); }
+static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 4); }
+static void wino2_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 2); }
+static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 2); }
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
-    wino_in_body(arg, begin, end);
+    wino_in_body(arg, begin, end, 4);
 }
 __attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t begin, size_t end) {
-    wino_out_body(arg, begin, end);
+    wino_out_body(arg, begin, end, 4);
+}
+__attribute__((target("avx512f"))) static void wino2_in_avx512(void *arg, size_t begin, size_t end) {
+    wino_in_body(arg, begin, end, 2);
+}
+__attribute__((target("avx512f"))) static void wino2_out_avx512(void *arg, size_t begin, size_t end) {
+    wino_out_body(arg, begin, end, 2);
 }
 #endif
 
@@ -240,11 +339,12 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
                           const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
     const nn_geom *g = &s->g;
     const size_t C = s->C, M = s->M, OH = (size_t)g->out[1], OW = (size_t)g->out[2];
-    const size_t th = (OH + 3) / 4, tw = (OW + 3) / 4, tiles = th * tw, in_size = (size_t)(g->in[1] * g->in[2]);
+    const size_t mt = (size_t)w->m, ne = w->ne;
+    const size_t th = (OH + mt - 1) / mt, tw = (OW + mt - 1) / mt, tiles = th * tw, in_size = (size_t)(g->in[1] * g->in[2]);
     if (s->N == 0 || M == 0 || tiles == 0) return NULL;
     /* a block of tiles whose transformed input and products fit in about 1 MB per thread (wider
      * blocks keep the 36 gemms big enough to be split over the threads) */
-    const size_t per_tile = 36 * (C + M) * sizeof(float);
+    const size_t per_tile = ne * (C + M) * sizeof(float);
     const size_t threads = (size_t)cort_pool_threads(pool);
     /* tb: whole gemm panels, or with an edge-capable kernel whole vectors of WT tiles (a 14x14 map
      * has 16 tiles: gemms 32 wide computed twice the work) */
@@ -256,10 +356,14 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (tb > tiles_up) tb = tiles_up;
     float *v = cort_kernel_scratch(ctx, tb * per_tile);
     if (!v) return cort_error_oom();
-    float *mo = v + 36 * C * tb;
-    void (*in_fn)(void *, size_t, size_t) = wino_in_generic, (*out_fn)(void *, size_t, size_t) = wino_out_generic;
+    float *mo = v + ne * C * tb;
+    void (*in_fn)(void *, size_t, size_t) = mt == 2 ? wino2_in_generic : wino_in_generic;
+    void (*out_fn)(void *, size_t, size_t) = mt == 2 ? wino2_out_generic : wino_out_generic;
 #if defined(__x86_64__) || defined(__i386__)
-    if (__builtin_cpu_supports("avx512f")) { in_fn = wino_in_avx512; out_fn = wino_out_avx512; }
+    if (__builtin_cpu_supports("avx512f")) {
+        in_fn = mt == 2 ? wino2_in_avx512 : wino_in_avx512;
+        out_fn = mt == 2 ? wino2_out_avx512 : wino_out_avx512;
+    }
 #endif
     cort_status *st = NULL;
     for (size_t n = 0; n < s->N && !st; n++) {
@@ -272,7 +376,7 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
             j.tb = tiles - t0 < tb ? (tiles - t0 + step - 1) / step * step : tb;
             cort_parallel_for(pool, C, 1, in_fn, &j);
             /* the 36 products are independent: one single-threaded gemm per task */
-            cort_parallel_for(pool, 36, 1, wino_gemms, &j);
+            cort_parallel_for(pool, ne, 1, wino_gemms, &j);
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             if (!st) cort_parallel_for(pool, M, 1, out_fn, &j);
         }
