@@ -93,8 +93,9 @@ done:
 
 static void test_models(void) {
     for (int threads = 1; threads <= 2; threads++) {
-        /* scores * scale; two LayerNorms with residual and bias; GELU with fc1's bias */
-        check_model(MODEL("fuse_encoder.onnx"), 1, 2, 1, threads);
+        /* scores * scale, and the Q/K/V projections' biases (constant B); two LayerNorms with
+         * residual and bias; GELU with fc1's bias */
+        check_model(MODEL("fuse_encoder.onnx"), 4, 2, 1, threads);
         check_model(MODEL("fuse_variants.onnx"), 0, 1, 1, threads);
         /* run-time B: bias + GELU, bias + residual */
         check_model(MODEL("fuse_dynamic.onnx"), 2, 1, 0, threads);

@@ -105,27 +105,34 @@ static void test_gemm(cort_pool *pool) {
 
 /* nn_gemm_opts.sum (a fused residual): C = act(A*B + bias + S) on every kernel, edge tiles, several
  * K slices, the M == 1 paths and beta = 1. */
+/* Fused epilogues: row bias, column bias (variants 1, 2: the AVX-512 kernel's accumulator start,
+ * a prefill elsewhere), residual and activation, B plain or prepacked (M = 1: the gemv paths). */
 static void test_gemm_sum(cort_pool *pool) {
     const nn_gemm_kernel *const *kernels;
     size_t nk = nn_gemm_kernels(&kernels);
-    static const size_t sizes[][3] = { {1, 40, 30}, {13, 33, 17}, {40, 1100, 20}, {25, 65, 600}, {12, 32, 16}, {5, 3, 1} };
+    static const size_t sizes[][3] = { {1, 40, 30}, {13, 33, 17}, {40, 1100, 20}, {25, 65, 600}, {12, 32, 16}, {5, 3, 1},
+                                       {40, 6625, 120}, {1, 70, 300} };
     for (size_t ki = 0; ki <= nk; ki++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-            for (int variant = 0; variant < 3; variant++) {
+            for (int variant = 0; variant < 6; variant++) {
                 const size_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2], ldc = N + 3;
-                const float beta = variant == 2 ? 1.0f : 0.0f;
+                const float beta = variant % 3 == 2 ? 1.0f : 0.0f;
+                const int packed = variant >= 3;
                 float *A = rand_buf(M * K), *B = rand_buf(K * N), *S = rand_buf(M * ldc), *C = rand_buf(M * ldc);
-                float *R = malloc(M * ldc * sizeof(float)), *bias = rand_buf(M);
+                float *R = malloc(M * ldc * sizeof(float)), *bias = rand_buf(M), *cb = rand_buf(N);
                 memcpy(R, C, M * ldc * sizeof(float));
                 nn_gemm_b b = nn_gemm_b_matrix(B, N, 0);
-                nn_act act = { variant == 0 ? CORT_ACT_RELU : variant == 1 ? CORT_ACT_SILU : CORT_ACT_NONE, 0, 0 };
-                nn_gemm_opts o = { NULL, NULL, bias, &act, NULL, S };
+                nn_act act = { variant % 3 == 0 ? CORT_ACT_RELU : variant % 3 == 1 ? CORT_ACT_SILU : CORT_ACT_NONE, 0, 0 };
+                const int with_cb = variant % 3 != 0;
+                nn_gemm_opts o = { NULL, NULL, bias, &act, NULL, S, with_cb ? cb : NULL };
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
+                nn_gemm_packed bp = { 0 };
+                if (packed) { CHECK_OK(nn_gemm_pack_b(kern, K, N, &b, &bp)); o.bpack = &bp; }
                 CHECK_OK(nn_sgemm_opt((si & 1) ? pool : NULL, kern, M, N, K, 1.0f, A, K, 0, &b, beta, C, ldc, &o));
                 nn_sgemm_ref(M, N, K, 1.0f, A, K, 0, &b, beta, R, ldc);
                 for (size_t i = 0; i < M; i++)
                     for (size_t q = 0; q < N; q++) {
-                        float v = R[i * ldc + q] + bias[i] + S[i * ldc + q];
+                        float v = R[i * ldc + q] + bias[i] + S[i * ldc + q] + (with_cb ? cb[q] : 0.0f);
                         if (act.kind == CORT_ACT_RELU) v = v > 0 ? v : 0;
                         if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
                         R[i * ldc + q] = v;
@@ -133,7 +140,8 @@ static void test_gemm_sum(cort_pool *pool) {
                 double err = max_rel_err(C, R, M * ldc);
                 CHECK_MSG(err < 1e-4, "gemm+sum %s M=%zu N=%zu K=%zu variant %d: err %g", kern ? kern->name : "auto", M, N,
                           K, variant, err);
-                free(A); free(B); free(S); free(C); free(R); free(bias);
+                nn_gemm_packed_free(&bp);
+                free(A); free(B); free(S); free(C); free(R); free(bias); free(cb);
             }
 }
 

@@ -12,7 +12,9 @@
  *   cort.Gelu(v + bias)                         -> cort.Gelu(v, bias)
  *   x * HardSigmoid(x; 1/6, 0.5)                -> HardSwish(x)
  * MatMuls with constant weights stay MatMul (they keep their weights packed at creation); their
- * bias and residual Adds fold into the LayerNorm / Gelu that follows instead. */
+ * bias and residual Adds fold into the LayerNorm / Gelu that follows instead, and a bias Add left
+ * over after all of the above becomes cort.FusedMatMul(A, B, bias), taking over the MatMul's
+ * packed weights. */
 #include <math.h>
 #include <string.h>
 #include "graph.h"
@@ -110,7 +112,8 @@ static int same_static_shape(const cort_tinfo *a, const cort_tinfo *b) {
 /* Turns `keep` into domain.<op_type>(in...) of the given opset with the given attributes; its output
  * slot stays. */
 static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domain, const char *op_type, int opset,
-                               const int32_t *in, size_t n_in, const cort_attr_ir *attrs, size_t n_attrs) {
+                               const int32_t *in, size_t n_in, const cort_attr_ir *attrs, size_t n_attrs,
+                               cort_node *adopt) {
     const cort_op_def *op = cort_op_find(domain, op_type, opset);
     if (!op) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "fused operator %s.%s is not registered", domain, op_type);
     cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
@@ -142,6 +145,11 @@ static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domai
     keep->in_slot = slots;
     keep->n_outputs = 1;
     keep->act = 0;
+    if (adopt) {   /* the fused op's state is the one `adopt` already made (e.g. its packed weights) */
+        keep->state = adopt->state;
+        adopt->state = NULL;
+        return NULL;
+    }
     if (op->init) CORT_TRY(op->init(keep, &keep->state));
     return NULL;
 }
@@ -156,7 +164,7 @@ static void drop(cort_graph *g, cort_node *n) {
 
 static cort_status *rewrite(cort_graph *g, cort_node *keep, const char *op_type, const int32_t *in, size_t n_in,
                             const cort_attr_ir *attrs, size_t n_attrs) {
-    return rewrite_as(g, keep, "cort", op_type, 1, in, n_in, attrs, n_attrs);
+    return rewrite_as(g, keep, "cort", op_type, 1, in, n_in, attrs, n_attrs, NULL);
 }
 
 static cort_attr_ir attr_f(const char *name, float f) {
@@ -199,6 +207,31 @@ static cort_status *fuse_matmul_bias(cort_graph *g, fuse_index *x) {
             if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
             int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
             CORT_TRY(rewrite(g, n, "FusedMatMul", in, 3, NULL, 0));
+            drop(g, mm);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* A MatMul with constant B (packed at creation) + Add(bias[N]) that no pattern below took (a
+ * classifier before its Softmax): cort.FusedMatMul(A, B, bias), which keeps the MatMul's packed B
+ * (the same state) and starts its accumulators from the bias instead of a pass over Y. */
+static cort_status *fuse_const_matmul_bias(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "", "Add") || n->n_inputs != 2) continue;
+        for (int side = 0; side < 2; side++) {
+            int32_t ms = n->in_slot[side], bs = n->in_slot[1 - side];
+            cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
+            if (!mm || mm->n_inputs != 2 || mm->in_slot[0] < 0 || mm->in_slot[1] < 0 || !g->consts[mm->in_slot[1]] ||
+                g->slot_info[mm->in_slot[0]].elem != CORT_TYPE_FLOAT || g->slot_info[mm->in_slot[1]].elem != CORT_TYPE_FLOAT)
+                continue;
+            const cort_tinfo *mt = &g->slot_info[ms];
+            if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
+            int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
+            CORT_TRY(rewrite_as(g, n, "cort", "FusedMatMul", 1, in, 3, NULL, 0, mm));
             drop(g, mm);
             break;
         }
@@ -415,7 +448,7 @@ static cort_status *fuse_hardswish(cort_graph *g, fuse_index *x) {
                 cort_attr_float(hs, "beta", 0.5f) != 0.5f)
                 continue;
             int32_t in[1] = { xs };
-            CORT_TRY(rewrite_as(g, m, "", "HardSwish", 14, in, 1, NULL, 0));
+            CORT_TRY(rewrite_as(g, m, "", "HardSwish", 14, in, 1, NULL, 0, NULL));
             drop(g, hs);
             break;
         }
@@ -499,6 +532,7 @@ cort_status *cort_graph_fuse_patterns(cort_graph *g) {
     if (!st) st = fuse_skip_layernorm(g, &x);
     if (!st) st = fuse_bias_gelu(g, &x);
     if (!st) st = fuse_hardswish(g, &x);
+    if (!st) st = fuse_const_matmul_bias(g, &x);
     cort_free(x.producer);
     return st;
 }

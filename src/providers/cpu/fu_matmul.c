@@ -1,7 +1,7 @@
 /* cort.FusedMatMul(A, B, bias?, residual?): Y = act(alpha * A @ B + bias + residual), MatMul
- * broadcasting for A and B. bias is [N] (broadcast over rows), residual has Y's shape. Both are
- * written into Y first and the GEMM accumulates onto them (beta = 1), so neither needs its own
- * pass over a separate tensor. attribute activation: 0 none, 1 GELU (erf); node->act (Relu, Clip,
+ * broadcasting for A and B. bias is [N] (broadcast over rows), residual has Y's shape. The GEMM
+ * starts from the bias (its column bias), or, with a residual, accumulates onto both written into
+ * Y first (beta = 1), so neither needs its own pass over a separate tensor. attribute activation: 0 none, 1 GELU (erf); node->act (Relu, Clip,
  * ... fused by the generic activation pass) runs after it. */
 #include <stdio.h>
 #include <string.h>
@@ -84,8 +84,10 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f);
     const int gelu = cort_attr_int(ctx->node, "activation", FU_ACT_NONE) == FU_ACT_GELU;
     float beta = 0.0f;
-    if (bias || res) {
-        prefill_job pj = { yp, bias ? bias->data : NULL, res ? res->data : NULL, N };
+    /* a residual is written into Y first (with the bias) and accumulated onto; a bias alone is
+     * where the gemm starts its accumulators (no pass over Y) */
+    if (res) {
+        prefill_job pj = { yp, bias ? bias->data : NULL, res->data, N };
         cort_parallel_for(ctx->pool, rows, 16384 / (N ? N : 1) + 1, prefill_task, &pj);
         beta = 1.0f;
     }
@@ -94,7 +96,7 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     cort_status *st = NULL;
     int fold = s.batch > 1 && b->rank <= 2;   /* B shared by every batch and A contiguous: one tall gemm */
     for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
-    nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, gact, ctx };
+    nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, gact, ctx, NULL, bias && !res ? (const float *)bias->data : NULL };
     if (s.batch == 1 || fold) {
         nn_gemm_b gb = nn_gemm_b_matrix(bp, N, 0);
         st = nn_sgemm_opt(ctx->pool, NULL, rows, N, K, alpha, ap, K, 0, &gb, beta, yp, N, &o);

@@ -117,6 +117,7 @@ typedef struct gemm_job {
     const nn_gemm_b *B;
     float *C; size_t ldc;
     const float *row_bias;   /* added to row i on the first K slice, or NULL */
+    const float *col_bias;   /* added to column j on the first K slice (AVX-512 kernel only), or NULL */
     const float *sum;        /* added (same ldc as C) after the last K slice, before act; or NULL */
     const nn_act *act;       /* applied to each tile after the last K slice, or NULL */
     int beta_one;            /* accumulate into C from the first slice on */
@@ -221,6 +222,7 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
         u.a = t->ablock + (ip - t->ip0) * mr * kc; u.a_rs = 1; u.a_cs = mr;
     }
     u.bias = NULL;
+    u.col_bias = j->col_bias && k0 == 0 ? j->col_bias + c0 : NULL;
     if (j->row_bias && k0 == 0) {
         if (rows == mr) {
             u.bias = j->row_bias + r0;
@@ -443,6 +445,19 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     cort_kernel_ctx *kctx = opts ? opts->ctx : NULL;
     if (M == 0 || N == 0) return NULL;
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
+    const float *col_bias = opts ? opts->col_bias : NULL;
+    const nn_gemm_kernel *kk = kernel ? kernel : nn_gemm_best_kernel();
+    /* the AVX-512 kernel starts its accumulators from the column bias (C written once); every
+     * other path gets C prefilled with it */
+    if (col_bias && (beta != 0.0f || M == 1 || !kk->edge || kk != &k_avx512)) {
+        for (size_t i = 0; i < M; i++) {
+            float *c = C + i * ldc;
+            if (beta == 0.0f) memcpy(c, col_bias, N * sizeof(float));
+            else for (size_t q = 0; q < N; q++) c[q] = beta * c[q] + col_bias[q];
+        }
+        beta = 1.0f;
+        col_bias = NULL;
+    }
     if (K == 0 || alpha == 0.0f || (M == 1 && !B->pack && !kernel && row_bias)) {
         if (beta != 1.0f) scale_c(M, N, beta, C, ldc);
         if (row_bias)
@@ -479,6 +494,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     j.k = kernel ? kernel : nn_gemm_best_kernel();
     const size_t mr = j.k->mr, nr = j.k->nr;
     j.row_bias = row_bias;
+    j.col_bias = col_bias;
     j.act = act;
     j.sum = sum;
     j.M = M; j.N = N; j.K = K; j.alpha = alpha; j.A = A; j.lda = lda; j.transA = transA; j.B = B; j.C = C; j.ldc = ldc;

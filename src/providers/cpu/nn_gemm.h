@@ -86,6 +86,7 @@ typedef struct nn_gemm_opts {
     const nn_act *act;             /* fused activation */
     cort_kernel_ctx *ctx;          /* scratch memory and cancellation; NULL: cort_malloc, never cancelled */
     const float *sum;              /* C += sum (an M x N matrix with C's ldc) before act: a fused residual Add */
+    const float *col_bias;         /* C[*][j] += col_bias[j] (N values; a MatMul's bias) */
 } nn_gemm_opts;
 
 /* nn_sgemm_ex with options; returns the cancellation status when ctx was cancelled meanwhile. */

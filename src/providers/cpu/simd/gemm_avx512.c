@@ -30,9 +30,9 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
             if (W > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);   \
         }                                                            \
     } while (0)
-#define NN_INIT(i)                                                                              \
-    __m512 c##i##0 = R > i && args->bias ? _mm512_set1_ps(args->bias[i]) : _mm512_setzero_ps(); \
-    __m512 c##i##1 = c##i##0
+#define NN_INIT(i)                                                                                   \
+    __m512 c##i##0 = R > i && args->bias ? _mm512_add_ps(_mm512_set1_ps(args->bias[i]), cb0) : cb0;     \
+    __m512 c##i##1 = R > i && args->bias ? _mm512_add_ps(_mm512_set1_ps(args->bias[i]), cb1) : cb1
 #define NN_STORE(i)                                                                    \
     do {                                                                               \
         if (R > i && (size_t)(i) < rows) {                                             \
@@ -60,6 +60,9 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
 
 static inline __attribute__((always_inline, target("avx512f"))) void
 ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size_t rows, __mmask16 m0, __mmask16 m1) {
+    /* column start values (a MatMul's bias) under the row ones */
+    const __m512 cb0 = args->col_bias ? _mm512_maskz_loadu_ps(m0, args->col_bias) : _mm512_setzero_ps();
+    const __m512 cb1 = args->col_bias && W > 1 ? _mm512_maskz_loadu_ps(m1, args->col_bias + 16) : _mm512_setzero_ps();
     NN_INIT(0); NN_INIT(1); NN_INIT(2); NN_INIT(3); NN_INIT(4); NN_INIT(5);
     NN_INIT(6); NN_INIT(7); NN_INIT(8); NN_INIT(9); NN_INIT(10); NN_INIT(11);
     const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;

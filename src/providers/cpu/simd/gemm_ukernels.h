@@ -15,6 +15,7 @@ typedef struct nn_ukr_args {
     const float *b;  size_t ldb;
     float       *c;  size_t ldc;
     const float *bias;        /* MR per-row start values, or NULL */
+    const float *col_bias;    /* the AVX-512 kernel: per-column start values (cols of them), or NULL */
     size_t       rows, cols;  /* edge kernels: valid rows/columns of the tile (0 = MR/NR); only
                                * those rows and columns of C are read and written */
     const float *const *b_ind;   /* edge kernels: if set, B row p is b_ind[p] + b_off (b, ldb unused;
