@@ -715,6 +715,21 @@ static void test_winograd(cort_pool *pool) {
         {2, 1, 130, 140, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 2, 33, 17, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
     };
+    /* which tile size the conv init picks: 4x4 from 12x12 up, 2x2 on 7x7..11x11 maps with many
+     * channels, none for few channels or stride 2 */
+    static const struct { size_t c, m; int64_t hw, stride; int tile; } picks[] = {
+        {512, 512, 7, 1, 2}, {256, 256, 14, 1, 4}, {128, 128, 11, 1, 2}, {64, 64, 7, 1, 0},
+        {512, 512, 6, 1, 0}, {64, 64, 56, 1, 4}, {16, 64, 55, 1, 0}, {256, 256, 28, 2, 0},
+    };
+    for (size_t pi = 0; pi < sizeof picks / sizeof picks[0]; pi++) {
+        const conv_case pc = {2, 1, picks[pi].c, picks[pi].m, 1, {picks[pi].hw, picks[pi].hw}, {3, 3},
+                              {picks[pi].stride, picks[pi].stride}, {1, 1}, {1, 1}, {1, 1}};
+        nn_conv_shape s;
+        if (!make_geom(&pc, 0, &s)) continue;
+        CHECK_MSG(nn_wino_applies(&s) == picks[pi].tile, "winograd pick %zu (C=%zu %lldx%lld stride %lld): %d, expected %d",
+                  pi, s.C, (long long)s.g.in[1], (long long)s.g.in[2], (long long)picks[pi].stride, nn_wino_applies(&s),
+                  picks[pi].tile);
+    }
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         nn_conv_shape s;
         if (!make_geom(&cases[ci], 0, &s)) continue;
