@@ -25,18 +25,14 @@ typedef struct prefill_job {
     size_t n;
 } prefill_job;
 
+/* Y = residual (+ bias) row by row: the gemm then accumulates onto it */
 static void prefill_task(void *arg, size_t begin, size_t end) {
     const prefill_job *j = arg;
     for (size_t r = begin; r < end; r++) {
         float *y = j->y + r * j->n;
-        const float *b = j->bias;
-        if (j->res) {
-            const float *x = j->res + r * j->n;
-            if (b) fu_vec_best()->add(x, b, y, j->n);
-            else memcpy(y, x, j->n * sizeof *y);
-        } else {
-            memcpy(y, b, j->n * sizeof *y);
-        }
+        const float *x = j->res + r * j->n;
+        if (j->bias) fu_vec_best()->add(x, j->bias, y, j->n);
+        else memcpy(y, x, j->n * sizeof *y);
     }
 }
 
