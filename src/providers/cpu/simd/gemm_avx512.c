@@ -173,28 +173,19 @@ NN_GEMM_UNROLL
         const size_t kc = t->K - k0 < t->kc_max ? t->K - k0 : t->kc_max;
         const float *a = t->a + k0 * t->a_panels * 12 + t->ip * 12 * kc;
         const float *b = t->b + k0 * t->b_panels * 32 + t->jp * 32 * kc;
-        if (t->prefetch_next) {
-            const float *pf = b + 32 * kc;
-            for (size_t p = 0; p < kc; p++, a += 12, b += 32, pf += 32) {
-                _mm_prefetch((const char *)pf, _MM_HINT_T1);
-                _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
-                const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-NN_GEMM_UNROLL
-                for (int i = 0; i < R; i++) {
-                    const __m512 ai = _mm512_set1_ps(a[i]);
-                    acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
-                    acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
-                }
+        /* the first tile of a panel pulls the next panel's weights from memory meanwhile */
+        const float *pf = t->prefetch_next ? b + 32 * kc : NULL;
+        for (size_t p = 0; p < kc; p++, a += 12, b += 32) {
+            if (pf) {
+                _mm_prefetch((const char *)(pf + 32 * p), _MM_HINT_T1);
+                _mm_prefetch((const char *)(pf + 32 * p + 16), _MM_HINT_T1);
             }
-        } else {
-            for (size_t p = 0; p < kc; p++, a += 12, b += 32) {
-                const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 NN_GEMM_UNROLL
-                for (int i = 0; i < R; i++) {
-                    const __m512 ai = _mm512_set1_ps(a[i]);
-                    acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
-                    acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
-                }
+            for (int i = 0; i < R; i++) {
+                const __m512 ai = _mm512_set1_ps(a[i]);
+                acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
+                acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
             }
         }
     }
