@@ -189,35 +189,19 @@ static cort_attr_ir attr_i(const char *name, int64_t i) {
 /* A float MatMul whose B is computed at run time (attention). MatMul packs a constant B once at
  * creation; replacing it would pack the weights a second time, and the bias is then better fused
  * downstream (LayerNorm's skip/bias inputs, Gelu's bias) while MatMul keeps its packed B. */
-static int matmul_dynamic(const cort_graph *g, const cort_node *mm) {
-    return mm->n_inputs == 2 && mm->in_slot[0] >= 0 && mm->in_slot[1] >= 0 && !g->consts[mm->in_slot[1]] &&
+static int matmul_float(const cort_graph *g, const cort_node *mm) {
+    return mm->n_inputs == 2 && mm->in_slot[0] >= 0 && mm->in_slot[1] >= 0 &&
            g->slot_info[mm->in_slot[0]].elem == CORT_TYPE_FLOAT && g->slot_info[mm->in_slot[1]].elem == CORT_TYPE_FLOAT;
 }
-
-static cort_status *fuse_matmul_bias(cort_graph *g, fuse_index *x) {
-    CORT_TRY(index_build(g, x));
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        cort_node *n = &g->nodes[i];
-        if (g->skip[i] || !is_op(g, n, "", "Add") || n->n_inputs != 2) continue;
-        for (int side = 0; side < 2; side++) {
-            int32_t ms = n->in_slot[side], bs = n->in_slot[1 - side];
-            cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
-            if (!mm || !matmul_dynamic(g, mm)) continue;
-            const cort_tinfo *mt = &g->slot_info[ms];
-            if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
-            int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
-            CORT_TRY(rewrite(g, n, "FusedMatMul", in, 3, NULL, 0));
-            drop(g, mm);
-            break;
-        }
-    }
-    return NULL;
+static int matmul_dynamic(const cort_graph *g, const cort_node *mm) {
+    return matmul_float(g, mm) && !g->consts[mm->in_slot[1]];
 }
 
-/* A MatMul with constant B (packed at creation) + Add(bias[N]) that no pattern below took (a
- * classifier before its Softmax): cort.FusedMatMul(A, B, bias), which keeps the MatMul's packed B
- * (the same state) and starts its accumulators from the bias instead of a pass over Y. */
-static cort_status *fuse_const_matmul_bias(cort_graph *g, fuse_index *x) {
+/* MatMul + Add(bias[N]) -> cort.FusedMatMul(A, B, bias). const_b = 0: B computed at run time
+ * (attention), before the patterns below. const_b = 1: B constant and packed at creation, for the
+ * pairs no pattern below took (a classifier before its Softmax); the fused node takes over the
+ * MatMul's state (its packed B) instead of packing again, and its gemm starts from the bias. */
+static cort_status *fuse_matmul_bias(cort_graph *g, fuse_index *x, int const_b) {
     CORT_TRY(index_build(g, x));
     for (size_t i = 0; i < g->n_nodes; i++) {
         cort_node *n = &g->nodes[i];
@@ -225,13 +209,11 @@ static cort_status *fuse_const_matmul_bias(cort_graph *g, fuse_index *x) {
         for (int side = 0; side < 2; side++) {
             int32_t ms = n->in_slot[side], bs = n->in_slot[1 - side];
             cort_node *mm = producer_of(g, x, ms, "", "MatMul", 1);
-            if (!mm || mm->n_inputs != 2 || mm->in_slot[0] < 0 || mm->in_slot[1] < 0 || !g->consts[mm->in_slot[1]] ||
-                g->slot_info[mm->in_slot[0]].elem != CORT_TYPE_FLOAT || g->slot_info[mm->in_slot[1]].elem != CORT_TYPE_FLOAT)
-                continue;
+            if (!mm || !matmul_float(g, mm) || !g->consts[mm->in_slot[1]] != !const_b) continue;
             const cort_tinfo *mt = &g->slot_info[ms];
             if (mt->rank < 1 || !const_row(g, bs, mt->dims[mt->rank - 1], mt->rank)) continue;
             int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], bs };
-            CORT_TRY(rewrite_as(g, n, "cort", "FusedMatMul", 1, in, 3, NULL, 0, mm));
+            CORT_TRY(rewrite_as(g, n, "cort", "FusedMatMul", 1, in, 3, NULL, 0, const_b ? mm : NULL));
             drop(g, mm);
             break;
         }
@@ -525,14 +507,14 @@ cort_status *cort_graph_fuse_patterns(cort_graph *g) {
     if (!g->n_nodes || !g->n_slots) return NULL;
     if (!st) st = fuse_layernorm(g, &x);
     if (!st) st = fuse_gelu(g, &x);
-    if (!st) st = fuse_matmul_bias(g, &x);
+    if (!st) st = fuse_matmul_bias(g, &x, 0);
     if (!st) st = fuse_matmul_scale(g, &x);
     if (!st) st = fuse_matmul_residual(g, &x);
     if (!st) st = fuse_matmul_gelu(g, &x);
     if (!st) st = fuse_skip_layernorm(g, &x);
     if (!st) st = fuse_bias_gelu(g, &x);
     if (!st) st = fuse_hardswish(g, &x);
-    if (!st) st = fuse_const_matmul_bias(g, &x);
+    if (!st) st = fuse_matmul_bias(g, &x, 1);
     cort_free(x.producer);
     return st;
 }
