@@ -34,14 +34,20 @@ void nn_wino_free(nn_wino_weights *w) {
     for (size_t i = 0; i < w->ne; i++) nn_gemm_packed_free(&w->u[i]);
 }
 
+/* The 9 taps of filters (m, c0 .. c0 + lanes) in vector lanes (the others zero). */
+static inline __attribute__((always_inline)) void wino_filter_taps(const float *w, size_t m, size_t C, size_t c0,
+                                                                   size_t lanes, wv g[9]) {
+    for (int k = 0; k < 9; k++)
+        for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 9 + k] : 0.0f;
+}
+
 /* u[e][m][c] for e = 6x6 element, m in [0, M), all c. */
 static inline __attribute__((always_inline)) void wino_filter_body(const float *w, size_t M, size_t C, float *u) {
     for (size_t m = 0; m < M; m++)
         for (size_t c0 = 0; c0 < C; c0 += WT) {
             const size_t lanes = C - c0 < WT ? C - c0 : WT;
             wv g[9], t[18];
-            for (int k = 0; k < 9; k++)
-                for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 9 + k] : 0.0f;
+            wino_filter_taps(w, m, C, c0, lanes, g);
             for (int j = 0; j < 3; j++) {   /* t = G g (6x3) */
                 const wv g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
                 t[j] = g0 * (1.0f / 4);
@@ -67,8 +73,7 @@ static inline __attribute__((always_inline)) void wino2_filter_body(const float 
         for (size_t c0 = 0; c0 < C; c0 += WT) {
             const size_t lanes = C - c0 < WT ? C - c0 : WT;
             wv g[9], t[12];
-            for (int k = 0; k < 9; k++)
-                for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 9 + k] : 0.0f;
+            wino_filter_taps(w, m, C, c0, lanes, g);
             for (int j = 0; j < 3; j++) {   /* t = G g (4x3) */
                 const wv g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
                 t[j] = g0;
