@@ -449,7 +449,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     const nn_gemm_kernel *kk = kernel ? kernel : nn_gemm_best_kernel();
     /* the AVX-512 kernel starts its accumulators from the column bias (C written once); every
      * other path gets C prefilled with it */
-    if (col_bias && (beta != 0.0f || M == 1 || !kk->edge || kk != &k_avx512)) {
+    if (col_bias && (beta != 0.0f || M == 1 || kk != &k_avx512)) {
         for (size_t i = 0; i < M; i++) {
             float *c = C + i * ldc;
             if (beta == 0.0f) memcpy(c, col_bias, N * sizeof(float));
