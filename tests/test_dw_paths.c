@@ -74,6 +74,9 @@ int main(void) {
         {1, 4, 2, 17, 66, 3, 3, 2, 0, 1, 1, 0},     {2, 6, 2, 19, 37, 5, 5, 1, 2, 2, 2, 2},
         {1, 3, 2, 7, 7, 3, 3, 1, 1, 1, 1, 1},       {1, 2, 1, 3, 3000, 5, 5, 1, 2, 2, 2, 2},
         {1, 2, 1, 4, 4000, 3, 3, 2, 1, 1, 1, 1},
+        /* 3x3 stride 2 rows wider than the channel-blocked limit (the plane kernel; its load masks are
+         * computed per chunk of 256 output columns: 265 columns end in a second, partial chunk) */
+        {1, 7, 1, 112, 112, 3, 3, 2, 0, 0, 1, 1},   {1, 3, 1, 9, 530, 3, 3, 2, 1, 1, 1, 1},
         /* an empty input row: every output from the padding */
         {1, 18, 1, 4, 0, 3, 3, 1, 1, 2, 1, 2},
     };

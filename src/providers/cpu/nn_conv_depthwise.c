@@ -14,10 +14,9 @@
 #define NN_DW_MAX_TAPS 64
 /* Output pixels per band of the channel-blocked kernel (its scratch holds a band). */
 #define NN_DW_CB_BAND_PIXELS 1024
-/* Widest output row of a 3x3 stride-2 conv sent through the channel-blocked kernel, with a
- * Sigmoid/SiLU/HardSwish activation or with one the plane kernel applies on its registers. */
+/* Widest output row of a 3x3 stride-2 conv sent through the channel-blocked kernel (wider rows take
+ * the plane kernel). */
 #define NN_DW_CB_MAX_OW_3X3_S2 28
-#define NN_DW_CB_MAX_OW_3X3_S2_CHEAP_ACT 14
 /* Largest per-task scratch of the channel-blocked kernel, in floats (a band of very wide rows
  * beyond it takes the plane kernel). */
 #define NN_DW_CB_MAX_SCRATCH (256 * 1024)
@@ -203,12 +202,10 @@ static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x,
     const nn_geom *g = &s->g;
     const int64_t OH = g->out[1], OW = g->out[2];
     if (s->M != s->C || !dw_is_kxk(g) || !dw_act_known(act)) return 0;
-    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: in MobileNetV2 the plane kernel
-     * measured faster from 28 columns up with Clip (112 -> 56: 0.27 vs 0.31 ms, 56 -> 28: 0.100 vs
-     * 0.115), and from 56 up with SiLU, which it applies in a second pass. */
-    if (g->k[1] == 3 && g->s[2] == 2 &&
-        OW > (dw_act_in_kernel(act) ? NN_DW_CB_MAX_OW_3X3_S2_CHEAP_ACT : NN_DW_CB_MAX_OW_3X3_S2))
-        return 0;
+    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: measured against the plane
+     * kernel in isolation (1 thread), 56 -> 28: 0.075 vs 0.080 ms with Clip, 0.099 vs 0.105 with
+     * SiLU; 112 -> 56: 0.198 vs 0.196 with Clip, 0.264 vs 0.263 with SiLU. */
+    if (g->k[1] == 3 && g->s[2] == 2 && OW > NN_DW_CB_MAX_OW_3X3_S2) return 0;
     /* bands of about NN_DW_CB_BAND_PIXELS outputs, of equal height */
     int64_t nbands = (OH * OW + NN_DW_CB_BAND_PIXELS - 1) / NN_DW_CB_BAND_PIXELS;
     if (nbands > OH) nbands = OH;

