@@ -28,7 +28,20 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
      * panels (4-row edge) and channels over 32-column panels (16-column edge) */
     const double usual = tile_efficiency(P, k->nr, k->nr / 2);
     const double trans = tile_efficiency(P, k->mr, 4) * tile_efficiency(s->M, k->nr, k->nr / 2);
-    return trans > usual * 1.08;
+    if (trans > usual * 1.08) return 1;
+    /* The AVX-512 kernel reads the positions in place and runs tiles of any height, so when the
+     * usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv that reduces or
+     * keeps the channels in whole 32-channel panels wins transposed: 576->96 0.211 -> 0.193 ms,
+     * 1024->256 0.978 -> 0.906, 512->256 0.483 -> 0.460; with K < M the per-tile transposed
+     * epilogue costs more than the waste (256->1024 0.962 vs 0.977, 96->576 0.207 vs 0.234). */
+#ifdef NN_HAVE_X86_UKERNELS
+    const size_t K = s->C * (size_t)(g->k[1] * g->k[2]);
+    const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
+                          g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
+    return k->ukr == nn_ukr_avx512_12x32 && pointwise && usual < 1.0 && s->M % 32 == 0 && K >= s->M && K >= 256;
+#else
+    return 0;
+#endif
 }
 
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out) {
@@ -117,36 +130,36 @@ static void small_out_run(void *arg, size_t begin, size_t end) {
 }
 
 #ifdef NN_HAVE_X86_UKERNELS
-/* The AVX-512 path: the patch matrix packed once, then per (channel panel, position panel) tile one
- * kernel call over all of K that stores the tile transposed into Y with bias, residual and
- * activation: no Y^T scratch and no pass over it (those were ~12 % of a 7x7 pointwise conv, the
- * 4-row tile for the 49th position another 6 %). */
+/* The AVX-512 path: per (channel panel, position tile) one kernel call over all of K that reads the
+ * patch matrix in place ([K][P]: a tile's positions are contiguous in every row) and stores the
+ * tile transposed into Y with bias, residual and activation: no packing of the patch matrix (16 %
+ * of a 7x7 pointwise conv), no Y^T scratch and no pass over it (~12 %). Position tiles are 12 rows,
+ * the last one 1..13 (49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
 typedef struct tstore_job {
-    const nn_gemm_kernel *k;
     const float *at;          /* A^T, [K][P] (lda = P) */
-    float *apack;
     const nn_gemm_packed *wt;
     const float *bias, *sum;
     const nn_act *act;
     float *y;
-    size_t P, M, K, mpanels, npanels;
+    size_t P, M, K, mtiles, npanels;
 } tstore_job;
 
-static void tstore_pack_run(void *arg, size_t begin, size_t end) {
-    const tstore_job *j = arg;
-    nn_gemm_pack_a_panels(j->k, j->P, j->K, j->at, j->P, 1, 0, begin, end, j->apack);
+/* Position tiles of P: 12 rows each, a remainder of 1 merged into the last full tile. */
+static size_t tstore_tiles(size_t P) {
+    size_t t = (P + 11) / 12;
+    return P % 12 == 1 && P > 12 ? t - 1 : t;
 }
 
-/* items: jp * mpanels + ip, so a task's consecutive tiles share the B panel */
+/* items: jp * mtiles + ip, so a task's consecutive tiles share the B panel */
 static void tstore_run(void *arg, size_t begin, size_t end) {
     const tstore_job *j = arg;
     for (size_t it = begin; it < end; it++) {
-        const size_t jp = it / j->mpanels, ip = it % j->mpanels, r0 = ip * 12, c0 = jp * 32;
+        const size_t jp = it / j->mtiles, ip = it % j->mtiles, r0 = ip * 12, c0 = jp * 32;
         nn_tstore_args t;
         t.K = j->K; t.kc_max = NN_GEMM_KC;
-        t.a = j->apack; t.a_panels = j->mpanels; t.ip = ip;
+        t.a = j->at + r0; t.lda = j->P;
         t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
-        t.rows = j->P - r0 < 12 ? j->P - r0 : 12;
+        t.rows = ip + 1 == j->mtiles ? j->P - r0 : 12;
         t.cols = j->M - c0 < 32 ? j->M - c0 : 32;
         t.y = j->y + c0 * j->P + r0; t.ldy = j->P;
         t.bias = j->bias ? j->bias + c0 : NULL;
@@ -180,9 +193,9 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
 #else
     const int tstore = 0;
 #endif
-    const size_t mpanels = (P + 11) / 12, work = tstore ? mpanels * 12 * K : P * M;
-    float *scratch = cort_kernel_scratch(ctx, (ncol + work) * sizeof(float));
-    if (!scratch) return cort_error_oom();
+    const size_t work = tstore ? 0 : P * M;
+    float *scratch = ncol + work ? cort_kernel_scratch(ctx, (ncol + work) * sizeof(float)) : NULL;
+    if (ncol + work && !scratch) return cort_error_oom();
     float *col = scratch, *yt = scratch + ncol;
     cort_status *st = NULL;
     for (size_t n = 0; n < s->N && !st; n++) {
@@ -193,14 +206,13 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
         }
 #ifdef NN_HAVE_X86_UKERNELS
         if (tstore) {
-            const size_t npanels = (M + 31) / 32;
-            tstore_job tj = { wt->k, pointwise ? xn : col, yt, wt, bias, sum ? sum + n * M * P : NULL,
-                              act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mpanels, npanels };
-            cort_parallel_for(K * P < 32768 ? NULL : pool, mpanels, 1, tstore_pack_run, &tj);
+            const size_t npanels = (M + 31) / 32, mtiles = tstore_tiles(P);
+            tstore_job tj = { pointwise ? xn : col, wt, bias, sum ? sum + n * M * P : NULL,
+                              act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mtiles, npanels };
             /* whole channel panels per task where they balance the threads (each reads its weights once) */
             const size_t threads = (size_t)cort_pool_threads(pool);
-            const size_t grain = npanels >= 4 * threads ? mpanels : 1;
-            cort_parallel_for(2.0 * (double)P * (double)M * (double)K < 262144.0 ? NULL : pool, npanels * mpanels,
+            const size_t grain = npanels >= 4 * threads ? mtiles : 1;
+            cort_parallel_for(2.0 * (double)P * (double)M * (double)K < 262144.0 ? NULL : pool, npanels * mtiles,
                               grain, tstore_run, &tj);
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             continue;

@@ -162,20 +162,24 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
 #define NN_GEMM_UNROLL _Pragma("GCC unroll 32")
 #endif
 
-/* R rows (1, 2, 4, 8 or 12) of accumulators over all K slices, then the transposed epilogue: per
- * 16-channel half, bias on the lanes, a 16x16 register transpose (rows beyond R are zero), and
- * each channel's run of positions stored with a mask after the residual and the activation. */
+/* R rows (1..13, exactly the tile's) of accumulators over all K slices, A read in place (the
+ * positions of one input channel are contiguous: no packing pass, which was 16 % of a 7x7 pointwise
+ * conv), then the transposed epilogue: per 16-channel half, bias on the lanes, a 16x16 register
+ * transpose (rows beyond R are zero), and each channel's run of positions stored with a mask after
+ * the residual and the activation. 13 rows (26 accumulators) take 49 positions as 12+12+12+13
+ * instead of a load-bound 1-row tile. */
 static inline __attribute__((always_inline, target("avx512f"))) void tstore_body(const nn_tstore_args *t, const int R) {
-    __m512 acc[24];
+    __m512 acc[26];
 NN_GEMM_UNROLL
-    for (int i = 0; i < 24; i++) acc[i] = _mm512_setzero_ps();
+    for (int i = 0; i < 2 * R; i++) acc[i] = _mm512_setzero_ps();
+    const size_t lda = t->lda;
     for (size_t k0 = 0; k0 < t->K; k0 += t->kc_max) {
         const size_t kc = t->K - k0 < t->kc_max ? t->K - k0 : t->kc_max;
-        const float *a = t->a + k0 * t->a_panels * 12 + t->ip * 12 * kc;
+        const float *a = t->a + k0 * lda;
         const float *b = t->b + k0 * t->b_panels * 32 + t->jp * 32 * kc;
         /* the first tile of a panel pulls the next panel's weights from memory meanwhile */
         const float *pf = t->prefetch_next ? b + 32 * kc : NULL;
-        for (size_t p = 0; p < kc; p++, a += 12, b += 32) {
+        for (size_t p = 0; p < kc; p++, a += lda, b += 32) {
             if (pf) {
                 _mm_prefetch((const char *)(pf + 32 * p), _MM_HINT_T1);
                 _mm_prefetch((const char *)(pf + 32 * p + 16), _MM_HINT_T1);
@@ -212,19 +216,20 @@ NN_GEMM_UNROLL
     }
 }
 
-__attribute__((target("avx512f"))) static void tstore_1(const nn_tstore_args *t) { tstore_body(t, 1); }
-__attribute__((target("avx512f"))) static void tstore_2(const nn_tstore_args *t) { tstore_body(t, 2); }
-__attribute__((target("avx512f"))) static void tstore_4(const nn_tstore_args *t) { tstore_body(t, 4); }
-__attribute__((target("avx512f"))) static void tstore_8(const nn_tstore_args *t) { tstore_body(t, 8); }
-__attribute__((target("avx512f"))) static void tstore_12(const nn_tstore_args *t) { tstore_body(t, 12); }
+#define NN_TSTORE_VARIANT(R) \
+    __attribute__((target("avx512f"))) static void tstore_##R(const nn_tstore_args *t) { tstore_body(t, R); }
+NN_TSTORE_VARIANT(1) NN_TSTORE_VARIANT(2) NN_TSTORE_VARIANT(3) NN_TSTORE_VARIANT(4) NN_TSTORE_VARIANT(5)
+NN_TSTORE_VARIANT(6) NN_TSTORE_VARIANT(7) NN_TSTORE_VARIANT(8) NN_TSTORE_VARIANT(9) NN_TSTORE_VARIANT(10)
+NN_TSTORE_VARIANT(11) NN_TSTORE_VARIANT(12) NN_TSTORE_VARIANT(13)
+#undef NN_TSTORE_VARIANT
 
 void nn_ukr_avx512_12x32_tstore(const nn_tstore_args *t) {
-    /* the narrowest variant covering the rows: 49 positions are 4 x 12 + 1, not 4 x 12 + 4 */
-    if (t->rows <= 1) tstore_1(t);
-    else if (t->rows <= 2) tstore_2(t);
-    else if (t->rows <= 4) tstore_4(t);
-    else if (t->rows <= 8) tstore_8(t);
-    else tstore_12(t);
+    /* one variant per row count: A is read in place, so no row beyond the tile may be loaded */
+    static void (*const variant[13])(const nn_tstore_args *) = {
+        tstore_1, tstore_2, tstore_3, tstore_4, tstore_5, tstore_6, tstore_7,
+        tstore_8, tstore_9, tstore_10, tstore_11, tstore_12, tstore_13,
+    };
+    variant[(t->rows < 1 ? 1 : t->rows > 13 ? 13 : t->rows) - 1](t);
 }
 
 /* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: one packed B panel of the 12x32 kernel times

@@ -53,9 +53,9 @@ void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float
  * nn_gemm_pack_b (K in slices of kc_max; panel ip of a_panels, jp of b_panels). */
 typedef struct nn_tstore_args {
     size_t K, kc_max;
-    const float *a; size_t a_panels, ip;
+    const float *a; size_t lda;   /* A^T read in place: position i of step p at a[p * lda + i] */
     const float *b; size_t b_panels, jp;
-    size_t rows, cols;        /* 1..12, 1..32 */
+    size_t rows, cols;        /* 1..13, 1..32 (only a[p * lda + i] for i < rows is read) */
     float *y; size_t ldy;
     const float *bias;        /* cols values, or NULL */
     const float *sum;         /* laid out like y, or NULL */
