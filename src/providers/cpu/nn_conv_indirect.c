@@ -230,6 +230,16 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     }
                     k->ukr(&u);
                 }
+                /* the next tile's output rows, for writing: Y is cold in a model and its rows are
+                 * M streams the hardware prefetcher does not follow (MobileNetV2's stem 0.40 ->
+                 * 0.35 ms in the model; prefetching 2 or 4 tiles ahead measured no better) */
+                if (direct && pi + 1 < p1) {
+                    const float *cf = j->y + r0 * plane + yo + nr;
+                    for (size_t r = 0; r < nrows; r++) {
+                        __builtin_prefetch(cf + r * plane, 1, 3);
+                        __builtin_prefetch(cf + r * plane + 16, 1, 3);
+                    }
+                }
                 if (direct) {
                     if (j->act && !reg_act)
                         for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo, cols);
