@@ -232,6 +232,14 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
         }
     }
     float *c = j->C + r0 * j->ldc + c0;
+    /* a 1x1 conv's output planes are M cold write streams: the next tile's rows are fetched for
+     * writing meanwhile (MobileNetV2's 112x112 expand conv 0.556 -> 0.472 ms in the model; two
+     * tiles ahead measured no better) */
+    if (j->b_direct && !t->accumulate && jp + 1 < t->jp1)
+        for (size_t r = 0; r < rows; r++) {
+            __builtin_prefetch(c + r * j->ldc + nr, 1, 3);
+            __builtin_prefetch(c + r * j->ldc + nr + 16, 1, 3);
+        }
     u.act = 0;
     u.act_lo = u.act_hi = 0.0f;
     u.rows = rows; u.cols = cols;
