@@ -70,6 +70,25 @@ cort_value *cort_kernel_planned_output(cort_kernel_ctx *ctx) {
     return ctx->exec->values[n->out_slot[0]];
 }
 
+cort_value *cort_kernel_reusable_input(cort_kernel_ctx *ctx, size_t k, cort_type type, const int64_t *dims,
+                                       size_t rank) {
+    const cort_node *n = ctx->node;
+    const cort_exec *ex = ctx->exec;
+    if (!ex || !ex->values || ex->graph != n->graph || k >= n->n_inputs || n->in_slot[k] < 0 || n->has_out_view)
+        return NULL;
+    const cort_graph *g = n->graph;
+    const int32_t slot = n->in_slot[k];
+    if (g->last_use[slot] != (int32_t)(n - g->nodes)) return NULL;
+    cort_value *v = ex->values[slot];
+    if (!v || k >= ctx->n_inputs || ctx->inputs[k] != v || v->kind != CORT_VKIND_TENSOR || v->type != type ||
+        v->base || v->release_fn || v->layout || !v->data || v->rank != rank ||
+        atomic_load_explicit(&v->refs, memory_order_acquire) != 1)
+        return NULL;
+    for (size_t d = 0; d < rank; d++)
+        if (v->shape[d] != dims[d]) return NULL;
+    return v;
+}
+
 void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
     if (i >= ctx->n_outputs) { cort_value_release(value); return; }
     cort_value_release(ctx->outputs[i]);

@@ -158,6 +158,13 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
  * cort_kernel_set_output. */
 cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
                               cort_value *base, cort_value **out);
+/* Input k's value if output 0 may take it over and be computed in place: a tensor of this type
+ * and shape that owns its data (no view, no mapped file), is referenced only by this run's value
+ * table and whose last reader is this node. Else NULL. The caller retains it and stores it with
+ * cort_kernel_set_output; only kernels whose every output element depends on the same-index
+ * element of that input alone (and reads it before writing) may use it. */
+cort_value *cort_kernel_reusable_input(cort_kernel_ctx *ctx, size_t k, cort_type type, const int64_t *dims,
+                                       size_t rank);
 /* Stores a value as output i, taking over one reference (e.g. a retained input for Identity). */
 /* The value the executor already holds in this node's output slot 0 (an in-place Concat's buffer,
  * written by its producers), or NULL. Borrowed. */

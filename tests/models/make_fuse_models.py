@@ -192,3 +192,35 @@ up = b.op("Relu", [b.op("Mul", ["x", b.const(np.float32(0.5), "h")])])   # produ
 y = b.op("Add", [c1, up])
 y2 = b.op("Add", [conv(b, y, 8, 8, 1), b.op("Sigmoid", [y])])
 b.save("fuse_conv_later.onnx", [y2], in_shape=(1, 8, 5, 5))
+
+# In-place elementwise (src/graph/exec.c cort_kernel_reusable_input): a binary op writes over a dead
+# input of the output's shape; never over the graph inputs, a graph output, or an input read again
+# later. s (a second graph input) broadcasts per channel like a squeeze-excitation scale.
+b = B()
+m = b.op("Mul", [b.op("Relu", ["x"]), "s"])            # dead input 0: in place
+n = b.op("Mul", ["s", b.op("Sigmoid", ["x"])])         # dead input 1 (input 0 broadcast): in place
+r = b.op("Relu", ["x"])
+sq = b.op("Add", [r, r])                               # the same value as both inputs
+d = b.op("Neg", ["x"])
+e = b.op("Mul", [d, "s"])                              # d is also a graph output: kept
+t = b.op("Tanh", ["x"])
+u = b.op("Sub", [t, "s"])                              # t is read again below: kept
+v = b.op("Add", [u, t])
+r2 = b.op("Relu", ["x"])
+rs = b.op("Reshape", [r2, b.const(np.array([1, 4, 30], np.int64), "shape")])
+w = b.op("Mul", [rs, b.const(np.full((1, 4, 1), 2.0, np.float32), "two")])   # a view of r2, read below
+w = b.op("Add", [b.op("Reshape", [w, b.const(np.array([1, 4, 6, 5], np.int64), "shape")]), r2])
+f = b.op("Mul", ["x", "s"])                            # the graph input, read last here: kept
+outs = [m, n, sq, d, e, f, v, w]
+g = helper.make_graph(b.nodes, "inplace_ew", [helper.make_tensor_value_info("x", T.FLOAT, [1, 4, 6, 5]),
+                                              helper.make_tensor_value_info("s", T.FLOAT, [1, 4, 1, 1])],
+                      [helper.make_tensor_value_info(o, T.FLOAT, [1, 4, 6, 5]) for o in outs], b.inits)
+mdl = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)], producer_name="cort-tests")
+mdl.ir_version = 8
+onnx.checker.check_model(mdl)
+onnx.save(mdl, os.path.join(here, "inplace_ew.onnx"))
+
+# One 1 MB feature map scaled per channel: computed in place, the run holds one such block, not two
+b = B()
+s = b.const((rng.standard_normal((1, 16, 1, 1)) + 1.5).astype(np.float32), "s")
+b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", ["x"]), s])], opset=14, in_shape=(1, 16, 128, 128))

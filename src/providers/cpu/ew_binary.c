@@ -62,6 +62,10 @@ cort_status *ew_binary_run(cort_kernel_ctx *ctx, const ew_binary_desc *d, const 
     if (t == CORT_TYPE_FLOAT && d->simd >= 0) {
         p.simd_op = d->simd;
         fn = ew_f32_bin_row;
+        /* its vector kernels read each element before writing the same index: a dead input of the
+         * output's shape (the feature map of a squeeze-excitation Mul, a residual Add) is
+         * overwritten instead of a cold new buffer */
+        p.in_place = 1;
     }
     const int64_t *dims[2] = { in[0]->shape, in[1]->shape };
     size_t ranks[2] = { in[0]->rank, in[1]->rank };

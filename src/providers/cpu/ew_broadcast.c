@@ -184,7 +184,10 @@ cort_status *ew_run_nary(cort_kernel_ctx *ctx, size_t n, const cort_value *const
     size_t orank = 0;
     CORT_TRY(ew_broadcast_shape(ctx->node, n, d, rk, which, od, &orank));
     cort_value *o = NULL;
-    CORT_TRY(cort_kernel_output(ctx, 0, out_type, od, orank, &o));
+    for (size_t k = 0; params && params->in_place && !o && k < n; k++)
+        if ((o = cort_kernel_reusable_input(ctx, k, out_type, od, orank)))
+            cort_kernel_set_output(ctx, 0, cort_value_retain(o));
+    if (!o) CORT_TRY(cort_kernel_output(ctx, 0, out_type, od, orank, &o));
     ew_plan p;
     ew_plan_init(&p, od, orank, n, d, rk);
     ew_params local;

@@ -30,6 +30,7 @@ typedef struct ew_params {
     double scale;               /* Mean: 1/n */
     int    simd_op;             /* EW_FU_* kernel for ew_map_simd_f32 */
     cort_value *out;            /* string outputs: the tensor whose elements are set */
+    int    in_place;            /* ew_run_nary may write the output over a dead input of its shape */
 } ew_params;
 
 /* Returns nonzero on failure (only string kernels can fail: out of memory). */
