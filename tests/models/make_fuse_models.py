@@ -210,8 +210,11 @@ r2 = b.op("Relu", ["x"])
 rs = b.op("Reshape", [r2, b.const(np.array([1, 4, 30], np.int64), "shape")])
 w = b.op("Mul", [rs, b.const(np.full((1, 4, 1), 2.0, np.float32), "two")])   # a view of r2, read below
 w = b.op("Add", [b.op("Reshape", [w, b.const(np.array([1, 4, 6, 5], np.int64), "shape")]), r2])
+g1 = b.op("Sigmoid", [b.op("Neg", ["x"])])             # unary over a dead input: in place
+g2 = b.op("Clip", [g1, b.const(np.float32(0.2), "lo"), b.const(np.float32(0.6), "hi")])
+g3 = b.op("Exp", [d])                                  # d is a graph output: kept
 f = b.op("Mul", ["x", "s"])                            # the graph input, read last here: kept
-outs = [m, n, sq, d, e, f, v, w]
+outs = [m, n, sq, d, e, f, v, w, g2, g3]
 g = helper.make_graph(b.nodes, "inplace_ew", [helper.make_tensor_value_info("x", T.FLOAT, [1, 4, 6, 5]),
                                               helper.make_tensor_value_info("s", T.FLOAT, [1, 4, 1, 1])],
                       [helper.make_tensor_value_info(o, T.FLOAT, [1, 4, 6, 5]) for o in outs], b.inits)
@@ -220,7 +223,9 @@ mdl.ir_version = 8
 onnx.checker.check_model(mdl)
 onnx.save(mdl, os.path.join(here, "inplace_ew.onnx"))
 
-# One 1 MB feature map scaled per channel: computed in place, the run holds one such block, not two
+# A 1 MB feature map negated, rectified and scaled per channel: Relu and Mul computed in place, the
+# run holds one such block, not two
 b = B()
 s = b.const((rng.standard_normal((1, 16, 1, 1)) + 1.5).astype(np.float32), "s")
-b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", ["x"]), s])], opset=14, in_shape=(1, 16, 128, 128))
+b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", [b.op("Neg", ["x"])]), s])], opset=14,
+       in_shape=(1, 16, 128, 128))

@@ -150,6 +150,7 @@ static cort_status *run_clip(cort_kernel_ctx *ctx) {
         p.beta = (float)p.hi_f;
         p.simd_op = EW_FU_CLIP;
         fn = ew_map_simd_f32;
+        p.in_place = 1;
     }
     return ew_run_map(ctx, x, t, fn, &p, EW_GRAIN_CHEAP);
 }

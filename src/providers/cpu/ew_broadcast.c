@@ -216,7 +216,10 @@ static void ew_map_range(void *arg, size_t begin, size_t end) {
 cort_status *ew_run_map(cort_kernel_ctx *ctx, const cort_value *in, cort_type out_type, ew_map_fn fn,
                         const ew_params *params, size_t grain) {
     cort_value *o = NULL;
-    CORT_TRY(cort_kernel_output(ctx, 0, out_type, in->shape, in->rank, &o));
+    if (params && params->in_place && ctx->n_inputs && ctx->inputs[0] == in &&
+        (o = cort_kernel_reusable_input(ctx, 0, out_type, in->shape, in->rank)))
+        cort_kernel_set_output(ctx, 0, cort_value_retain(o));
+    if (!o) CORT_TRY(cort_kernel_output(ctx, 0, out_type, in->shape, in->rank, &o));
     if (in->count == 0) return NULL;
     ew_map_job j = { (const uint8_t *)in->data, (uint8_t *)o->data, cort_type_size(in->type), cort_type_size(out_type),
                      fn, params };

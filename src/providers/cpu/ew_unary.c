@@ -32,6 +32,7 @@ cort_status *ew_unary_run(cort_kernel_ctx *ctx, const ew_unary_desc *d) {
     if (x->type == CORT_TYPE_FLOAT && d->simd >= 0) {
         p.simd_op = d->simd;
         fn = ew_map_simd_f32;
+        p.in_place = 1;   /* each vector is loaded before the same index is stored */
     }
     return ew_run_map(ctx, x, d->bool_out ? CORT_TYPE_BOOL : x->type, fn, &p,
                       d->heavy ? EW_GRAIN_HEAVY : EW_GRAIN_CHEAP);
