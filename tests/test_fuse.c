@@ -115,6 +115,18 @@ static void test_models(void) {
         s = open_at(MODEL("fuse_conv_later.onnx"), 2, threads);
         CHECK_MSG(s && count_op(s, "Add") == 0, "conv later: %zu Add at level 2", s ? count_op(s, "Add") : 0);
         cort_session_release(s);
+        /* BatchNormalization folded into Conv / ConvTranspose (and the Relu after it fused); the
+         * one whose conv output is read twice and the one with a computed mean are kept */
+        check_model(MODEL("fuse_conv_bn.onnx"), 0, 0, 0, threads);
+        s = open_at(MODEL("fuse_conv_bn.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "BatchNormalization") == 2 && count_op(s, "Relu") == 0,
+                  "conv + bn: %zu BatchNormalization, %zu Relu at level 2", s ? count_op(s, "BatchNormalization") : 0,
+                  s ? count_op(s, "Relu") : 0);
+        cort_session_release(s);
+        s = open_at(MODEL("fuse_conv_bn.onnx"), 0, threads);
+        CHECK_MSG(s && count_op(s, "BatchNormalization") == 5, "conv + bn: %zu BatchNormalization at level 0",
+                  s ? count_op(s, "BatchNormalization") : 0);
+        cort_session_release(s);
     }
 }
 

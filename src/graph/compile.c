@@ -286,6 +286,18 @@ static void tinfo_from_value(cort_tinfo *t, const cort_value *v) {
     }
 }
 
+cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out) {
+    const char *nm = cort_arena_strndup(g->arena, name, strlen(name));
+    if (!nm) { cort_value_release(value); return cort_error_oom(); }
+    int32_t s;
+    cort_status *st = slot_new(g, nm, &s);
+    if (st) { cort_value_release(value); return st; }
+    g->consts[s] = value;
+    tinfo_from_value(&g->slot_info[s], value);
+    *out = s;
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- constant folding */
 static int foldable(const cort_node *n) {
     const char *op = n->op_type;
@@ -878,9 +890,12 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         cort_free(tmp);
     }
 
+    /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
+    if (opts->optimization_level >= 2 && (st = cort_graph_fold_batchnorms(g))) goto error;
+
     /* 5. inference, kernel resolution, constant folding — in execution order */
     for (size_t i = 0; i < g->n_nodes; i++)
-        if ((st = infer_node(g, &g->nodes[i]))) goto error;
+        if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
 
     /* 5b. fusions */
     if (opts->optimization_level >= 2) {

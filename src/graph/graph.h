@@ -42,6 +42,12 @@ typedef struct cort_graph {
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
                                 const cort_node *parent_node, cort_graph **out);
 void cort_graph_free(cort_graph *g);
+/* A new constant slot named `name` holding `value` (the graph takes over the reference, also on
+ * failure). */
+cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out);
+/* Level 2, before kernels are built (src/graph/fold_bn.c): Conv/ConvTranspose + BatchNormalization
+ * with constant parameters become the convolution with folded weights; the BN node is skipped. */
+cort_status *cort_graph_fold_batchnorms(cort_graph *g);
 /* Level-2 pattern fusions (src/graph/fuse.c), run after inference and constant folding, before
  * activation fusion: may rewrite nodes in place (new op, state, slots) and mark others skipped. */
 cort_status *cort_graph_fuse_patterns(cort_graph *g);

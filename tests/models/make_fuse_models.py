@@ -193,6 +193,27 @@ y = b.op("Add", [c1, up])
 y2 = b.op("Add", [conv(b, y, 8, 8, 1), b.op("Sigmoid", [y])])
 b.save("fuse_conv_later.onnx", [y2], in_shape=(1, 8, 5, 5))
 
+# BatchNormalization folded into the Conv / ConvTranspose before it (src/graph/fold_bn.c), the Relu
+# after it then fused too; kept when the conv output has another reader or a parameter is computed
+b = B()
+def bn(b, x, c, mean=None):
+    ps = [(rng.standard_normal(c) * 0.5 + 1).astype(np.float32), (rng.standard_normal(c) * 0.2).astype(np.float32),
+          (rng.standard_normal(c) * 0.3).astype(np.float32), (rng.random(c) + 0.5).astype(np.float32)]
+    ins = [b.const(p, "bn") for p in ps]
+    if mean is not None:
+        ins[2] = mean
+    return b.op("BatchNormalization", [x] + ins, epsilon=1e-3)
+r1 = b.op("Relu", [bn(b, conv(b, "x", 8, 8, 3), 8)])                   # folded, Relu fused
+wt = b.const((rng.standard_normal((8, 2, 2, 2)) * 0.3).astype(np.float32), "wt")
+t2 = bn(b, b.op("ConvTranspose", [r1, wt, b.const((rng.standard_normal(4) * 0.1).astype(np.float32), "bt")],
+                strides=[2, 2], group=2), 4)                           # folded (groups of the transpose)
+c3 = bn(b, conv(b, t2, 4, 4, 1, bias=False), 4)                       # folded, bias created
+c4 = conv(b, c3, 4, 4, 3)
+k4 = b.op("Add", [bn(b, c4, 4), c4])                                   # conv output read twice: kept
+mc = b.op("Relu", [b.const((rng.standard_normal(4) * 0.3).astype(np.float32), "m")])
+y = bn(b, conv(b, k4, 4, 4, 1), 4, mean=mc)                            # computed mean: kept
+b.save("fuse_conv_bn.onnx", [y], in_shape=(1, 8, 5, 5), out_shapes=[[1, 4, 10, 10]])
+
 # In-place elementwise (src/graph/exec.c cort_kernel_reusable_input): a binary op writes over a dead
 # input of the output's shape; never over the graph inputs, a graph output, or an input read again
 # later. s (a second graph input) broadcasts per channel like a squeeze-excitation scale.
