@@ -240,6 +240,15 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
             __builtin_prefetch(c + r * j->ldc + nr, 1, 3);
             __builtin_prefetch(c + r * j->ldc + nr + 16, 1, 3);
         }
+    /* and the next tile's residual rows, M more streams (a 16-channel 320x320 conv + residual
+     * 1.90 -> 1.57 ms in an OCR detector) */
+    if (j->b_direct && t->last && j->sum && jp + 1 < t->jp1) {
+        const float *sn = j->sum + r0 * j->ldc + c0 + nr;
+        for (size_t r = 0; r < rows; r++) {
+            __builtin_prefetch(sn + r * j->ldc, 0, 3);
+            __builtin_prefetch(sn + r * j->ldc + 16, 0, 3);
+        }
+    }
     u.act = 0;
     u.act_lo = u.act_hi = 0.0f;
     u.rows = rows; u.cols = cols;
