@@ -12,9 +12,11 @@ typedef struct nn_dw_act { int act; float lo, hi; } nn_dw_act;
 void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
                       int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act);
 /* Whole output plane of a KxK (K = 3 or 5), dilation 1, stride sw (1 or 2) depthwise conv with pads pt
- * (top) and pl (left); bottom/right padding follows from the sizes. */
+ * (top) and pl (left); bottom/right padding follows from the sizes. prefetch (3x3): fetch the input
+ * rows of the next output row meanwhile (only pays when the input streams from memory). */
 void nn_dw_plane_avx512(int K, const float *x, int64_t IH, int64_t IW, const float *w, float bias, float *y,
-                        int64_t OH, int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act);
+                        int64_t OH, int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act,
+                        int prefetch);
 /* Channel-blocked KxK (K = 3 or 5), stride S (1 or 2), dilation 1 depthwise conv of nc <= 16
  * channels: planes x[c * xcs + IH*IW] -> output rows [oh0, oh1) of y[c * ycs + OH*OW], weights
  * w[nc][K*K], bias[nc] or NULL, pads pt/pl (bottom/right follow from the sizes). The rows run in
