@@ -115,6 +115,8 @@ static void test_models(void) {
         s = open_at(MODEL("fuse_conv_later.onnx"), 2, threads);
         CHECK_MSG(s && count_op(s, "Add") == 0, "conv later: %zu Add at level 2", s ? count_op(s, "Add") : 0);
         cort_session_release(s);
+        /* convs writing over a dead residual, and the residuals they must not overwrite */
+        check_model(MODEL("fuse_conv_inplace.onnx"), 0, 0, 0, threads);
         /* BatchNormalization folded into Conv / ConvTranspose (and the Relu after it fused); the
          * one whose conv output is read twice and the one with a computed mean are kept */
         check_model(MODEL("fuse_conv_bn.onnx"), 0, 0, 0, threads);

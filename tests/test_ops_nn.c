@@ -290,16 +290,24 @@ static void test_conv_indirect(cort_pool *pool) {
                            acts[ai] == CORT_ACT_CLIP ? 0.75f : 0.5f };
             for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
             /* pass & 1: the indirect path / the transposed small-plane path (any plane size);
-             * pass & 2: with a fused residual (added before the activation) */
-            for (int pass = 0; pass < 4; pass++) {
+             * pass & 2: with a fused residual (added before the activation);
+             * pass & 4: the output written over the residual (y == sum), where the path allows it:
+             * the small-plane kernel, and the gemm path (im2col, no prepacked weights) for the cases
+             * the indirect path would take */
+            for (int pass = 0; pass < 8; pass++) {
+            if ((pass & 4) && !(pass & 2)) continue;
+            const int onto = (pass & 4) != 0;
+            if (onto && (pass & 1) && !nn_conv_small_sum_in_place(&wt, &act)) continue;
             const float *sum = pass & 2 ? res : NULL;
-            for (size_t i = 0; i < N * M * out; i++) y[i] = NAN;
+            for (size_t i = 0; i < N * M * out; i++) y[i] = onto ? res[i] : NAN;
+            if (onto) sum = y;
             if (!(pass & 1))
-                CHECK_OK(nn_conv_f32_sum((ai & 1) ? pool : NULL, NULL, &s, x, w, b, sum, &act, y, &wp, NULL));
+                CHECK_OK(nn_conv_f32_sum((ai & 1) ? pool : NULL, NULL, &s, x, w, b, sum, &act, y,
+                                         onto && !nn_conv_sum_in_place(&s, &wp) ? NULL : &wp, NULL));
             else CHECK_OK(nn_conv_small_f32((ai & 1) ? pool : NULL, &s, x, w, &wt, b, sum, &act, y, NULL));
             double worst = 0;
             for (size_t i = 0; i < N * M * out; i++) {
-                float v = r[i] + (sum ? sum[i] : 0.0f);
+                float v = r[i] + (pass & 2 ? res[i] : 0.0f);
                 switch (act.kind) {
                 case CORT_ACT_RELU: v = v > 0 ? v : 0; break;
                 case CORT_ACT_CLIP: v = v < act.alpha ? act.alpha : v > act.beta ? act.beta : v; break;
@@ -312,8 +320,8 @@ static void test_conv_indirect(cort_pool *pool) {
                 double e = fabs((double)y[i] - v) / (1.0 + fabs(v));
                 if (!(e <= worst)) worst = e;   /* NaN (an unwritten output) counts as the worst */
             }
-            CHECK_MSG(worst < 1e-4, "%s conv case %zu act %d residual %d: err %g", pass & 1 ? "small-plane" : "indirect",
-                      ci, act.kind, pass >> 1, worst);
+            CHECK_MSG(worst < 1e-4, "%s conv case %zu act %d residual %d in place %d: err %g",
+                      pass & 1 ? "small-plane" : "indirect", ci, act.kind, (pass >> 1) & 1, onto, worst);
             }
         }
         nn_gemm_packed_free(&wp);

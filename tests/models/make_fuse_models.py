@@ -214,6 +214,23 @@ mc = b.op("Relu", [b.const((rng.standard_normal(4) * 0.3).astype(np.float32), "m
 y = bn(b, conv(b, k4, 4, 4, 1), 4, mean=mc)                            # computed mean: kept
 b.save("fuse_conv_bn.onnx", [y], in_shape=(1, 8, 5, 5), out_shapes=[[1, 4, 10, 10]])
 
+# Convs whose fused residual is written over (src/providers/cpu/nn_conv_ops.c): the gemm path at
+# 14x14, the transposed small-plane path at 7x7 (1x1 and 3x3); never when the residual is the conv's
+# own input, or read later
+b = B()
+a = b.op("Relu", ["x"])
+r1 = b.op("Add", [conv(b, a, 32, 32, 1), a])              # residual = the conv's input: not over it
+bb = b.op("Relu", [r1])
+r2 = b.op("Add", [conv(b, bb, 32, 32, 1), r1])            # r1 dead after: in place (gemm)
+r3 = b.op("Add", [conv(b, r2, 32, 32, 3), bb])            # bb dead after: 3x3 (indirect path: copies)
+d = b.op("Conv", [r3, b.const((rng.standard_normal((32, 32, 3, 3)) * 0.2).astype(np.float32), "wd")],
+         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+e = b.op("Relu", [d])
+r4 = b.op("Add", [conv(b, e, 32, 32, 1), d])              # d dead after: in place (small plane, 1x1)
+r5 = b.op("Add", [conv(b, r4, 32, 32, 3), e])             # e dead after: in place (small plane, 3x3)
+r6 = b.op("Add", [conv(b, r5, 32, 32, 1), r4])            # r4 also a graph output: not over it
+b.save("fuse_conv_inplace.onnx", [r6, r4], in_shape=(1, 32, 14, 14), out_shapes=[[1, 32, 7, 7]] * 2)
+
 # In-place elementwise (src/graph/exec.c cort_kernel_reusable_input): a binary op writes over a dead
 # input of the output's shape; never over the graph inputs, a graph output, or an input read again
 # later. s (a second graph input) broadcasts per channel like a squeeze-excitation scale.

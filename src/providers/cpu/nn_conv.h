@@ -25,6 +25,9 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
 cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                              const float *w, const float *bias, const float *sum, const nn_act *act, float *y,
                              const nn_gemm_packed *wpack, cort_kernel_ctx *ctx);
+/* Whether nn_conv_f32_sum may be called with y == sum (the residual overwritten by the output):
+ * the gemm paths, which then accumulate onto it; not the depthwise or indirect ones. */
+int nn_conv_sum_in_place(const nn_conv_shape *s, const nn_gemm_packed *wpack);
 /* y = act(y + sum) over n floats (parallel over 4096-float chunks). */
 void nn_add_act(cort_pool *pool, float *y, const float *sum, size_t n, const nn_act *act);
 /* Packs Conv weights w[M, Kg] (Kg = C/group * kernel size) per group into out[group] for the best
@@ -53,4 +56,7 @@ cort_status *nn_conv_small_pack_par(cort_pool *pool, const float *w, size_t M, s
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
                                const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
                                float *y, cort_kernel_ctx *ctx);
+/* Whether nn_conv_small_f32 may be called with y == sum (each tile reads its residual before
+ * storing over it: the AVX-512 transposed kernel). */
+int nn_conv_small_sum_in_place(const nn_gemm_packed *wt, const nn_act *act);
 #endif

@@ -106,6 +106,12 @@ cort_status *nn_conv_f32_opt(cort_pool *pool, const nn_gemm_kernel *kernel, cons
     return nn_conv_f32_sum(pool, kernel, s, x, w, bias, NULL, act, y, wpack, ctx);
 }
 
+int nn_conv_sum_in_place(const nn_conv_shape *s, const nn_gemm_packed *wpack) {
+    const size_t Cg = s->group ? s->C / s->group : 0;
+    if (Cg == 1 && s->group > 1) return 0;                                  /* depthwise: sum added after */
+    return !(wpack && nn_conv_indirect_applies(s, wpack));                   /* indirect: sum per K slice */
+}
+
 cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                              const float *w, const float *bias, const float *sum, const nn_act *act, float *y,
                              const nn_gemm_packed *wpack, cort_kernel_ctx *ctx) {
@@ -132,10 +138,12 @@ cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, cons
             im2col_ctx ic = { xg, g };
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
             if (!pointwise) { b.pack = pack_im2col; b.ctx = &ic; }
+            /* y written over the residual (sum == y): accumulate onto it from the first K slice */
+            const int onto = sum == y;
             nn_gemm_opts o = { wpack ? &wpack[gi] : NULL, NULL, bias ? bias + gi * Mg : NULL, act, ctx,
-                               sum ? sum + (n * s->M + gi * Mg) * out_size : NULL };
-            CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, 0.0f, yg,
-                                  out_size, &o));
+                               sum && !onto ? sum + (n * s->M + gi * Mg) * out_size : NULL };
+            CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, onto ? 1.0f : 0.0f,
+                                  yg, out_size, &o));
         }
     return NULL;
 }

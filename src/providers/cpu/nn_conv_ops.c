@@ -325,15 +325,30 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     CORT_TRY(conv_prepare(ctx, 0, 1, transpose, &cs, ydims));
     CORT_TRY(check_bias(ctx, 2, cs.M));
     const cort_value *x = ctx->inputs[0], *w = ctx->inputs[1], *b = nn_opt_input(ctx, 2);
-    cort_value *y;
-    CORT_TRY(cort_kernel_output(ctx, 0, x->type, ydims, x->rank, &y));
+    const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
+    const conv_state *cst = ctx->state;
+    const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
+    const int wino = ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C;
+    const int small = !wino && wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k);
+    const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
+    /* a residual read by nothing after this conv takes the output, written over it as it is read
+     * (no cold output block, one stream fewer) where the path reads each residual element before
+     * storing over it */
+    cort_value *y = NULL;
+#ifndef CORT_NN_REFERENCE_KERNELS
+    if (ctx->node->sum_input && !transpose && !wino && x->type == CORT_TYPE_FLOAT &&
+        ctx->inputs[ctx->node->sum_input] != x &&   /* not the conv's own input (read to the end) */
+        (small ? nn_conv_small_sum_in_place(wt, &act) : nn_conv_sum_in_place(&cs, conv_packed_for(cst, w))) &&
+        (y = cort_kernel_reusable_input(ctx, ctx->node->sum_input, x->type, ydims, x->rank)))
+        cort_kernel_set_output(ctx, 0, cort_value_retain(y));
+#endif
+    if (!y) CORT_TRY(cort_kernel_output(ctx, 0, x->type, ydims, x->rank, &y));
     nn_fbuf fx = { 0 }, fw = { 0 }, fb = { 0 }, fy = { 0 };
     cort_status *st = nn_fbuf_in(x, &fx);
     if (!st) st = nn_fbuf_in(w, &fw);
     if (!st && b) st = nn_fbuf_in(b, &fb);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
-        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
         /* a fused residual Add (same shape as Y) goes in before the activation */
         const cort_value *r = ctx->node->sum_input ? ctx->inputs[ctx->node->sum_input] : NULL;
         const float *sum = r ? (const float *)r->data : NULL;
@@ -355,14 +370,11 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
             else nn_act_apply(&act, fy.p, y->count);
         }
 #else
-        const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
-        const conv_state *cst = ctx->state;
-        const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
         if (st) {
-        } else if (ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C) {
+        } else if (wino) {
             st = nn_wino_conv(ctx->pool, &cs, fx.p, ww, b ? fb.p : NULL, sum ? &none : &act, fy.p, ctx);
             if (!st && sum) nn_add_act(ctx->pool, fy.p, sum, y->count, &act);
-        } else if (wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k)) {
+        } else if (small) {
             st = nn_conv_small_f32(ctx->pool, &cs, fx.p, fw.p, wt, b ? fb.p : NULL, sum, &act, fy.p, ctx);
         } else if (transpose) {
             st = nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p);

@@ -179,6 +179,15 @@ static int tstore_usable(const nn_gemm_packed *wt, const nn_act *act) {
 }
 #endif
 
+int nn_conv_small_sum_in_place(const nn_gemm_packed *wt, const nn_act *act) {
+#ifdef NN_HAVE_X86_UKERNELS
+    return wt && tstore_usable(wt, act);
+#else
+    (void)wt; (void)act;
+    return 0;
+#endif
+}
+
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
                                const nn_gemm_packed *wt, const float *bias, const float *sum, const nn_act *act,
                                float *y, cort_kernel_ctx *ctx) {
