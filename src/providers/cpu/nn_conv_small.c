@@ -205,7 +205,7 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
     const size_t work = tstore ? 0 : P * M;
     float *scratch = ncol + work ? cort_kernel_scratch(ctx, (ncol + work) * sizeof(float)) : NULL;
     if (ncol + work && !scratch) return cort_error_oom();
-    float *col = scratch, *yt = scratch + ncol;
+    float *col = scratch, *yt = scratch ? scratch + ncol : NULL;
     cort_status *st = NULL;
     for (size_t n = 0; n < s->N && !st; n++) {
         const float *xn = x + n * s->C * in_size;
