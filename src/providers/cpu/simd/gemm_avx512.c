@@ -137,6 +137,24 @@ NN_VARIANT(12, 2, 1, ukr_x_12x2)
 
 __attribute__((target("avx512f")))
 void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
+    if (args->panels > 1) {   /* a run of full tiles (short K: the per-tile call costs count) */
+        nn_ukr_args u = *args;
+        u.panels = 0;
+        const size_t rows = args->rows ? args->rows : 12;
+        for (size_t q = 0; q < args->panels; q++) {
+            if (q + 1 < args->panels)
+                for (size_t r = 0; r < rows; r++) {
+                    _mm_prefetch((const char *)(u.c + r * u.ldc + 32), _MM_HINT_ET0);
+                    _mm_prefetch((const char *)(u.c + r * u.ldc + 48), _MM_HINT_ET0);
+                }
+            nn_ukr_avx512_12x32(&u);
+            u.b += 32; u.c += 32;
+            if (u.c_add) u.c_add += 32;
+            if (u.col_bias) u.col_bias += 32;
+            if (u.b_prefetch) u.b_prefetch += 32;
+        }
+        return;
+    }
     const size_t rows = args->rows ? args->rows : 12, cols = args->cols ? args->cols : 32;
     const int xact = args->act >= NN_ACT_KIND_SIGMOID && args->act <= NN_ACT_KIND_SILU;
     if (rows == 12 && cols == 32 && !xact) {

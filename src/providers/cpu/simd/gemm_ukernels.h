@@ -28,6 +28,9 @@ typedef struct nn_ukr_args {
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo),
                                * 7 hard swish (edge kernels; CORT_ACT_* numbering) */
     float        act_lo, act_hi;
+    size_t       panels;      /* the AVX-512 kernel: this many adjacent full tiles (0 = 1): b, c, c_add,
+                               * col_bias and b_prefetch advance by NR floats per tile, and each next
+                               * tile's C rows are prefetched for writing */
 } nn_ukr_args;
 
 typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
