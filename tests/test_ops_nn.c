@@ -748,18 +748,21 @@ static void test_winograd(cort_pool *pool) {
         nn_act act = { (int)(ci % 3 == 2 ? CORT_ACT_SILU : ci % 3 == 1 ? CORT_ACT_RELU : CORT_ACT_NONE), 0, 0 };
         nn_conv_f32_ref(&s, x, w, b, r);
         nn_act_apply(&act, r, yn);
-        /* every case with both tile sizes */
-        for (int tile = 2; tile <= 4; tile += 2) {
+        /* every case with both tile sizes, on one thread and on the pool (enough tiles: each
+         * thread runs its own blocks through all three phases) */
+        for (int tile = 2; tile <= 4; tile += 2)
+            for (int threaded = 0; threaded < 2; threaded++) {
             nn_wino_weights ww;
             CHECK_OK(nn_wino_pack(w, s.M, s.C, tile, &ww));
             for (size_t i = 0; i < yn; i++) y[i] = NAN;
-            CHECK_OK(nn_wino_conv(ci % 2 ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
+            CHECK_OK(nn_wino_conv(threaded ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
             double err = max_rel_err(y, r, yn);
             /* F(4x4) transforms lose a few bits: scale the bound with the dot-product length */
-            CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 9), "winograd F(%dx%d) case %zu (C=%zu M=%zu %lldx%lld): err %g",
-                      tile, tile, ci, s.C, s.M, (long long)s.g.in[1], (long long)s.g.in[2], err);
+            CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 9),
+                      "winograd F(%dx%d) case %zu (C=%zu M=%zu %lldx%lld) threaded %d: err %g", tile, tile, ci, s.C,
+                      s.M, (long long)s.g.in[1], (long long)s.g.in[2], threaded, err);
             nn_wino_free(&ww);
-        }
+            }
         free(x); free(w); free(b); free(y); free(r);
     }
 }
