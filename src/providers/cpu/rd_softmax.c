@@ -8,6 +8,7 @@
 #include "rd_softmax.h"
 #include "ew_simd.h"
 #include "fu_vec.h"
+#include "simd/act_ukernels.h"
 
 typedef struct sm_job {
     rd_softmax_kind kind;
@@ -94,6 +95,14 @@ SM_DEFINE(double, exp, log, f64)
 static void row_f32_fast(rd_softmax_kind k, const float *x, float *y, size_t n, const fu_vec_kernels *v,
                          ew_f32_un vexp) {
     const float m = v->max(x, n);
+#ifdef NN_HAVE_X86_UKERNELS
+    /* softmax on AVX-512: subtract, exp and sum in one pass (ocr_rec's 80 x 6625 softmax 0.226 ->
+     * 0.12 ms) */
+    if (k == RD_SOFTMAX && __builtin_cpu_supports("avx512f")) {
+        v->scale(y, n, 1.0f / nn_exp_shift_sum_avx512(x, y, n, m));
+        return;
+    }
+#endif
     float s = 0.0f, tmp[SM_CHUNK];
     for (size_t i = 0; i < n; i += SM_CHUNK) {
         const size_t c = n - i < SM_CHUNK ? n - i : SM_CHUNK;

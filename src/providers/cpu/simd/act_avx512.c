@@ -21,6 +21,45 @@ static inline __attribute__((always_inline, target("avx512f"))) void act_loop(co
     }
 }
 
+/* exp(x) for x <= 0 (a row minus its maximum): 2^n * p(r) as in act_ukernels.h, x clamped at -110
+ * (where exp rounds to 0) with the operand order that keeps NaN; vscalefps makes the results
+ * below FLT_MIN denormal, then 0. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 exp_nonpos512(__m512 x) {
+    const __m512 xc = _mm512_max_ps(_mm512_set1_ps(-110.0f), x);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_HI), xc);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_LO), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(NN_EXP_C5), r, _mm512_set1_ps(NN_EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+__attribute__((target("avx512f")))
+float nn_exp_shift_sum_avx512(const float *x, float *y, size_t n, float m) {
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 a = exp_nonpos512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+        const __m512 b = exp_nonpos512(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm));
+        _mm512_storeu_ps(y + i, a);
+        _mm512_storeu_ps(y + i + 16, b);
+        s0 = _mm512_add_ps(s0, a);
+        s1 = _mm512_add_ps(s1, b);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 a = exp_nonpos512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
+        _mm512_mask_storeu_ps(y + i, k, a);
+        s0 = _mm512_mask_add_ps(s0, k, s0, a);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
 __attribute__((target("avx512f")))
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n) {
     switch (kind) {

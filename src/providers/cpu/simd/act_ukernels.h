@@ -24,6 +24,9 @@ enum { NN_ACT_KIND_RELU = 1, NN_ACT_KIND_CLIP = 2, NN_ACT_KIND_LEAKY_RELU = 3, N
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n);
 /* Sigmoid and SiLU only (the kinds whose scalar form needs expf). */
 void nn_act_avx2(int kind, float *y, size_t n);
+/* y[i] = exp(x[i] - m) for x[i] <= m (a softmax row; the same polynomial exp, relative error
+ * < 2.5e-7 where the result is a normal float; NaN propagates), returning their sum. y may be x. */
+float nn_exp_shift_sum_avx512(const float *x, float *y, size_t n, float m);
 #endif
 
 /* Register-level forms, for kernels that apply the activation before their store. Only files
