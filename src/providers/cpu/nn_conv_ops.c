@@ -363,6 +363,7 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
         }
         const nn_act none = { CORT_ACT_NONE, 0.0f, 0.0f };
 #ifdef CORT_NN_REFERENCE_KERNELS   /* debugging aid: naive double-accumulating kernels */
+        (void)wino; (void)small; (void)none; (void)conv_packed_for;
         if (!st) {
             if (transpose) nn_convtranspose_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
             else nn_conv_f32_ref(&cs, fx.p, fw.p, b ? fb.p : NULL, fy.p);
