@@ -13,6 +13,7 @@
 #include "providers/cpu/rd_softmax.h"
 #include "providers/cpu/rd_resize.h"
 #include "providers/cpu/rd_einsum.h"
+#include "providers/cpu/simd/copy_ukernels.h"
 
 static uint32_t rng_state = 4242;
 static float frand(void) {
@@ -88,6 +89,25 @@ static void test_softmax(cort_pool *pool) {
         }
         free(x); free(a); free(b);
     }
+}
+
+/* The 2x repeat kernel of nearest upsampling rows: every length 0..100 (full 32-output blocks and
+ * every tail), sources allocated to exactly the floats it may read, a guard after the output. */
+static void test_rep2(void) {
+#ifdef NN_HAVE_X86_UKERNELS
+    if (!__builtin_cpu_supports("avx512f")) return;
+    for (size_t n = 0; n <= 100; n++) {
+        const size_t m = (n + 1) / 2;
+        float *src = malloc((m ? m : 1) * sizeof *src), *dst = malloc((n + 1) * sizeof *dst);
+        for (size_t i = 0; i < m; i++) src[i] = (float)i + 0.5f;
+        for (size_t i = 0; i <= n; i++) dst[i] = -1.0f;
+        nn_copy_rep2_avx512(src, dst, n);
+        int ok = dst[n] == -1.0f;
+        for (size_t i = 0; i < n; i++) ok &= dst[i] == src[i / 2];
+        CHECK_MSG(ok, "rep2 length %zu", n);
+        free(src); free(dst);
+    }
+#endif
 }
 
 static void test_resize(cort_pool *pool) {
@@ -190,6 +210,7 @@ int main(void) {
     CHECK_OK(cort_pool_create(4, &pool));
     test_reduce(pool);
     test_softmax(pool);
+    test_rep2();
     test_resize(pool);
     test_einsum(pool);
     cort_pool_free(pool);

@@ -1,4 +1,4 @@
-/* AVX-512F copies: the stride-2 gather (two 16-float loads and one permute per 16 outputs instead
+/* AVX-512F copies: the 2x repeat of nearest upsampling, the stride-2 gather (two 16-float loads and one permute per 16 outputs instead
  * of 16 scalar loads; the input phase split of stride-2 convolutions was ~30 % of a stem conv) and
  * a 16x16 transpose (packing a transposed B, e.g. Gemm weights with transB = 1, at session
  * creation: scalar stores 128 bytes apart were ~15 % of creating mobilenet_v2). */
@@ -18,6 +18,26 @@ void nn_copy_stride2_avx512(const float *src, float *dst, size_t n) {
         _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(lo, even, hi));
     }
     for (; i < n; i++) dst[i] = src[2 * i];
+}
+
+__attribute__((target("avx512f")))
+void nn_copy_rep2_avx512(const float *src, float *dst, size_t n) {
+    const __m512i lo_idx = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 v = _mm512_loadu_ps(src + i / 2);
+        _mm512_storeu_ps(dst + i, _mm512_permutexvar_ps(lo_idx, v));
+        _mm512_storeu_ps(dst + i + 16, _mm512_permutexvar_ps(hi_idx, v));
+    }
+    if (i < n) {   /* the last n - i outputs read (n - i + 1) / 2 inputs */
+        const size_t m = n - i, half = (m + 1) / 2;
+        const __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << half) - 1u), src + i / 2);
+        const __mmask16 m0 = m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << m) - 1u);
+        const __mmask16 m1 = m <= 16 ? 0 : (__mmask16)((1u << (m - 16)) - 1u);
+        _mm512_mask_storeu_ps(dst + i, m0, _mm512_permutexvar_ps(lo_idx, v));
+        if (m1) _mm512_mask_storeu_ps(dst + i + 16, m1, _mm512_permutexvar_ps(hi_idx, v));
+    }
 }
 
 __attribute__((target("avx512f")))
