@@ -21,20 +21,11 @@ static inline __attribute__((always_inline, target("avx512f"))) void act_loop(co
     }
 }
 
-/* exp(x) for x <= 0 (a row minus its maximum): 2^n * p(r) as in act_ukernels.h, x clamped at -110
- * (where exp rounds to 0) with the operand order that keeps NaN; vscalefps makes the results
- * below FLT_MIN denormal, then 0. */
+/* exp(x) for x <= 0 (a row minus its maximum); vscalefps makes the results below FLT_MIN
+ * denormal, then 0. */
 static inline __attribute__((always_inline, target("avx512f"))) __m512 exp_nonpos512(__m512 x) {
-    const __m512 xc = _mm512_max_ps(_mm512_set1_ps(-110.0f), x);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_HI), xc);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_LO), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(NN_EXP_C5), r, _mm512_set1_ps(NN_EXP_C4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NN_EXP_C2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512 n;
+    const __m512 p = nn_exp_tiny512(x, &n);
     return _mm512_scalef_ps(p, n);
 }
 

@@ -67,11 +67,12 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_recip_
     return _mm512_rcp14_ps(d);
 }
 
-/* exp(x) as 2^n * p for the lanes with x < -87.336 (rare; taken out of line by a branch), where
- * 1 + exp(x) rounds to 1: sigmoid = 2^n * p and silu = 2^n * (x * p) (denormal or -0 below
- * -87.336 - ln(|x|)); x is clamped at -110, where both round to zero. */
+/* exp(x) as 2^n * p for x <= 0: the lanes with x < -87.336 of sigmoid/silu (rare; taken out of
+ * line by a branch), where 1 + exp(x) rounds to 1: sigmoid = 2^n * p and silu = 2^n * (x * p)
+ * (denormal or -0 below -87.336 - ln(|x|)); and a softmax row minus its maximum. x is clamped at
+ * -110, where exp rounds to zero, with the operand order that keeps NaN. */
 static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_exp_tiny512(__m512 x, __m512 *n_out) {
-    const __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(-110.0f));
+    const __m512 xc = _mm512_max_ps(_mm512_set1_ps(-110.0f), x);
     const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(NN_EXP_LN2_HI), xc);
