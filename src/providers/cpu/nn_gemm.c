@@ -194,7 +194,7 @@ typedef struct tile_ctx {
     float *tile, *bias_pad;
 } tile_ctx;
 
-/* np > 1: tiles jp .. jp + np - 1, all full, in one call of the AVX-512 kernel (see run_panels) */
+/* np > 1: tiles jp .. jp + np - 1, all full, in one call of the AVX-512 kernel (nn_ukr_args.panels) */
 static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, size_t ip, size_t jp,
                                                             int first_row_panel, size_t np) {
     const gemm_job *j = t->j;
@@ -208,7 +208,7 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.b_prefetch_ld = 0; u.c_add = NULL; u.panels = np;
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel, from every
      * row panel's tile (a miss queue full of the first tile's prefetches drops some; the later
-     * tiles ask again: ocr_rec's 40 x 120 x 6625 classifier ~0.91 -> ~0.78 ms in the model) */
+     * tiles ask again: ocr_rec's 40 x 120 x 6625 classifier 0.75 -> 0.69 ms in the model) */
     if (j->bpre && jp + 1 < t->jp1 && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
     /* B read in place from many planes (a 1x1 conv's K input channels: K streams that the hardware
      * prefetchers lose track of): fetch the panel NN_B_PREFETCH_PANELS ahead, row by row
