@@ -380,7 +380,7 @@ void cort_node_const_input_packed(const cort_node *node, size_t i) {
 
 /* ---------------------------------------------------------------- fusion (level 2) */
 /* Consumers of slot s among executed nodes; returns the count and the first consumer's index. */
-static size_t consumers(const cort_graph *g, int32_t s, size_t *first) {
+size_t cort_graph_consumers(const cort_graph *g, int32_t s, size_t *first) {
     size_t c = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         if (g->skip[i]) continue;
@@ -393,7 +393,7 @@ static size_t consumers(const cort_graph *g, int32_t s, size_t *first) {
     return c;
 }
 
-static int is_graph_output(const cort_graph_ir *ir, const char *name) {
+int cort_graph_is_output(const cort_graph_ir *ir, const char *name) {
     for (size_t i = 0; i < ir->n_outputs; i++)
         if (!strcmp(ir->outputs[i].name, name)) return 1;
     return 0;
@@ -410,9 +410,9 @@ static int fuse_silu(cort_graph *g, cort_node *n, int32_t s) {
     }
     if (sig == SIZE_MAX) return 0;
     int32_t sig_out = g->nodes[sig].out_slot[0];
-    if (sig_out < 0 || is_graph_output(g->ir, g->slot_names[sig_out])) return 0;
+    if (sig_out < 0 || cort_graph_is_output(g->ir, g->slot_names[sig_out])) return 0;
     size_t first = 0;
-    if (consumers(g, sig_out, &first) != 1) return 0;
+    if (cort_graph_consumers(g, sig_out, &first) != 1) return 0;
     const cort_node *m = &g->nodes[first];
     if (m->domain[0] || strcmp(m->op_type, "Mul") || m->n_inputs != 2 || m->out_slot[0] < 0) return 0;
     if (!((m->in_slot[0] == s && m->in_slot[1] == sig_out) || (m->in_slot[1] == s && m->in_slot[0] == sig_out))) return 0;
@@ -433,9 +433,9 @@ static cort_status *fuse_residual_adds(cort_graph *g) {
         if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_SUM) || n->act || n->sum_input || n->n_outputs != 1)
             continue;
         int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || is_graph_output(g->ir, g->slot_names[s])) continue;
+        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
         size_t j = 0;
-        if (consumers(g, s, &j) != 1) continue;
+        if (cort_graph_consumers(g, s, &j) != 1) continue;
         cort_node *a = &g->nodes[j];
         if (a->domain[0] || strcmp(a->op_type, "Add") || a->n_inputs != 2 || a->out_slot[0] < 0 || j <= i) continue;
         const int32_t r = a->in_slot[0] == s ? a->in_slot[1] : a->in_slot[0];
@@ -505,7 +505,7 @@ static void plan_inplace_concats(cort_graph *g) {
         for (size_t k = 0; k < n->n_inputs && ok; k++) {
             const int32_t s = n->in_slot[k];
             size_t first = 0;
-            ok = s >= 0 && !is_graph_output(g->ir, g->slot_names[s]) && consumers(g, s, &first) == 1;
+            ok = s >= 0 && !cort_graph_is_output(g->ir, g->slot_names[s]) && cort_graph_consumers(g, s, &first) == 1;
             for (size_t q = 0; q < k && ok; q++) ok = n->in_slot[q] != s;
             const cort_tinfo *t = ok ? &g->slot_info[s] : NULL;
             ok = ok && t->kind == CORT_VKIND_TENSOR && t->elem == CORT_TYPE_FLOAT && t->rank == o->rank;
@@ -536,8 +536,8 @@ static void fuse_activations(cort_graph *g) {
         cort_node *n = &g->nodes[i];
         if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_ACTIVATION) || n->act || n->n_outputs < 1) continue;
         int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || is_graph_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0, nc = consumers(g, s, &j);
+        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
+        size_t j = 0, nc = cort_graph_consumers(g, s, &j);
         if (nc == 2 && (n->op->flags & CORT_OP_FUSES_SILU) && fuse_silu(g, n, s)) continue;
         if (nc != 1) continue;
         cort_node *a = &g->nodes[j];

@@ -20,25 +20,7 @@ static const float *const_vec(const cort_graph *g, int32_t s, int64_t c) {
     return v->data;
 }
 
-/* Readers of slot s among the nodes (implicit subgraph inputs included). */
-static size_t readers(const cort_graph *g, int32_t s) {
-    size_t c = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const cort_node *n = &g->nodes[i];
-        if (g->skip[i]) continue;
-        for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++)
-            c += (k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs]) == s;
-    }
-    return c;
-}
-
-static int is_output(const cort_graph *g, int32_t s) {
-    for (size_t i = 0; i < g->ir->n_outputs; i++)
-        if (!strcmp(g->ir->outputs[i].name, g->slot_names[s])) return 1;
-    return 0;
-}
-
-/* Folds BatchNormalization node bn into its producer p (index pi) when everything is constant. */
+/* Folds BatchNormalization node bn into its producer p when everything is constant. */
 static cort_status *fold_one(cort_graph *g, cort_node *p, cort_node *bn) {
     const int transposed = !strcmp(p->op_type, "ConvTranspose");
     const cort_value *w = p->in_slot[1] >= 0 ? g->consts[p->in_slot[1]] : NULL;
@@ -109,11 +91,13 @@ cort_status *cort_graph_fold_batchnorms(cort_graph *g) {
         for (size_t k = 1; k < bn->n_outputs; k++) extra |= bn->out_slot[k] >= 0;
         if (extra) continue;
         const int32_t x = bn->in_slot[0];
+        size_t first = 0;
         cort_node *p = NULL;
         for (size_t j = 0; j < i && !p; j++)
             if (!g->skip[j] && g->nodes[j].n_outputs >= 1 && g->nodes[j].out_slot[0] == x) p = &g->nodes[j];
         if (!p || p->domain[0] || (strcmp(p->op_type, "Conv") && strcmp(p->op_type, "ConvTranspose")) ||
-            p->n_inputs < 2 || p->n_outputs != 1 || readers(g, x) != 1 || is_output(g, x))
+            p->n_inputs < 2 || p->n_outputs != 1 || cort_graph_consumers(g, x, &first) != 1 ||
+            cort_graph_is_output(g->ir, g->slot_names[x]))
             continue;
         CORT_TRY(fold_one(g, p, bn));
     }

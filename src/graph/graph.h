@@ -42,6 +42,10 @@ typedef struct cort_graph {
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
                                 const cort_node *parent_node, cort_graph **out);
 void cort_graph_free(cort_graph *g);
+/* Readers of slot s among the executed nodes (implicit subgraph inputs included); *first: the
+ * first reader's index. Whether `name` is one of the graph's outputs. */
+size_t cort_graph_consumers(const cort_graph *g, int32_t s, size_t *first);
+int cort_graph_is_output(const cort_graph_ir *ir, const char *name);
 /* A new constant slot named `name` holding `value` (the graph takes over the reference, also on
  * failure). */
 cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out);
