@@ -4,6 +4,8 @@
 #include "types.h"
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 char cort_empty_string[1];
 
@@ -100,6 +102,33 @@ cort_status *cort_tensor_view(cort_type type, const int64_t *dims, size_t rank, 
     v->data = data;
     v->base = base ? cort_value_retain(base) : NULL;
     *out = v;
+    return NULL;
+}
+
+/* Drops the whole pages inside [p, p + n) of a read-only private file mapping from the resident set
+ * (read back from the file if touched again). */
+static void drop_file_pages(const void *p, size_t n) {
+    const long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    const uintptr_t lo = (uintptr_t)p, a = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg,
+                    b = (lo + n) / (uintptr_t)pg * (uintptr_t)pg;
+    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);   /* advice only */
+}
+
+cort_status *cort_value_materialize(cort_value *v) {
+    if (!v || !v->lazy_src) return NULL;
+    /* not from a session's weight arena: the copy may outlive the session (a graph output) */
+    cort_huge_arena *prev = cort_huge_arena_bind(NULL);
+    void *d = cort_malloc_huge(v->bytes);
+    cort_huge_arena_bind(prev);
+    if (!d) return cort_error_oom();
+    memcpy(d, v->lazy_src, v->bytes);
+    drop_file_pages(v->lazy_src, v->bytes);
+    v->data = d;
+    v->owns_data = 1;
+    v->lazy_src = NULL;
+    cort_value_release(v->base);
+    v->base = NULL;
     return NULL;
 }
 

@@ -7,6 +7,8 @@
 #include "cort.h"
 
 #define CORT_MAX_RANK 16
+/* Initializers at least this big may stay lazy (lazy_src); smaller ones are copied at load. */
+#define CORT_LAZY_MIN_BYTES ((size_t)64 << 10)
 
 typedef enum cort_vkind {
     CORT_VKIND_UNKNOWN = 0, CORT_VKIND_TENSOR = 1, CORT_VKIND_SEQUENCE = 2,
@@ -35,6 +37,12 @@ struct cort_value {
     void      (*destroy_fn)(cort_value *v);
     void       *destroy_ctx;
     cort_value *base;           /* keep-alive for views into another value's data (retained) */
+    /* A graph initializer still in the mapped model file because its raw_data is misaligned for its
+     * type (protobuf puts it anywhere): data is NULL and the bytes are at lazy_src, inside base (the
+     * mapping, retained). Exists only while a session is being compiled, and afterwards only for a
+     * weight every reader packed at creation (nothing reads it then): a weight that is only packed is
+     * never copied. cort_value_materialize makes it an ordinary tensor. */
+    const void *lazy_src;
     /* sequence */
     cort_value **items;
     size_t       n_items, cap_items;
@@ -58,6 +66,9 @@ cort_status *cort_tensor_alloc_zero(cort_type type, const int64_t *dims, size_t 
 /* A tensor whose data points into memory owned elsewhere; base (may be NULL) is retained as keep-alive. */
 cort_status *cort_tensor_view(cort_type type, const int64_t *dims, size_t rank, void *data, cort_value *base,
                               cort_value **out);
+/* A lazy initializer (lazy_src) copied into memory of its own, its file pages dropped; no-op for any
+ * other value. Not thread-safe: only the thread compiling the session that owns v may call it. */
+cort_status *cort_value_materialize(cort_value *v);
 /* Deep copy of a tensor (strings duplicated). */
 cort_status *cort_tensor_clone(const cort_value *src, cort_value **out);
 /* Element count of a shape; returns 0 and sets *overflow on overflow/negative dims. */

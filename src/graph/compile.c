@@ -340,6 +340,10 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
             cort_free(in);
             return NULL;
         }
+    for (size_t i = 0; i < n->n_inputs; i++) {   /* the kernel reads them: out of the file first */
+        cort_status *mst = in[i] ? cort_value_materialize(in[i]) : NULL;
+        if (mst) { cort_value_release(dummy); cort_free(in); return mst; }
+    }
     cort_exec ex = { NULL, NULL, 0, NULL, NULL, NULL, NULL };
     cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs, NULL, 0, NULL, &ex };
     cort_status *st = n->op->run(&ctx);
@@ -363,9 +367,40 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     return NULL;
 }
 
-const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
+const cort_value *cort_node_const_input_lazy(const cort_node *node, size_t i) {
     if (!node || i >= node->n_inputs || node->in_slot[i] < 0 || !node->graph) return NULL;
     return node->graph->consts[node->in_slot[i]];
+}
+
+const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
+    cort_value *v = (cort_value *)cort_node_const_input_lazy(node, i);
+    if (v && v->lazy_src) {
+        cort_status *st = cort_value_materialize(v);
+        /* out of memory: treated as not constant here; compile's last step reports it */
+        if (st) { cort_status_free(st); return NULL; }
+    }
+    return v;
+}
+
+cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out) {
+    const cort_value *v = cort_node_const_input_lazy(node, i);
+    *out = NULL;
+    if (!v) return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is not a constant", i);
+    if (!v->lazy_src) { *out = v->data; return NULL; }
+    cort_graph *g = node->graph;
+    if (g->wscratch_bytes < v->bytes) {   /* sized for the biggest lazy constant before init: only defensive */
+        cort_free(g->wscratch);
+        g->wscratch_bytes = 0;
+        /* not from the session's weight arena, which only grows: this buffer is freed at the end */
+        cort_huge_arena *prev = cort_huge_arena_bind(NULL);
+        g->wscratch = cort_malloc(v->bytes);
+        cort_huge_arena_bind(prev);
+        if (!g->wscratch) return cort_error_oom();
+        g->wscratch_bytes = v->bytes;
+    }
+    memcpy(g->wscratch, v->lazy_src, v->bytes);
+    *out = g->wscratch;
+    return NULL;
 }
 
 cort_pool *cort_node_init_pool(const cort_node *node) {
@@ -373,9 +408,49 @@ cort_pool *cort_node_init_pool(const cort_node *node) {
 }
 
 void cort_node_const_input_packed(const cort_node *node, size_t i) {
-    const cort_value *v = cort_node_const_input(node, i);
-    if (v && v->kind == CORT_VKIND_TENSOR && node->graph->opts)
-        cort_model_drop_pages(node->graph->opts->model, v->data, v->bytes);
+    const cort_value *v = cort_node_const_input_lazy(node, i);
+    if (!v || v->kind != CORT_VKIND_TENSOR) return;
+    if (i < 32) ((cort_node *)node)->const_packed |= (uint32_t)1 << i;   /* node lives in g->nodes */
+    if (node->graph->opts)
+        cort_model_drop_pages(node->graph->opts->model, v->lazy_src ? v->lazy_src : v->data, v->bytes);
+}
+
+/* Lazy constants (value.h) in graph g. Before any kernel is built (final = 0): one stays in the file
+ * only if every reader is a Conv, MatMul or Gemm reading it as input 1, the weights those kernels
+ * pack, and it is no graph output and g no subgraph (outer-scope readers are implicit inputs, never
+ * kernels that pack). At the end (final = 1): only if every executed reader packed it. The rest are
+ * copied into memory of their own now. */
+static cort_status *settle_lazy_consts(cort_graph *g, int final) {
+    for (size_t s = 0; s < g->n_slots; s++) {
+        cort_value *v = g->consts[s];
+        if (!v || !v->lazy_src) continue;
+        int keep = !g->parent && !cort_graph_is_output(g->ir, g->slot_names[s]);
+        for (size_t i = 0; i < g->n_nodes && keep; i++) {
+            const cort_node *n = &g->nodes[i];
+            if (g->skip[i]) continue;
+            for (size_t k = 0; k < n->n_inputs + n->n_implicit && keep; k++) {
+                int32_t q = k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs];
+                if (q != (int32_t)s) continue;
+                if (final) keep = k < 32 && ((n->const_packed >> k) & 1);
+                else keep = k == 1 && !n->domain[0] &&
+                            (!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"));
+            }
+        }
+        if (!keep) CORT_TRY(cort_value_materialize(v));
+        else if (!final && v->bytes > g->wscratch_bytes) g->wscratch_bytes = v->bytes;
+    }
+    if (!final && g->wscratch_bytes) {   /* one buffer for the biggest: regrowing it would fault it in again */
+        cort_huge_arena *prev = cort_huge_arena_bind(NULL);
+        g->wscratch = cort_malloc(g->wscratch_bytes);
+        cort_huge_arena_bind(prev);
+        if (!g->wscratch) { g->wscratch_bytes = 0; return cort_error_oom(); }
+    }
+    if (final) {
+        cort_free(g->wscratch);
+        g->wscratch = NULL;
+        g->wscratch_bytes = 0;
+    }
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- fusion (level 2) */
@@ -890,6 +965,9 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         cort_free(tmp);
     }
 
+    /* 4a. constants still in the model file stay there only if all their readers pack them */
+    if ((st = settle_lazy_consts(g, 0))) goto error;
+
     /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
     if (opts->optimization_level >= 2 && (st = cort_graph_fold_batchnorms(g))) goto error;
 
@@ -975,6 +1053,9 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         g->input_type_only[k] = (uint8_t)type_only;
     }
 
+    /* 7c. the lazy constants some executed node reads after all get their own copy */
+    if ((st = settle_lazy_consts(g, 1))) goto error;
+
     /* 8. subgraph: map outer names to the parent node's implicit inputs */
     if (parent_node && g->n_outer) {
         g->outer_index = cort_calloc(g->n_outer, sizeof *g->outer_index);
@@ -1034,6 +1115,7 @@ void cort_graph_free(cort_graph *g) {
     cort_free(g->nodes);
     cort_free(g->skip);
     cort_free(g->release);
+    cort_free(g->wscratch);
     cort_arena_free(g->arena);
     cort_free(g);
 }

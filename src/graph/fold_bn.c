@@ -40,7 +40,9 @@ static cort_status *fold_one(cort_graph *g, cort_node *p, cort_node *bn) {
     if (!st) st = cort_tensor_alloc(CORT_TYPE_FLOAT, &C, 1, &b2);
     if (st) goto error;
     float *wd = w2->data, *bd = b2->data;
-    const float *ws = w->data;
+    /* W still in the model file (lazy, misaligned): brought into w2 and scaled there */
+    if (w->lazy_src) memcpy(wd, w->lazy_src, w->bytes);
+    const float *ws = w->lazy_src ? wd : w->data;
     /* per output channel factor, in double: one rounding of the product instead of two */
     const size_t inner = w->count / ((size_t)w->shape[0] * (size_t)w->shape[1]);
     for (size_t i = 0; i < (size_t)w->shape[0]; i++)

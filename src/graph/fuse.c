@@ -121,6 +121,11 @@ static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domai
     const char **names = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *names);
     cort_attr_ir *at = cort_arena_alloc(g->arena, (n_attrs + 1) * sizeof *at);
     if (!ir || !slots || !names || !at) return cort_error_oom();
+    /* inputs the adopted state packed stay packed (by slot: the fused op numbers them its own way) */
+    uint32_t packed = 0;
+    for (size_t k = 0; adopt && k < n_in && k < 32; k++)
+        for (size_t j = 0; j < adopt->n_inputs && j < 32; j++)
+            if (in[k] >= 0 && in[k] == adopt->in_slot[j] && ((adopt->const_packed >> j) & 1)) packed |= (uint32_t)1 << k;
     *ir = *keep->ir;
     ir->op_type = op->name;
     ir->domain = domain;
@@ -145,6 +150,7 @@ static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domai
     keep->in_slot = slots;
     keep->n_outputs = 1;
     keep->act = 0;
+    keep->const_packed = packed;
     if (adopt) {   /* the fused op's state is the one `adopt` already made (e.g. its packed weights) */
         keep->state = adopt->state;
         adopt->state = NULL;

@@ -37,6 +37,9 @@ typedef struct cort_graph {
     size_t n_nodes; cort_node *nodes;  /* execution order */
     uint8_t *skip;                    /* per node: folded into constants, not executed */
     int32_t **release;                /* per node: slots to release after it (-1 terminated) */
+    /* While compiling: where cort_node_const_data copies a lazy constant for a kernel to pack from
+     * (one buffer reused node after node, freed at the end of compile) */
+    void *wscratch; size_t wscratch_bytes;
 } cort_graph;
 
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,

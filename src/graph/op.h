@@ -59,6 +59,9 @@ typedef struct cort_node {
     int         has_out_view, concat_inplace;
     int32_t     out_view_slot;
     size_t      out_view_offset;
+    /* Bit k: input k is a constant this node's kernel packed at init (cort_node_const_input_packed);
+     * its runs never read the constant itself. */
+    uint32_t    const_packed;
     size_t      index;             /* position in execution order */
 } cort_node;
 
@@ -140,9 +143,18 @@ const cort_graph_ir *cort_attr_graph(const cort_node *node, const char *name);
 /* Constant value of input i when it is known at session creation (an initializer or a folded
  * constant), else NULL. Valid in init/infer and for the session's life: kernels may prepack it. */
 const cort_value *cort_node_const_input(const cort_node *node, size_t i);
-/* A kernel that packed constant input i into its own layout at init calls this: if the constant
- * lies in place in a file-mapped model, its pages leave the resident set (they are read back from
- * the file should anything touch them again), so the weights are not held twice. */
+/* The same constant without copying it out of the model file when it is still there (a lazy value:
+ * data NULL, see value.h): for kernels that only read its shape, or pack it through
+ * cort_node_const_data. */
+const cort_value *cort_node_const_input_lazy(const cort_node *node, size_t i);
+/* Constant input i's contents, aligned for its type, in *out for a kernel to pack from during init:
+ * its data, or for a lazy constant a copy in a buffer of the graph's that is reused by the next
+ * call (so a weight only packed is never copied for good). Fails on out-of-memory. */
+cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out);
+/* A kernel that packed constant input i into its own layout at init calls this: its runs never
+ * read the constant (a lazy one then stays in the file), and if the constant lies in place in a
+ * file-mapped model its pages leave the resident set (read back from the file should anything
+ * touch them again), so the weights are not held twice. */
 void cort_node_const_input_packed(const cort_node *node, size_t i);
 /* The session's thread pool while the graph is being compiled (init may spread one-time work such
  * as weight packing over it), or NULL. Not for use at run time (use ctx->pool). */

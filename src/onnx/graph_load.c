@@ -51,7 +51,12 @@ cort_status *cort_load_graph(cort_load *L, const cort_pb_path *path, const cort_
         case GR_INIT: case GR_SPARSE_INIT: {
             cort_initializer_ir *in = &g->initializers[g->n_initializers];
             cort_value *v;
-            if (f.num == GR_INIT) CORT_TRY(cort_load_tensor(L, &cp, &m, &v, &in->name));
+            if (f.num == GR_INIT) {
+                L->lazy = 1;
+                cort_status *lst = cort_load_tensor(L, &cp, &m, &v, &in->name);
+                L->lazy = 0;
+                CORT_TRY(lst);
+            }
             else CORT_TRY(cort_load_sparse(L, &cp, &m, &v, &in->name));
             CORT_TRY(cort_load_own(L, v));
             in->value = v;

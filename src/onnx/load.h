@@ -13,6 +13,8 @@ typedef struct cort_load {
     cort_value    *blob;    /* buf as a value: aligned raw_data becomes a view of it; NULL = always copy */
     const char    *dir;     /* folder for external data; NULL = external data rejected */
     size_t         len;     /* bytes in buf: bounds how large a sparse tensor may densify */
+    int            lazy;    /* loading a graph initializer: misaligned raw_data in a mapped file may
+                             * stay there (a lazy value, see value.h) instead of being copied */
 } cort_load;
 
 /* Registers a loader-created value with the model (released by cort_model_free). On failure v is released. */

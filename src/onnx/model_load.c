@@ -5,7 +5,10 @@
  * Loader rules in one place:
  *  - Bytes: a file is mmapped (model->blob releases it with munmap); memory is copied once into a
  *    64-byte-aligned blob. raw_data naturally aligned for its element type becomes a view of the
- *    blob (retaining it), anything else is copied once; typed fields are converted once.
+ *    blob (retaining it); a misaligned graph initializer of 64 KB or more in a mapped file stays
+ *    there as a lazy value (value.h) that graph compile copies only if something reads it in place
+ *    (weights that kernels only pack never are); anything else is copied once; typed fields are
+ *    converted once.
  *  - Each message is parsed in two passes over its own fields (count, then fill), so every list is
  *    one arena array and the total work is linear in the model size.
  *  - Limits: 192 nested messages (about 64 nested subgraphs), rank 16, a sparse tensor densifies

@@ -234,6 +234,11 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
         void *src = (void *)(L->buf + s.raw_off);
         if (L->blob && bytes && ((uintptr_t)src % type_align(type)) == 0) {
             CORT_TRY(cort_tensor_view(type, s.dims, s.rank, src, L->blob, &t));
+        } else if (L->lazy && L->model && L->model->blob_mapped && L->blob && bytes >= CORT_LAZY_MIN_BYTES) {
+            /* misaligned in a mapped file: left there until something must read it in place (a
+             * weight that kernels only pack is copied by nobody; graph compile decides) */
+            CORT_TRY(cort_tensor_view(type, s.dims, s.rank, NULL, L->blob, &t));
+            t->lazy_src = src;
         } else {
             /* misaligned raw_data (protobuf places it anywhere): copied once, big ones into huge pages */
             CORT_TRY(cort_tensor_alloc_ex(type, s.dims, s.rank, 1, &t));

@@ -100,7 +100,7 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
         for (size_t bt = 0; bt < s.batch && !st; bt++) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
-            nn_gemm_b gb = nn_gemm_b_matrix(bp + bm * K * N, N, 0);
+            nn_gemm_b gb = nn_gemm_b_matrix(bp ? bp + bm * K * N : NULL, N, 0);   /* NULL: packed, in the file */
             o.bpack = bm == 0 ? nn_mm_packed_b(ctx) : NULL;
             st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, ap + am * M * K, K, 0, &gb, beta, yp + bt * M * N, N,
                               &o);

@@ -91,7 +91,10 @@ static cort_status *grad_resolve(const cort_node *node, const cort_graph_ir *ir,
                                  int32_t *id, long *producer) {
     *id = -1;
     for (size_t i = 0; i < ir->n_initializers; i++)
-        if (!strcmp(ir->initializers[i].name, name)) return grad_add_value(st, name, ir->initializers[i].value, id);
+        if (!strcmp(ir->initializers[i].name, name)) {
+            CORT_TRY(cort_value_materialize(ir->initializers[i].value));   /* read at run time */
+            return grad_add_value(st, name, ir->initializers[i].value, id);
+        }
     long k = grad_producer(ir, name);
     if (k < 0) {
         for (size_t i = 0; i < ir->n_inputs; i++)

@@ -142,7 +142,7 @@ cort_status *nn_conv_f32_sum(cort_pool *pool, const nn_gemm_kernel *kernel, cons
             const int onto = sum == y;
             nn_gemm_opts o = { wpack ? &wpack[gi] : NULL, NULL, bias ? bias + gi * Mg : NULL, act, ctx,
                                sum && !onto ? sum + (n * s->M + gi * Mg) * out_size : NULL };
-            CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, w + gi * Mg * Kg, Kg, 0, &b, onto ? 1.0f : 0.0f,
+            CORT_TRY(nn_sgemm_opt(pool, kernel, Mg, out_size, Kg, 1.0f, wpack ? NULL : w + gi * Mg * Kg, Kg, 0, &b, onto ? 1.0f : 0.0f,
                                   yg, out_size, &o));
         }
     return NULL;

@@ -14,7 +14,7 @@ typedef struct conv_state {
     size_t    n_output_shape;
     /* Conv only: constant float weights packed per group at creation (NULL when W is not constant) */
     nn_gemm_packed *wpack;
-    const float    *wsrc;      /* the constant's data the packs were made from */
+    const cort_value *wsrc;    /* the constant the packs were made from (it lives as long as the graph) */
     int64_t         wdims[NN_MAX_SPATIAL + 2];
     size_t          wrank;
     /* Conv only: Winograd-transformed weights instead of wpack when the statically known input
@@ -91,24 +91,24 @@ static int conv_static_shape(const cort_node *node, const conv_state *s, const c
 
 /* Whether the static shape makes this a small-plane (transposed) conv; if so packs s->wpack_t
  * (left NULL on out-of-memory, which the caller reports). */
-static int conv_init_small(const cort_node *node, conv_state *s, const cort_value *w) {
+static int conv_init_small(const cort_node *node, conv_state *s, const cort_value *w, const float *wd) {
     nn_conv_shape cs;
     if (!conv_static_shape(node, s, w, &cs) || !nn_conv_small_prefers(&cs, nn_gemm_best_kernel())) return 0;
     s->wpack_t = cort_calloc(1, sizeof *s->wpack_t);
-    if (s->wpack_t && nn_conv_small_pack_par(cort_node_init_pool(node), w->data, cs.M, w->count / cs.M, s->wpack_t)) {
+    if (s->wpack_t && nn_conv_small_pack_par(cort_node_init_pool(node), wd, cs.M, w->count / cs.M, s->wpack_t)) {
         cort_free(s->wpack_t);
         s->wpack_t = NULL;
     }
     return 1;
 }
 
-static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w) {
+static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w, const float *wd) {
     nn_conv_shape cs;
     if (!conv_static_shape(node, s, w, &cs)) return 0;
     const int tile = nn_wino_applies(&cs);
     if (!tile) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
-    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), w->data, cs.M, cs.C, tile, s->wino)) {   /* only on OOM */
+    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), wd, cs.M, cs.C, tile, s->wino)) {   /* only on OOM */
         cort_free(s->wino);
         s->wino = NULL;
     }
@@ -118,7 +118,7 @@ static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_v
 /* Conv: packs constant float weights once so every run skips packing them. */
 /* The packs in s were made from W: remember which constant (runs check it) and let its file pages go. */
 static void conv_packed_from(const cort_node *node, conv_state *s, const cort_value *w) {
-    s->wsrc = w->data;
+    s->wsrc = w;
     s->wrank = w->rank;
     for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
     cort_node_const_input_packed(node, 1);
@@ -127,26 +127,35 @@ static void conv_packed_from(const cort_node *node, conv_state *s, const cort_va
 static cort_status *conv_init_packed(const cort_node *node, void **state) {
     CORT_TRY(conv_init(node, state));
     conv_state *s = *state;
-    const cort_value *w = cort_node_const_input(node, 1);
+    /* W may still be in the model file: packed from cort_node_const_data, never copied for good */
+    const cort_value *w = cort_node_const_input_lazy(node, 1);
     if (!w || w->kind != CORT_VKIND_TENSOR || w->type != CORT_TYPE_FLOAT || w->rank < 3 ||
-        w->rank > NN_MAX_SPATIAL + 2 || w->count == 0 || !w->data)
+        w->rank > NN_MAX_SPATIAL + 2 || w->count == 0 || (!w->data && !w->lazy_src))
         return NULL;
     const size_t M = (size_t)w->shape[0], Kg = w->count / M, group = (size_t)s->group;
     const size_t C = (size_t)w->shape[1] * group;
     if (M % group || !nn_conv_uses_gemm(C, group)) return NULL;   /* invalid (reported at run) or depthwise */
-    if (conv_init_winograd(node, s, w)) {
+    const void *wv;
+    cort_status *st = cort_node_const_data(node, 1, &wv);
+    if (st) {
+        conv_free(s);
+        *state = NULL;
+        return st;
+    }
+    const float *wd = wv;
+    if (conv_init_winograd(node, s, w, wd)) {
         if (!s->wino) goto oom;
         conv_packed_from(node, s, w);
         return NULL;
     }
-    if (conv_init_small(node, s, w)) {
+    if (conv_init_small(node, s, w, wd)) {
         if (!s->wpack_t) goto oom;
         conv_packed_from(node, s, w);
         return NULL;
     }
     s->wpack = cort_calloc(group, sizeof *s->wpack);
     if (!s->wpack) goto oom;
-    cort_status *st = nn_conv_pack_weights_par(cort_node_init_pool(node), w->data, M, Kg, group, s->wpack);
+    st = nn_conv_pack_weights_par(cort_node_init_pool(node), wd, M, Kg, group, s->wpack);
     if (st) {
         cort_free(s->wpack);
         s->wpack = NULL;
@@ -163,7 +172,7 @@ oom:
 }
 
 static int conv_state_matches(const conv_state *s, const cort_value *w) {
-    if (w->data != s->wsrc || w->rank != s->wrank || w->type != CORT_TYPE_FLOAT) return 0;
+    if (w != s->wsrc || w->rank != s->wrank || w->type != CORT_TYPE_FLOAT) return 0;
     for (size_t i = 0; i < w->rank; i++)
         if (w->shape[i] != s->wdims[i]) return 0;
     return 1;

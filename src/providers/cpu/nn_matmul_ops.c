@@ -85,7 +85,7 @@ void nn_mm_infer(cort_infer_ctx *ctx, size_t ai, size_t bi, cort_type t) {
 /* ---- constant B packed at creation (MatMul, Gemm) ---- */
 typedef struct mm_state {
     nn_gemm_packed bpack;   /* data NULL when B is not a constant float matrix */
-    const float   *bsrc;    /* the constant's data the pack was made from */
+    const cort_value *bsrc; /* the constant the pack was made from (it lives as long as the graph) */
     int64_t        bdims[2];
 } mm_state;
 
@@ -101,18 +101,27 @@ cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans)
     mm_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
     *state = s;
-    const cort_value *b = cort_node_const_input(node, 1);
-    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 || !b->data)
+    /* B may still be in the model file: packed from cort_node_const_data, never copied for good */
+    const cort_value *b = cort_node_const_input_lazy(node, 1);
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 ||
+        (!b->data && !b->lazy_src))
         return NULL;
     const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
-    nn_gemm_b gb = nn_gemm_b_matrix(b->data, trans ? K : N, trans);
-    cort_status *st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
+    const void *bd;
+    cort_status *st = cort_node_const_data(node, 1, &bd);
     if (st) {
         nn_mm_free_packed_b(s);
         *state = NULL;
         return st;
     }
-    s->bsrc = b->data;
+    nn_gemm_b gb = nn_gemm_b_matrix(bd, trans ? K : N, trans);
+    st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
+    if (st) {
+        nn_mm_free_packed_b(s);
+        *state = NULL;
+        return st;
+    }
+    s->bsrc = b;
     s->bdims[0] = b->shape[0];
     s->bdims[1] = b->shape[1];
     cort_node_const_input_packed(node, 1);   /* runs read the packed copy */
@@ -128,7 +137,7 @@ static cort_status *gemm_init(const cort_node *node, void **state) {
 const nn_gemm_packed *nn_mm_packed_b(const cort_kernel_ctx *ctx) {
     const mm_state *s = ctx->state;
     const cort_value *b = ctx->inputs[1];
-    if (!s || !s->bpack.data || b->data != s->bsrc || b->type != CORT_TYPE_FLOAT || b->rank != 2 ||
+    if (!s || !s->bpack.data || b != s->bsrc || b->type != CORT_TYPE_FLOAT || b->rank != 2 ||
         b->shape[0] != s->bdims[0] || b->shape[1] != s->bdims[1])
         return NULL;
     return &s->bpack;
@@ -188,7 +197,7 @@ static cort_status *matmul_run(cort_kernel_ctx *ctx) {
         for (size_t bt = 0; bt < s.batch && !st; bt++) {
             size_t am, bm;
             nn_mm_batch(&s, bt, &am, &bm);
-            nn_gemm_b gb = nn_gemm_b_matrix(fb.p + bm * K * N, N, 0);
+            nn_gemm_b gb = nn_gemm_b_matrix(fb.p ? fb.p + bm * K * N : NULL, N, 0);   /* NULL: packed, in the file */
             o.bpack = bm == 0 ? nn_mm_packed_b(ctx) : NULL;
             st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N,
                               &o);

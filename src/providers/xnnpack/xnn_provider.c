@@ -356,7 +356,7 @@ cort_status *xnn_op_prime(const cort_node *node, xnn_base *b, size_t key) {
 /* ---------------------------------------------------------------- graph queries */
 const cort_value *xnn_const_input(const cort_node *node, size_t i) {
     if (i >= node->n_inputs || node->in_slot[i] < 0 || !node->graph) return NULL;
-    const cort_value *v = node->graph->consts[node->in_slot[i]];
+    const cort_value *v = cort_node_const_input(node, i);   /* copied out of the model file if still there */
     return v && v->kind == CORT_VKIND_TENSOR ? v : NULL;
 }
 
