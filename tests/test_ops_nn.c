@@ -61,8 +61,10 @@ static void test_gemm(cort_pool *pool) {
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
-                /* fused activations: none, relu, clip, leaky relu, sigmoid, silu */
-                nn_act act = { (int)((si + ki + tr) % 7), -0.25f, 0.5f };
+                /* fused activations: none, relu, clip, leaky relu, sigmoid, silu, hardswish, gelu (never on
+                 * the kernel's registers, also not with K <= 64) */
+                nn_act act = { (int)((si + ki + tr) % 8), -0.25f, 0.5f };
+                if (act.kind == 7) act.kind = CORT_ACT_GELU;
                 if (act.kind == 6) act.kind = CORT_ACT_HARD_SWISH;
                 if (act.kind == 3) act.alpha = 0.1f;
                 if (act.kind == 4) act.kind = CORT_ACT_SIGMOID;
@@ -80,6 +82,7 @@ static void test_gemm(cort_pool *pool) {
                         else if (act.kind == CORT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
                         else if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
                         else if (act.kind == CORT_ACT_HARD_SWISH) v = v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
+                        else if (act.kind == CORT_ACT_GELU) v = (float)(v * 0.5 * erfc(-v / sqrt(2.0)));
                         R[i * ldc + q] = v;
                     }
                 }

@@ -680,6 +680,9 @@ void cort_apply_activation(const cort_node *node, float *y, size_t n) {
     case CORT_ACT_SILU:
         for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i]));
         break;
+    case CORT_ACT_GELU:
+        for (size_t i = 0; i < n; i++) y[i] = (float)(y[i] * 0.5 * erfc(-y[i] / sqrt(2.0)));
+        break;
     default: break;
     }
 }

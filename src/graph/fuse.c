@@ -10,6 +10,7 @@
  *   + cort.Gelu                                 -> cort.FusedMatMul(A, B, bias, residual) alpha activation
  *   cort.LayerNorm(a + (b + bias))              -> cort.LayerNorm(a, gamma, beta, b, bias)
  *   cort.Gelu(v + bias)                         -> cort.Gelu(v, bias)
+ *   cort.Gelu(MatMul(A, constant B), bias)      -> cort.FusedMatMul(A, B, bias) activation (packed B kept)
  *   x * HardSigmoid(x; 1/6, 0.5)                -> HardSwish(x)
  * MatMuls with constant weights stay MatMul (they keep their weights packed at creation); their
  * bias and residual Adds fold into the LayerNorm / Gelu that follows instead, and a bias Add left
@@ -507,6 +508,25 @@ static cort_status *fuse_bias_gelu(cort_graph *g, fuse_index *x) {
     return NULL;
 }
 
+/* cort.Gelu(MatMul(A, B) (, bias)) with B constant -> cort.FusedMatMul(A, B (, bias)) activation=GELU,
+ * taking over the MatMul's packed B: the gemm starts from the bias and applies GELU to each tile
+ * while it is in L1 instead of two more passes over the product (a transformer's FFN) */
+static cort_status *fuse_packed_matmul_gelu(cort_graph *g, fuse_index *x) {
+    CORT_TRY(index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !is_op(g, n, "cort", "Gelu") || n->n_inputs > 2) continue;
+        cort_node *mm = producer_of(g, x, n->in_slot[0], "", "MatMul", 1);
+        if (!mm || !matmul_float(g, mm) || !g->consts[mm->in_slot[1]]) continue;
+        const int has_bias = n->n_inputs == 2 && n->in_slot[1] >= 0;
+        const cort_attr_ir at = attr_i("activation", 1);
+        int32_t in[3] = { mm->in_slot[0], mm->in_slot[1], has_bias ? n->in_slot[1] : -1 };
+        CORT_TRY(rewrite_as(g, n, "cort", "FusedMatMul", 1, in, has_bias ? 3 : 2, &at, 1, mm));
+        drop(g, mm);
+    }
+    return NULL;
+}
+
 cort_status *cort_graph_fuse_patterns(cort_graph *g) {
     fuse_index x = { 0 };
     cort_status *st = NULL;
@@ -519,6 +539,7 @@ cort_status *cort_graph_fuse_patterns(cort_graph *g) {
     if (!st) st = fuse_matmul_gelu(g, &x);
     if (!st) st = fuse_skip_layernorm(g, &x);
     if (!st) st = fuse_bias_gelu(g, &x);
+    if (!st) st = fuse_packed_matmul_gelu(g, &x);
     if (!st) st = fuse_hardswish(g, &x);
     if (!st) st = fuse_matmul_bias(g, &x, 1);
     cort_free(x.producer);

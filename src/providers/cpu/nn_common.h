@@ -59,6 +59,8 @@ static inline int64_t nn_geom_out_size(const nn_geom *g) { return g->out[0] * g-
 static inline int64_t nn_geom_k_size(const nn_geom *g) { return g->k[0] * g->k[1] * g->k[2]; }
 
 /* ---- fused activation epilogue (node->act set by the optimizer) ---- */
+/* The exact GELU (fu_gelu.c; y may be x): CORT_ACT_GELU. */
+void fu_gelu_f32(const float *x, float *y, size_t n);
 typedef struct nn_act { int kind; float alpha, beta; } nn_act;   /* kind: CORT_ACT_* */
 
 static inline nn_act nn_act_of(const cort_node *node) {
@@ -101,6 +103,7 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
         }
         break;
     case CORT_ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i])); break;
+    case CORT_ACT_GELU: fu_gelu_f32(y, y, n); break;   /* dispatches to AVX-512 itself */
     case CORT_ACT_HARD_SWISH:
         for (size_t i = 0; i < n; i++) {
             float v = y[i] * (1.0f / 6.0f) + 0.5f;

@@ -170,7 +170,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
     /* the kernel adds the residual (c_add) and applies these activations on its registers */
     const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
-                                   j->act->kind == CORT_ACT_HARD_SWISH || q->K <= 64 /* stems: SiLU too */);
+                                   j->act->kind == CORT_ACT_HARD_SWISH ||
+                                   (q->K <= 64 /* stems: SiLU too */ && j->act->kind < CORT_ACT_GELU));
     float tile[NN_MAX_TILE];
     for (size_t t = begin; t < end; t++) {
         if (j->ctx && cort_kernel_cancelled(j->ctx)) return;

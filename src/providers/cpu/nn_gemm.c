@@ -269,7 +269,8 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
          * the product (measured slower for long K) */
         int in_kernel = t->last && j->act && !sum_after &&
                         (j->act->kind <= CORT_ACT_LEAKY_RELU ||
-                         (j->k->edge && (j->act->kind == CORT_ACT_HARD_SWISH || j->K <= NN_SHORT_K_ACT)));
+                         (j->k->edge && (j->act->kind == CORT_ACT_HARD_SWISH ||
+                                         (j->K <= NN_SHORT_K_ACT && j->act->kind < CORT_ACT_GELU))));
         if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
         j->k->ukr(&u);
         const size_t width = np > 1 ? np * nr : cols;
