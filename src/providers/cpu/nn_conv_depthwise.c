@@ -17,8 +17,8 @@
 /* Widest output row of a 3x3 stride-2 conv sent through the channel-blocked kernel (wider rows take
  * the plane kernel). */
 #define NN_DW_CB_MAX_OW_3X3_S2 28
-/* output rows at least this wide (half as wide at stride 2) go to the plane kernel when it applies
- * the activation itself */
+/* 3x3 output rows at least this wide (half as wide at stride 2) go to the plane kernel when it
+ * applies the activation itself */
 #define NN_DW_CB_MAX_OW_CHEAP_ACT 56
 /* Inputs from this size on stream from memory, not the caches (see nn_conv_depthwise_f32). */
 #define NN_DW_PREFETCH_MIN_BYTES ((size_t)16 << 20)
@@ -217,8 +217,10 @@ static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x,
      * rows when the activation runs on its registers (Relu, Clip): mobilenet_v2's 112x112 32-channel
      * conv 0.22 -> 0.15 ms, 56 -> 28 0.107 -> 0.092; an OCR detector's 160x160 ones 1.45 -> 0.92
      * and 1.25 -> 1.05 ms. With SiLU the channel-blocked kernel stays ahead (EfficientNet's 56x56:
-     * 0.30 vs 0.32 ms; its 28x28 and smaller up to 2x), and on narrow rows for every activation. */
-    if (dw_act_in_kernel(act) && (g->s[2] == 1 ? OW >= NN_DW_CB_MAX_OW_CHEAP_ACT : OW >= NN_DW_CB_MAX_OW_CHEAP_ACT / 2))
+     * 0.30 vs 0.32 ms; its 28x28 and smaller up to 2x), on narrow rows for every activation, and
+     * for 5x5 (the detector's 80x80 ones: 0.72 vs 1.19 ms). */
+    if (g->k[1] == 3 && dw_act_in_kernel(act) &&
+        (g->s[2] == 1 ? OW >= NN_DW_CB_MAX_OW_CHEAP_ACT : OW >= NN_DW_CB_MAX_OW_CHEAP_ACT / 2))
         return 0;
     /* bands of about NN_DW_CB_BAND_PIXELS outputs, of equal height */
     int64_t nbands = (OH * OW + NN_DW_CB_BAND_PIXELS - 1) / NN_DW_CB_BAND_PIXELS;
