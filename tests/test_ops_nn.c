@@ -725,6 +725,12 @@ static void test_winograd(cort_pool *pool) {
         /* F(2x2) territory: 7x7 .. 11x11 (odd sizes leave partial 2x2 tiles) */
         {2, 1, 130, 140, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 2, 33, 17, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
+        /* tile-parallel on the pool (>= 2 blocks per thread, the last partial; the activation on
+         * each tile, after the bias): SiLU, bias only, Relu, SiLU + bias */
+        {2, 2, 32, 32, 1, {96, 96}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 24, 40, 1, {100, 90}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 40, 24, 1, {90, 101}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
+        {2, 2, 17, 33, 1, {97, 95}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
     };
     /* which tile size the conv init picks: 4x4 from 12x12 up, 2x2 on 7x7..11x11 maps with many
      * channels, none for few channels or stride 2 */
