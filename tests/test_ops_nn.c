@@ -246,6 +246,41 @@ static void test_conv(cort_pool *pool) {
                 }
 }
 
+/* Which convs take the transposed small-plane path with the AVX-512 kernel (the decision only; the
+ * path itself is checked in test_conv_indirect on every shape): 1x1 convs at 14x14 that reduce or
+ * keep whole 32-channel panels, and ResNet's stride-2 downsamples with K >= M / 2. */
+static void test_small_plane_picks(void) {
+    const nn_gemm_kernel *const *kernels;
+    const size_t nk = nn_gemm_kernels(&kernels);
+    const nn_gemm_kernel *k512 = NULL;
+#ifdef NN_HAVE_X86_UKERNELS
+    for (size_t i = 0; i < nk; i++)
+        if (kernels[i]->ukr == nn_ukr_avx512_12x32) k512 = kernels[i];
+#else
+    (void)nk;
+#endif
+    if (!k512) return;   /* no AVX-512 here: the rule is never consulted */
+    static const struct { size_t c, m, hw, s; int want; } picks[] = {
+        {1024, 256, 14, 1, 1}, {576, 96, 14, 1, 1}, {256, 1024, 14, 1, 0},   /* K < M at stride 1 */
+        {512, 1024, 28, 2, 1}, {1024, 2048, 14, 2, 1}, {256, 1024, 28, 2, 0}, /* K < M / 2 */
+        {256, 512, 56, 2, 0},                                                  /* 784 positions: too many */
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        nn_conv_shape s;
+        memset(&s, 0, sizeof s);
+        s.N = 1; s.C = picks[i].c; s.M = picks[i].m; s.group = 1;
+        nn_geom *g = &s.g;
+        g->nd = 2;
+        g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
+        for (int d = 1; d < 3; d++) {
+            g->in[d] = (int64_t)picks[i].hw; g->k[d] = 1; g->s[d] = (int64_t)picks[i].s; g->d[d] = 1;
+            g->out[d] = (g->in[d] - 1) / g->s[d] + 1;
+        }
+        CHECK_MSG(nn_conv_small_prefers(&s, k512) == picks[i].want, "small-plane pick %zu (%zu->%zu %zux%zu s%zu): %d",
+                  i, picks[i].c, picks[i].m, picks[i].hw, picks[i].hw, picks[i].s, nn_conv_small_prefers(&s, k512));
+    }
+}
+
 /* The indirect-GEMM conv (nn_conv_indirect.c) against the reference: strides 1/2, dilations, odd
  * and asymmetric pads, 1x1 stride 2, K over several slices, channel counts around the 12-row panels,
  * every fused activation, planes narrower and wider than a 32-column panel, batch > 1. */
@@ -782,6 +817,7 @@ int main(void) {
     test_gemm(pool);
     test_gemm_sum(pool);
     test_conv(pool);
+    test_small_plane_picks();
     test_conv_indirect(pool);
     test_pool(pool);
     test_winograd(pool);
