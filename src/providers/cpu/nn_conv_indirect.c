@@ -148,6 +148,7 @@ typedef struct ind_job {
     cort_kernel_ctx *ctx;
     size_t tasks_n, bm;      /* tasks are [M blocks of bm panels][column blocks of bp panels] */
     size_t bp;
+    int multi;               /* the kernel walks runs of full tiles in one call (nn_ukr_args.panels) */
 } ind_job;
 
 /* Offset of tap k = (c, kh, kw) in the planes. */
@@ -195,7 +196,7 @@ static void ind_run(void *arg, size_t begin, size_t end) {
             if (q->rowtile) { oh = p0 / q->row_panels; ow = p0 % q->row_panels * nr; b = oh * q->Wp + ow; }
             else { b = p0 * nr; oh = b / q->Wp; ow = b % q->Wp; }
             for (size_t pi = p0; pi < p1; pi++) {
-                const size_t c0 = b, yo = oh * q->OW + ow;
+                const size_t c0 = b, yo = oh * q->OW + ow, ow0 = ow;
                 size_t cols;
                 int direct;
                 if (q->rowtile) {
@@ -211,6 +212,25 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     b += nr; ow += nr;
                     while (ow >= q->Wp) { ow -= q->Wp; oh++; }
                 }
+                /* one K slice: the full tiles left in this output row go to the kernel in one call that
+                 * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144: 0.61 -> 0.58 ms); the
+                 * stems (K = 27) measured no better or slightly worse, so they keep a call per tile */
+                size_t run = 1;
+                if (j->multi && direct && cols == nr && q->K >= 64 && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
+                    const size_t left = (q->OW - ow0) / nr;   /* full panels from here to the row's end */
+                    run = left < p1 - pi ? left : p1 - pi;
+                    if (run < 1) run = 1;
+                    for (size_t e = 1; e < run; e++) {   /* advance past the panels the call takes */
+                        if (q->rowtile) {
+                            ow += nr; b += nr;
+                            if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
+                        } else {
+                            b += nr; ow += nr;
+                            while (ow >= q->Wp) { ow -= q->Wp; oh++; }
+                        }
+                    }
+                }
+                u.panels = run;
                 u.b_off = c0;
                 u.cols = cols;
                 u.c_add = NULL;
@@ -234,8 +254,9 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                 /* the next tile's output rows, for writing: Y is cold in a model and its rows are
                  * M streams the hardware prefetcher does not follow (MobileNetV2's stem 0.40 ->
                  * 0.35 ms in the model; prefetching 2 or 4 tiles ahead measured no better) */
+                pi += run - 1;
                 if (direct && pi + 1 < p1) {
-                    const float *cf = j->y + r0 * plane + yo + nr;
+                    const float *cf = j->y + r0 * plane + yo + run * nr;
                     for (size_t r = 0; r < nrows; r++) {
                         __builtin_prefetch(cf + r * plane, 1, 3);
                         __builtin_prefetch(cf + r * plane + 16, 1, 3);
@@ -318,7 +339,10 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
 #endif
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
         ind_job j = { &q, wpack, taps, bias, act && act->kind != CORT_ACT_NONE ? act : NULL,
-                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm, bp };
+                      y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm, bp, 0 };
+#ifdef NN_HAVE_X86_UKERNELS
+        j.multi = wpack->k->ukr == nn_ukr_avx512_12x32;
+#endif
         cort_parallel_for(p, tasks, 1, ind_run, &j);
         if (ctx && cort_kernel_cancelled(ctx)) break;
     }

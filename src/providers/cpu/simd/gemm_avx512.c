@@ -148,7 +148,9 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
                     _mm_prefetch((const char *)(u.c + r * u.ldc + 48), _MM_HINT_ET0);
                 }
             nn_ukr_avx512_12x32(&u);
-            u.b += 32; u.c += 32;
+            if (u.b_ind) u.b_off += 32;   /* indirect B: the taps' next 32 columns */
+            else u.b += 32;
+            u.c += 32;
             if (u.c_add) u.c_add += 32;
             if (u.col_bias) u.col_bias += 32;
             if (u.b_prefetch) u.b_prefetch += 32;
