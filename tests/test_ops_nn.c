@@ -260,10 +260,11 @@ static void test_small_plane_picks(void) {
     (void)nk;
 #endif
     if (!k512) return;   /* no AVX-512 here: the rule is never consulted */
-    static const struct { size_t c, m, hw, s; int want; } picks[] = {
-        {1024, 256, 14, 1, 1}, {576, 96, 14, 1, 1}, {256, 1024, 14, 1, 0},   /* K < M at stride 1 */
-        {512, 1024, 28, 2, 1}, {1024, 2048, 14, 2, 1}, {256, 1024, 28, 2, 0}, /* K < M / 2 */
-        {256, 512, 56, 2, 0},                                                  /* 784 positions: too many */
+    static const struct { size_t c, m, hw, s, k; int want; } picks[] = {
+        {1024, 256, 14, 1, 1, 1}, {576, 96, 14, 1, 1, 1}, {256, 1024, 14, 1, 1, 0},   /* K < M at stride 1 */
+        {512, 1024, 28, 2, 1, 1}, {1024, 2048, 14, 2, 1, 1}, {256, 1024, 28, 2, 1, 0}, /* K < M / 2 */
+        {256, 512, 56, 2, 1, 0},                                                     /* 784 positions: too many */
+        {256, 256, 28, 2, 3, 1}, {32, 512, 28, 2, 3, 0},                             /* 3x3 stride 2: K >= M */
     };
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         nn_conv_shape s;
@@ -273,11 +274,13 @@ static void test_small_plane_picks(void) {
         g->nd = 2;
         g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
         for (int d = 1; d < 3; d++) {
-            g->in[d] = (int64_t)picks[i].hw; g->k[d] = 1; g->s[d] = (int64_t)picks[i].s; g->d[d] = 1;
-            g->out[d] = (g->in[d] - 1) / g->s[d] + 1;
+            g->in[d] = (int64_t)picks[i].hw; g->k[d] = (int64_t)picks[i].k; g->s[d] = (int64_t)picks[i].s; g->d[d] = 1;
+            g->pb[d] = g->pe[d] = (int64_t)picks[i].k / 2;
+            g->out[d] = (g->in[d] + 2 * g->pb[d] - g->k[d]) / g->s[d] + 1;
         }
-        CHECK_MSG(nn_conv_small_prefers(&s, k512) == picks[i].want, "small-plane pick %zu (%zu->%zu %zux%zu s%zu): %d",
-                  i, picks[i].c, picks[i].m, picks[i].hw, picks[i].hw, picks[i].s, nn_conv_small_prefers(&s, k512));
+        CHECK_MSG(nn_conv_small_prefers(&s, k512) == picks[i].want, "small-plane pick %zu (%zu->%zu %zux%zu k%zu s%zu): %d",
+                  i, picks[i].c, picks[i].m, picks[i].hw, picks[i].hw, picks[i].k, picks[i].s,
+                  nn_conv_small_prefers(&s, k512));
     }
 }
 
