@@ -105,14 +105,12 @@ cort_status *cort_tensor_view(cort_type type, const int64_t *dims, size_t rank, 
     return NULL;
 }
 
-/* Drops the whole pages inside [p, p + n) of a read-only private file mapping from the resident set
- * (read back from the file if touched again). */
-static void drop_file_pages(const void *p, size_t n) {
+void cort_pages_drop(const void *p, size_t n) {
     const long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0) return;
+    if (pg <= 0 || !p || !n) return;
     const uintptr_t lo = (uintptr_t)p, a = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg,
                     b = (lo + n) / (uintptr_t)pg * (uintptr_t)pg;
-    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);   /* advice only */
+    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);   /* advice only: failure changes nothing */
 }
 
 cort_status *cort_value_materialize(cort_value *v) {
@@ -123,7 +121,7 @@ cort_status *cort_value_materialize(cort_value *v) {
     cort_huge_arena_bind(prev);
     if (!d) return cort_error_oom();
     memcpy(d, v->lazy_src, v->bytes);
-    drop_file_pages(v->lazy_src, v->bytes);
+    cort_pages_drop(v->lazy_src, v->bytes);
     v->data = d;
     v->owns_data = 1;
     v->lazy_src = NULL;

@@ -66,6 +66,9 @@ cort_status *cort_tensor_alloc_zero(cort_type type, const int64_t *dims, size_t 
 /* A tensor whose data points into memory owned elsewhere; base (may be NULL) is retained as keep-alive. */
 cort_status *cort_tensor_view(cort_type type, const int64_t *dims, size_t rank, void *data, cort_value *base,
                               cort_value **out);
+/* Drops the whole pages inside [p, p + n) of a read-only private file mapping from the resident set
+ * (they are read back from the file if touched again). Only for such mappings. */
+void cort_pages_drop(const void *p, size_t n);
 /* A lazy initializer (lazy_src) copied into memory of its own, its file pages dropped; no-op for any
  * other value. Not thread-safe: only the thread compiling the session that owns v may call it. */
 cort_status *cort_value_materialize(cort_value *v);

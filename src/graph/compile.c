@@ -382,22 +382,25 @@ const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
     return v;
 }
 
+/* g->wscratch at least `bytes` big; allocated outside the session's weight arena (which only
+ * grows) because it is freed at the end of compile. */
+static cort_status *wscratch_reserve(cort_graph *g, size_t bytes) {
+    if (g->wscratch && g->wscratch_bytes >= bytes) return NULL;
+    cort_free(g->wscratch);
+    cort_huge_arena *prev = cort_huge_arena_bind(NULL);
+    g->wscratch = cort_malloc(bytes);
+    cort_huge_arena_bind(prev);
+    g->wscratch_bytes = g->wscratch ? bytes : 0;
+    return g->wscratch ? NULL : cort_error_oom();
+}
+
 cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out) {
     const cort_value *v = cort_node_const_input_lazy(node, i);
     *out = NULL;
     if (!v) return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is not a constant", i);
     if (!v->lazy_src) { *out = v->data; return NULL; }
     cort_graph *g = node->graph;
-    if (g->wscratch_bytes < v->bytes) {   /* sized for the biggest lazy constant before init: only defensive */
-        cort_free(g->wscratch);
-        g->wscratch_bytes = 0;
-        /* not from the session's weight arena, which only grows: this buffer is freed at the end */
-        cort_huge_arena *prev = cort_huge_arena_bind(NULL);
-        g->wscratch = cort_malloc(v->bytes);
-        cort_huge_arena_bind(prev);
-        if (!g->wscratch) return cort_error_oom();
-        g->wscratch_bytes = v->bytes;
-    }
+    CORT_TRY(wscratch_reserve(g, v->bytes));   /* sized for the biggest before init: a no-op then */
     memcpy(g->wscratch, v->lazy_src, v->bytes);
     *out = g->wscratch;
     return NULL;
@@ -421,6 +424,7 @@ void cort_node_const_input_packed(const cort_node *node, size_t i) {
  * kernels that pack). At the end (final = 1): only if every executed reader packed it. The rest are
  * copied into memory of their own now. */
 static cort_status *settle_lazy_consts(cort_graph *g, int final) {
+    size_t biggest = 0;
     for (size_t s = 0; s < g->n_slots; s++) {
         cort_value *v = g->consts[s];
         if (!v || !v->lazy_src) continue;
@@ -437,14 +441,10 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
             }
         }
         if (!keep) CORT_TRY(cort_value_materialize(v));
-        else if (!final && v->bytes > g->wscratch_bytes) g->wscratch_bytes = v->bytes;
+        else if (v->bytes > biggest) biggest = v->bytes;
     }
-    if (!final && g->wscratch_bytes) {   /* one buffer for the biggest: regrowing it would fault it in again */
-        cort_huge_arena *prev = cort_huge_arena_bind(NULL);
-        g->wscratch = cort_malloc(g->wscratch_bytes);
-        cort_huge_arena_bind(prev);
-        if (!g->wscratch) { g->wscratch_bytes = 0; return cort_error_oom(); }
-    }
+    /* one buffer for the biggest: regrowing it would fault it in again */
+    if (!final && biggest) CORT_TRY(wscratch_reserve(g, biggest));
     if (final) {
         cort_free(g->wscratch);
         g->wscratch = NULL;

@@ -168,10 +168,7 @@ void cort_model_drop_pages(const cort_model_ir *m, const void *p, size_t n) {
     if (!m || !m->blob_mapped || !m->blob || !p || !n) return;
     const uintptr_t base = (uintptr_t)m->blob->data, end = base + m->blob->bytes, lo = (uintptr_t)p;
     if (lo < base || lo + n > end || lo + n < lo) return;
-    const long pg = sysconf(_SC_PAGESIZE);
-    if (pg <= 0) return;
-    const uintptr_t a = (lo + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg, b = (lo + n) / (uintptr_t)pg * (uintptr_t)pg;
-    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);   /* advice only: failure changes nothing */
+    cort_pages_drop(p, n);
 }
 
 static void unmap_blob(void *ctx, void *data, size_t bytes) {

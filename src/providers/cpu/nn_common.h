@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "../../graph/op.h"
 #include "simd/act_ukernels.h"
+#include "fu_common.h"   /* fu_gelu_f32: CORT_ACT_GELU */
 
 /* Spatial ranks handled by Conv/Pool kernels: 1-D and 2-D are run as 3-D with leading unit dims. */
 #define NN_MAX_SPATIAL 3
@@ -59,8 +60,6 @@ static inline int64_t nn_geom_out_size(const nn_geom *g) { return g->out[0] * g-
 static inline int64_t nn_geom_k_size(const nn_geom *g) { return g->k[0] * g->k[1] * g->k[2]; }
 
 /* ---- fused activation epilogue (node->act set by the optimizer) ---- */
-/* The exact GELU (fu_gelu.c; y may be x): CORT_ACT_GELU. */
-void fu_gelu_f32(const float *x, float *y, size_t n);
 typedef struct nn_act { int kind; float alpha, beta; } nn_act;   /* kind: CORT_ACT_* */
 
 static inline nn_act nn_act_of(const cort_node *node) {

@@ -41,14 +41,13 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
     /* 1x1 stride 2 (a ResNet downsample: its im2col is a strided gather) pays the epilogue even at
      * K = M / 2: resnet50's 512->1024 at 28x28 -> 14x14 2.39 -> 2.09 ms in the model (1.23 -> 1.04
      * at 2 threads), 1024->2048 at 14x14 -> 7x7 2.10 -> 2.01 */
-    const int down = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 2 && g->s[2] == 2 && g->pb[1] == 0 && g->pb[2] == 0 &&
-                     g->pe[1] == 0 && g->pe[2] == 0;
-    if (k->ukr == nn_ukr_avx512_12x32 && down && usual < 1.0 && s->M % 32 == 0 && 2 * K >= s->M && K >= 256) return 1;
+    const int stride2 = g->s[1] == 2 && g->s[2] == 2;
+    const int down = stride2 && g->k[1] == 1 && g->k[2] == 1 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 &&
+                     g->pe[2] == 0;
     /* and k x k stride 2 with K >= M (im2col then the transposed kernel): resnet50's 256-channel
      * 3x3 28x28 -> 14x14 conv 2.96 -> 2.76 ms in the model (1.59 -> 1.37 at 2 threads) */
-    if (k->ukr == nn_ukr_avx512_12x32 && g->s[1] == 2 && g->s[2] == 2 && usual < 1.0 && s->M % 32 == 0 && K >= s->M)
-        return 1;
-    return k->ukr == nn_ukr_avx512_12x32 && pointwise && usual < 1.0 && s->M % 32 == 0 && K >= s->M && K >= 256;
+    if (k->ukr != nn_ukr_avx512_12x32 || usual >= 1.0 || s->M % 32) return 0;
+    return (down && 2 * K >= s->M && K >= 256) || (stride2 && K >= s->M) || (pointwise && K >= s->M && K >= 256);
 #else
     return 0;
 #endif

@@ -2,7 +2,6 @@
  * so the transformed input and the gemm outputs of one block stay in L2/L3; the transforms run on
  * 16 tiles at once in GCC/Clang vector types (zmm registers on AVX-512 CPUs). */
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include "nn_winograd.h"
 #include "../../core/alloc.h"
@@ -350,9 +349,9 @@ __attribute__((target("avx512f"))) static void wino2_out_avx512(void *arg, size_
 
 /* Tile-parallel mode: each task takes whole blocks of tiles through the input transform, the
  * gemms and the output transform on one thread, in a scratch slot it claims for the duration (at
- * most `threads` tasks run at once, so a slot is always free). The phase-parallel mode hands
- * every block from one phase to the next across the cores: half of each 1 MB block crosses
- * between them three times. */
+ * most `threads` tasks run at once, so a slot is always free; the job lives on the caller's
+ * stack: no allocation per run). The phase-parallel mode hands every block from one phase to the
+ * next across the cores: half of each 1 MB block crosses between them three times. */
 #define WINO_MAX_SLOTS 64
 typedef struct wino_tp_job {
     wino_job base;
@@ -404,9 +403,6 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (tb < step) tb = step;
     const size_t tiles_up = (tiles + step - 1) / step * step;
     if (tb > tiles_up) tb = tiles_up;
-    float *v = cort_kernel_scratch(ctx, tb * per_tile);
-    if (!v) return cort_error_oom();
-    float *mo = v + ne * C * tb;
     void (*in_fn)(void *, size_t, size_t) = mt == 2 ? wino2_in_generic : wino_in_generic;
     void (*out_fn)(void *, size_t, size_t) = mt == 2 ? wino2_out_generic : wino_out_generic;
 #if defined(__x86_64__) || defined(__i386__)
@@ -422,30 +418,29 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
      * cost resnet50's 56x56 convs at 2 threads 1.19 -> 0.79 ms, its 28x28 ones 0.9 -> 0.78, an OCR
      * detector's 160x160 96->24 convs 8.3 -> 4.5 ms (the same in isolation). Fewer tiles (14x14:
      * 16) keep the phases split over the threads. */
-    if (threads > 1) {
-        const size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
-        const size_t blocks = (tiles + bt - 1) / bt, slots = threads < WINO_MAX_SLOTS ? threads : WINO_MAX_SLOTS;
-        if (blocks >= 2 * threads) {
-            cort_kernel_scratch_free(ctx, v);
-            wino_tp_job *tp = cort_malloc(sizeof *tp);
-            const size_t slot_floats = bt * per_tile / sizeof(float);
-            float *sc = tp ? cort_kernel_scratch(ctx, slots * slot_floats * sizeof(float)) : NULL;
-            if (!sc) { cort_free(tp); return cort_error_oom(); }
-            for (size_t n = 0; n < s->N && !st; n++) {
-                wino_job j = { g, C, M, tw, tiles, 0, bt, x + n * C * in_size, NULL, NULL, bias, y + n * M * OH * OW, w,
-                               act, act != NULL };
-                tp->base = j;
-                tp->blocks = blocks; tp->bt = bt; tp->slot_floats = slot_floats; tp->scratch = sc; tp->slots = slots;
-                tp->in_fn = in_fn; tp->out_fn = out_fn; tp->step = step;
-                for (size_t q = 0; q < WINO_MAX_SLOTS; q++) atomic_init(&tp->busy[q], 0);
-                cort_parallel_for(pool, blocks, 1, wino_tiles_run, tp);
-                if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
-            }
-            cort_kernel_scratch_free(ctx, sc);
-            cort_free(tp);
-            return st;
+    const size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
+    const size_t blocks = (tiles + bt - 1) / bt;
+    if (threads > 1 && threads <= WINO_MAX_SLOTS && blocks >= 2 * threads) {
+        wino_tp_job tp;
+        tp.blocks = blocks; tp.bt = bt; tp.slots = threads; tp.step = step;
+        tp.slot_floats = bt * per_tile / sizeof(float);
+        tp.in_fn = in_fn; tp.out_fn = out_fn;
+        tp.scratch = cort_kernel_scratch(ctx, tp.slots * tp.slot_floats * sizeof(float));
+        if (!tp.scratch) return cort_error_oom();
+        for (size_t n = 0; n < s->N && !st; n++) {
+            const wino_job j = { g, C, M, tw, tiles, 0, bt, x + n * C * in_size, NULL, NULL, bias,
+                                 y + n * M * OH * OW, w, act, act != NULL };
+            tp.base = j;
+            for (size_t q = 0; q < tp.slots; q++) atomic_init(&tp.busy[q], 0);
+            cort_parallel_for(pool, blocks, 1, wino_tiles_run, &tp);
+            if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
         }
+        cort_kernel_scratch_free(ctx, tp.scratch);
+        return st;
     }
+    float *v = cort_kernel_scratch(ctx, tb * per_tile);
+    if (!v) return cort_error_oom();
+    float *mo = v + ne * C * tb;
     for (size_t n = 0; n < s->N && !st; n++) {
         wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w, act, 0 };
         for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
