@@ -248,7 +248,7 @@ static void test_conv(cort_pool *pool) {
 
 /* Which convs take the transposed small-plane path with the AVX-512 kernel (the decision only; the
  * path itself is checked in test_conv_indirect on every shape): 1x1 convs at 14x14 that reduce or
- * keep whole 32-channel panels, and ResNet's stride-2 downsamples with K >= M / 2. */
+ * keep whole 32-channel panels (or a last one of 16), and ResNet's stride-2 downsamples with K >= M / 2. */
 static void test_small_plane_picks(void) {
     const nn_gemm_kernel *const *kernels;
     const size_t nk = nn_gemm_kernels(&kernels);
@@ -265,6 +265,7 @@ static void test_small_plane_picks(void) {
         {512, 1024, 28, 2, 1, 1}, {1024, 2048, 14, 2, 1, 1}, {256, 1024, 28, 2, 1, 0}, /* K < M / 2 */
         {256, 512, 56, 2, 1, 0},                                                     /* 784 positions: too many */
         {256, 256, 28, 2, 3, 1}, {32, 512, 28, 2, 3, 0},                             /* 3x3 stride 2: K >= M */
+        {672, 112, 14, 1, 1, 1}, {480, 80, 14, 1, 1, 1}, {480, 72, 14, 1, 1, 0},    /* a 16-channel last panel */
     };
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         nn_conv_shape s;
@@ -297,6 +298,7 @@ static void test_conv_indirect(cort_pool *pool) {
         /* small planes (the transposed path's territory) */
         {2, 70, 100, 7, 7, 3, 1, 1, 1, 1}, {1, 300, 64, 14, 14, 3, 2, 1, 1, 1}, {1, 33, 48, 13, 13, 1, 2, 1, 0, 0},
         {1, 520, 20, 5, 5, 3, 1, 1, 1, 1},
+        {1, 300, 112, 14, 14, 1, 2, 1, 0, 0},   /* 112 = 3 x 32 + 16: the half-width last panel, K over 2 slices */
         /* wide rows: 111 (the squeezenet stem), 80, 50 per row, straddling tiles with K over slices */
         {1, 3, 24, 224, 224, 3, 2, 1, 0, 0}, {1, 4, 12, 40, 80, 3, 1, 1, 1, 1}, {2, 6, 20, 9, 100, 3, 2, 1, 1, 1}, {1, 40, 30, 17, 51, 3, 1, 1, 1, 1},
         /* 64 <= K <= 256 on wide rows: runs of full tiles in one kernel call (squeezenet's expand3x3) */

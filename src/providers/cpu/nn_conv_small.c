@@ -46,7 +46,7 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
                      g->pe[2] == 0;
     /* and k x k stride 2 with K >= M (im2col then the transposed kernel): resnet50's 256-channel
      * 3x3 28x28 -> 14x14 conv 2.96 -> 2.76 ms in the model (1.59 -> 1.37 at 2 threads) */
-    if (k->ukr != nn_ukr_avx512_12x32 || usual >= 1.0 || s->M % 32) return 0;
+    if (k->ukr != nn_ukr_avx512_12x32 || usual >= 1.0 || s->M % 16) return 0;
     return (down && 2 * K >= s->M && K >= 256) || (stride2 && K >= s->M) || (pointwise && K >= s->M && K >= 256);
 #else
     return 0;

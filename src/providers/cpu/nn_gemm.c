@@ -209,7 +209,10 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel, from every
      * row panel's tile (a miss queue full of the first tile's prefetches drops some; the later
      * tiles ask again: ocr_rec's 40 x 120 x 6625 classifier 0.75 -> 0.69 ms in the model) */
-    if (j->bpre && jp + 1 < t->jp1 && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
+    /* With one K slice the next task's first panel follows this one in bpre: fetch it too (else
+     * every task block starts on a cold panel) */
+    const size_t pf_end = j->K <= NN_KC ? j->npanels : t->jp1;
+    if (j->bpre && jp + 1 < pf_end && t->ip1 - t->ip0 <= 8) u.b_prefetch = bp + nr * kc;
     /* B read in place from many planes (a 1x1 conv's K input channels: K streams that the hardware
      * prefetchers lose track of): fetch the panel NN_B_PREFETCH_PANELS ahead, row by row
      * (MobileNetV2's 112x112 pointwise convs 0.85 -> 0.77 ms, resnet50's 56x56 ones 9.4 -> 9.0) */

@@ -188,7 +188,8 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
  * transpose (rows beyond R are zero), and each channel's run of positions stored with a mask after
  * the residual and the activation. 13 rows (26 accumulators) take 49 positions as 12+12+12+13
  * instead of a load-bound 1-row tile. */
-static inline __attribute__((always_inline, target("avx512f"))) void tstore_body(const nn_tstore_args *t, const int R) {
+static inline __attribute__((always_inline, target("avx512f"))) void tstore_body(const nn_tstore_args *t, const int R,
+                                                                                  const int W) {
     __m512 acc[26];
 NN_GEMM_UNROLL
     for (int i = 0; i < 2 * R; i++) acc[i] = _mm512_setzero_ps();
@@ -202,20 +203,20 @@ NN_GEMM_UNROLL
         for (size_t p = 0; p < kc; p++, a += lda, b += 32) {
             if (pf) {
                 _mm_prefetch((const char *)(pf + 32 * p), _MM_HINT_T1);
-                _mm_prefetch((const char *)(pf + 32 * p + 16), _MM_HINT_T1);
+                if (W > 1) _mm_prefetch((const char *)(pf + 32 * p + 16), _MM_HINT_T1);
             }
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = W > 1 ? _mm512_loadu_ps(b + 16) : b0;
 NN_GEMM_UNROLL
             for (int i = 0; i < R; i++) {
                 const __m512 ai = _mm512_set1_ps(a[i]);
                 acc[2 * i] = _mm512_fmadd_ps(ai, b0, acc[2 * i]);
-                acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
+                if (W > 1) acc[2 * i + 1] = _mm512_fmadd_ps(ai, b1, acc[2 * i + 1]);
             }
         }
     }
     const __mmask16 mrow = (__mmask16)((1u << t->rows) - 1u);
     const __m512 lo = _mm512_set1_ps(t->act_lo), hi = _mm512_set1_ps(t->act_hi);
-    for (size_t h = 0; h < 2 && h * 16 < t->cols; h++) {
+    for (size_t h = 0; h < (size_t)W && h * 16 < t->cols; h++) {
         const size_t nc = t->cols - h * 16 < 16 ? t->cols - h * 16 : 16;
         const __m512 vb = t->bias ? _mm512_maskz_loadu_ps((__mmask16)((1u << nc) - 1u), t->bias + h * 16)
                                   : _mm512_setzero_ps();
@@ -236,8 +237,10 @@ NN_GEMM_UNROLL
     }
 }
 
-#define NN_TSTORE_VARIANT(R) \
-    __attribute__((target("avx512f"))) static void tstore_##R(const nn_tstore_args *t) { tstore_body(t, R); }
+/* W = 1: a last panel of at most 16 channels (112 = 3 x 32 + 16) computes only its half */
+#define NN_TSTORE_VARIANT(R)                                                                          \
+    __attribute__((target("avx512f"))) static void tstore_##R(const nn_tstore_args *t) { tstore_body(t, R, 2); } \
+    __attribute__((target("avx512f"))) static void tstore_h##R(const nn_tstore_args *t) { tstore_body(t, R, 1); }
 NN_TSTORE_VARIANT(1) NN_TSTORE_VARIANT(2) NN_TSTORE_VARIANT(3) NN_TSTORE_VARIANT(4) NN_TSTORE_VARIANT(5)
 NN_TSTORE_VARIANT(6) NN_TSTORE_VARIANT(7) NN_TSTORE_VARIANT(8) NN_TSTORE_VARIANT(9) NN_TSTORE_VARIANT(10)
 NN_TSTORE_VARIANT(11) NN_TSTORE_VARIANT(12) NN_TSTORE_VARIANT(13)
@@ -245,11 +248,13 @@ NN_TSTORE_VARIANT(11) NN_TSTORE_VARIANT(12) NN_TSTORE_VARIANT(13)
 
 void nn_ukr_avx512_12x32_tstore(const nn_tstore_args *t) {
     /* one variant per row count: A is read in place, so no row beyond the tile may be loaded */
-    static void (*const variant[13])(const nn_tstore_args *) = {
-        tstore_1, tstore_2, tstore_3, tstore_4, tstore_5, tstore_6, tstore_7,
-        tstore_8, tstore_9, tstore_10, tstore_11, tstore_12, tstore_13,
+    static void (*const variant[2][13])(const nn_tstore_args *) = {
+        { tstore_h1, tstore_h2, tstore_h3, tstore_h4, tstore_h5, tstore_h6, tstore_h7,
+          tstore_h8, tstore_h9, tstore_h10, tstore_h11, tstore_h12, tstore_h13 },
+        { tstore_1, tstore_2, tstore_3, tstore_4, tstore_5, tstore_6, tstore_7,
+          tstore_8, tstore_9, tstore_10, tstore_11, tstore_12, tstore_13 },
     };
-    variant[(t->rows < 1 ? 1 : t->rows > 13 ? 13 : t->rows) - 1](t);
+    variant[t->cols > 16][(t->rows < 1 ? 1 : t->rows > 13 ? 13 : t->rows) - 1](t);
 }
 
 /* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: one packed B panel of the 12x32 kernel times
