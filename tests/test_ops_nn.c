@@ -45,6 +45,8 @@ static void test_gemm(cort_pool *pool) {
         {16, 49, 300}, {40, 196, 64}, {4, 20, 33}, {8, 48, 10}, {9, 17, 5}, {2, 15, 600}, {64, 33, 27}, {80, 31, 3},
         /* small K, many columns: the rows-outer order */
         {40, 1100, 20}, {30, 1030, 64},
+        /* (odd entries run on the pool) many row or column panels: blocks balanced over the threads */
+        {7, 9, 11}, {1000, 196, 40}, {9, 7, 5}, {20, 2500, 50},
     };
     for (size_t ki = 0; ki <= nk; ki++)   /* ki == nk: NULL = automatic choice (incl. the M == 1 path) */
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)

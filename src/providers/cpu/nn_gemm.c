@@ -149,6 +149,22 @@ static size_t balanced_block(size_t n, size_t threads) {
     }
     return best ? best : 1;
 }
+/* Busiest thread's panels when n panels go in blocks of b to threads that claim them in turn:
+ * the full blocks spread evenly, the short last one joins a thread that got one fewer. */
+static size_t busiest_share(size_t n, size_t b, size_t threads) {
+    const size_t full = n / b, rem = n % b, q = full / threads;
+    return full % threads ? (q + 1) * b : q * b + rem;
+}
+/* The block size in [bmin, bmax] whose busiest share is smallest (ties: the larger block). 86
+ * panels on 2 threads in blocks of 8 leave one thread 46 of them; blocks of 4 leave it 44. */
+static size_t balanced_upto(size_t n, size_t threads, size_t bmin, size_t bmax) {
+    size_t best = bmax, best_share = busiest_share(n, bmax, threads);
+    for (size_t b = bmax - 1; b >= bmin && b > 0; b--) {
+        const size_t share = busiest_share(n, b, threads);
+        if (share < best_share) { best_share = share; best = b; }
+    }
+    return best;
+}
 static size_t slice_len(size_t K, size_t k0) { return K - k0 < NN_KC ? K - k0 : NN_KC; }
 
 static void job_pack_a(void *arg, size_t begin, size_t end) {
@@ -575,6 +591,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         /* rows-outer tasks span at least a sweep: short row runs per task would undo it */
         if (j.rows_outer && j.bn < j.sweep) j.bn = j.sweep;
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
+        else if (threads > 1) j.bn = balanced_upto(j.npanels, threads, j.rows_outer ? j.sweep : (j.bn + 1) / 2, j.bn);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
          * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it
          * packs A once for all its column blocks */
@@ -586,6 +603,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         j.bn = j.npanels;
         j.bm = div_up(NN_BLOCK_ROWS, mr);
         if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = balanced_block(j.mpanels, threads);
+        else j.bm = balanced_upto(j.mpanels, threads, (j.bm + 1) / 2, j.bm);
     }
     /* operands read in place only need their edge panel packed: cheaper per task than a barrier */
     if (j.a_direct) j.pack_a_in_task = 1;
