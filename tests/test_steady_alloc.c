@@ -4,6 +4,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/alloc.h"
+#include "core/bufcache.h"
 
 static void check_model(const char *path, const char *in_name, const int64_t *shape, size_t rank, const char *out_name,
                         int threads) {
@@ -33,7 +34,34 @@ static void check_model(const char *path, const char *in_name, const int64_t *sh
     cort_session_release(s);
 }
 
+/* The cache hands out the most recently freed block that fits (up to 4x bigger), so a tensor is
+ * written where the caches still hold the lines: with a class-exact choice the first 100 KB
+ * request below would get the block freed first (cold in a model), and the checks fail. */
+static void check_hot_reuse(void) {
+    cort_bufcache *c = NULL;
+    if (!CHECK_OK(cort_bufcache_create(64u << 20, &c))) return;
+    void *a = cort_bufcache_get(c, 100 << 10), *b = cort_bufcache_get(c, 300 << 10), *big = cort_bufcache_get(c, 2u << 20);
+    CHECK(a && b && big);
+    cort_bufcache_put(c, a);
+    cort_bufcache_put(c, b);     /* the most recent that fits a 100 KB request */
+    void *p = cort_bufcache_get(c, 100 << 10);
+    CHECK_MSG(p == b, "100 KB request: got %p, want the 300 KB block freed last %p (first freed: %p)", p, b, a);
+    void *q = cort_bufcache_get(c, 100 << 10);
+    CHECK_MSG(q == a, "second 100 KB request: got %p, want its own class's block %p", q, a);
+    cort_bufcache_put(c, q);
+    cort_bufcache_put(c, big);   /* freed last but 20x too big: not taken */
+    void *r = cort_bufcache_get(c, 100 << 10);
+    CHECK_MSG(r == a, "100 KB request took %p (want %p; the 2 MB block is %p)", r, a, big);
+    void *s = cort_bufcache_get(c, 1u << 20);   /* 2 MB is within 4x of 1 MB */
+    CHECK_MSG(s == big, "1 MB request: got %p, want the 2 MB block %p", s, big);
+    cort_bufcache_put(c, p);
+    cort_bufcache_put(c, r);
+    cort_bufcache_put(c, s);
+    cort_bufcache_release(c);
+}
+
 int main(void) {
+    check_hot_reuse();
     int64_t s24[2] = { 2, 4 }, s864[2] = { 8, 64 };
     check_model("tests/models/relu_add.onnx", "X", s24, 2, "Y", 1);
     check_model("tests/models/mlp.onnx", "X", s864, 2, "P", 1);

@@ -8,10 +8,14 @@
 #define N_BUCKETS 128
 #define HDR 64     /* block header: class and owner; keeps the payload 64-byte aligned */
 
+#define N_SMALL 64     /* classes 0..63: multiples of 64 bytes up to 4 KiB */
+#define HOT_REACH 8    /* a request may take a free block up to this many classes (4x the size) bigger */
+
 typedef struct block {
     struct block *next;
     size_t cls_bytes;         /* capacity of the payload */
     cort_bufcache *owner;
+    unsigned long long freed; /* when it was put back (the cache's put count) */
 } block;
 
 struct cort_bufcache {
@@ -19,6 +23,7 @@ struct cort_bufcache {
     pthread_mutex_t mu;
     block *free_list[N_BUCKETS];
     size_t cached, max_bytes;
+    unsigned long long puts;
 };
 
 _Static_assert(sizeof(block) <= HDR, "block header fits");
@@ -88,9 +93,19 @@ void *cort_bufcache_get(cort_bufcache *c, size_t bytes) {
     size_t cap, cls = class_of(bytes, &cap);
     block *b = NULL;
     if (cls < N_BUCKETS) {
+        /* The most recently freed block that fits, from this class or one up to 4x bigger: it is
+         * still in the caches, while the head of a class last used a whole run ago has to be
+         * fetched (from memory) before it is overwritten. MobileNetV2's first 14x14 depthwise conv
+         * of a stage wrote its output to such a cold block, 0.060 ms against 0.030 for the next,
+         * identical one; taking the hot block: the model 7.90 -> 7.6 ms. */
+        size_t pick = cls;
         pthread_mutex_lock(&c->mu);
-        b = c->free_list[cls];
-        if (b) { c->free_list[cls] = b->next; c->cached -= HDR + b->cls_bytes; }
+        if (cls >= N_SMALL)
+            for (size_t k = cls + 1; k < N_BUCKETS && k <= cls + HOT_REACH; k++)
+                if (c->free_list[k] && (!c->free_list[pick] || c->free_list[k]->freed > c->free_list[pick]->freed))
+                    pick = k;
+        b = c->free_list[pick];
+        if (b) { c->free_list[pick] = b->next; c->cached -= HDR + b->cls_bytes; }
         pthread_mutex_unlock(&c->mu);
     }
     if (!b) {
@@ -110,6 +125,7 @@ void cort_bufcache_put(cort_bufcache *c, void *p) {
     pthread_mutex_lock(&c->mu);
     if (cls < N_BUCKETS && cap == b->cls_bytes && c->cached + HDR + b->cls_bytes <= c->max_bytes) {
         b->next = c->free_list[cls];
+        b->freed = ++c->puts;
         c->free_list[cls] = b;
         c->cached += HDR + b->cls_bytes;
         keep = 1;

@@ -3,7 +3,9 @@
  * Intermediates of a run are allocated as one block (value header + data) and go back to the cache
  * when their last reference is released, so a steady-state run with static shapes reuses the same
  * blocks instead of calling the allocator (large blocks would otherwise be mmapped and page-faulted
- * on every run). Blocks are bucketed by size class (at most 25% slack) and the cache holds at most
+ * on every run). Blocks are bucketed by size class (at most 25% slack); a request takes the most
+ * recently freed block of its class or of one up to 4x bigger (its lines are likely still cached,
+ * a block idle since the previous run is not), and the cache holds at most
  * `max_bytes` of free blocks; beyond that, blocks are freed. The cache is reference counted: every
  * block handed out holds a reference, so an output that outlives its session returns its block to
  * a cache that still exists, and the last block frees the cache. Thread-safe (one mutex; only held
