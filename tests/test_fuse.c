@@ -129,6 +129,18 @@ static void test_models(void) {
         CHECK_MSG(s && count_op(s, "BatchNormalization") == 5, "conv + bn: %zu BatchNormalization at level 0",
                   s ? count_op(s, "BatchNormalization") : 0);
         cort_session_release(s);
+        /* expand + depthwise pairs with a big intermediate: two fused (stride 1 and 2), four near
+         * misses kept; a batch of 2 */
+        check_model(MODEL("fuse_pwdw.onnx"), 0, 0, 0, threads);
+        s = open_at(MODEL("fuse_pwdw.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "PwDwConv") == 2 && count_op(s, "Conv") == 10,
+                  "expand + depthwise: %zu PwDwConv, %zu Conv at level 2", s ? count_op(s, "PwDwConv") : 0,
+                  s ? count_op(s, "Conv") : 0);
+        cort_session_release(s);
+        check_model(MODEL("fuse_pwdw_batch.onnx"), 0, 0, 0, threads);
+        s = open_at(MODEL("fuse_pwdw_batch.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "PwDwConv") == 1, "batch: %zu PwDwConv", s ? count_op(s, "PwDwConv") : 0);
+        cort_session_release(s);
     }
 }
 
@@ -138,6 +150,7 @@ static void test_bad_inputs(void) {
         { MODEL("fuse_bad_ln.onnx"), "input 1 'scale'" },
         { MODEL("fuse_bad_gelu.onnx"), "input 1 'bias'" },
         { MODEL("fuse_bad_mm.onnx"), "input 3 'residual'" },
+        { MODEL("fuse_bad_pwdw.onnx"), "input 0 'X'" },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         cort_session *s = open_at(cases[c].model, 2, 1);
@@ -299,6 +312,7 @@ int main(void) {
     test_oom(MODEL("fuse_dynamic.onnx"));
     test_oom(MODEL("fuse_conv_epilogue.onnx"));
     test_oom(MODEL("fuse_concat.onnx"));
+    test_oom(MODEL("fuse_pwdw_batch.onnx"));
     cort_pool_free(pool);
     return tu_finish();
 }

@@ -983,6 +983,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if ((st = cort_graph_fuse_patterns(g))) goto error;
         if ((st = fuse_residual_adds(g))) goto error;
         fuse_activations(g);
+        if (!opts->n_providers && (st = cort_graph_fuse_pw_dw(g))) goto error;
         if (!opts->n_providers) plan_inplace_concats(g);
     }
     for (size_t p = 0; p < opts->n_providers; p++)

@@ -58,6 +58,9 @@ cort_status *cort_graph_fold_batchnorms(cort_graph *g);
 /* Level-2 pattern fusions (src/graph/fuse.c), run after inference and constant folding, before
  * activation fusion: may rewrite nodes in place (new op, state, slots) and mark others skipped. */
 cort_status *cort_graph_fuse_patterns(cort_graph *g);
+/* Expand (1x1) + depthwise conv pairs with a big intermediate -> cort.PwDwConv (after the
+ * activation fusion; CPU-only graphs). */
+cort_status *cort_graph_fuse_pw_dw(cort_graph *g);
 
 /* Per-run executor state. */
 struct cort_exec {

@@ -267,3 +267,40 @@ b = B()
 s = b.const((rng.standard_normal((1, 16, 1, 1)) + 1.5).astype(np.float32), "s")
 b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", [b.op("Neg", ["x"])]), s])], opset=14,
        in_shape=(1, 16, 128, 128))
+
+# Expand (1x1) + depthwise conv pairs with an intermediate of 6 MB or more -> cort.PwDwConv
+# (src/graph/fuse.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
+# and without biases and activations; near misses keep both convs (a 5x5 depthwise, a HardSwish on
+# the depthwise, an expanded tensor read twice, a small one)
+def pw(b, x, cin, cout, bias=True):
+    w = b.const((rng.standard_normal((cout, cin, 1, 1)) * 0.3).astype(np.float32), "wp")
+    ins = [x, w] + ([b.const((rng.standard_normal(cout) * 0.1).astype(np.float32), "bp")] if bias else [])
+    return b.op("Conv", ins, kernel_shape=[1, 1])
+def dwc(b, x, c, k, stride, pads, bias=True):
+    w = b.const((rng.standard_normal((c, 1, k, k)) * 0.3).astype(np.float32), "wd")
+    ins = [x, w] + ([b.const((rng.standard_normal(c) * 0.1).astype(np.float32), "bd")] if bias else [])
+    return b.op("Conv", ins, kernel_shape=[k, k], strides=[stride, stride], pads=pads, group=c)
+b = B()
+zero, six = b.const(np.float32(0.0), "lo"), b.const(np.float32(6.0), "hi")
+a1 = b.op("LeakyRelu", [dwc(b, b.op("Relu", [pw(b, "x", 4, 100, bias=False)]), 100, 3, 1, [1, 1, 1, 1])], alpha=0.1)
+p1 = pw(b, a1, 100, 6)                                                    # fused above: 100 x 70 x 230
+a2 = dwc(b, b.op("Clip", [pw(b, p1, 6, 100), zero, six]), 100, 3, 2, [0, 1, 1, 0], bias=False)   # fused, stride 2
+n1 = dwc(b, b.op("Relu", [pw(b, p1, 6, 96)]), 96, 5, 2, [2, 2, 2, 2])    # 5x5: kept
+e2 = pw(b, p1, 6, 96)
+n2 = b.op("HardSwish", [dwc(b, e2, 96, 3, 2, [1, 1, 1, 1])])             # HardSwish on the depthwise: kept
+n3 = dwc(b, pw(b, p1, 6, 60), 60, 3, 2, [1, 1, 1, 1])                    # 60 x 70 x 230 (3.9 MB): kept
+t4 = pw(b, p1, 6, 96)
+n4 = b.op("Add", [dwc(b, t4, 96, 3, 2, [0, 1, 1, 0]), dwc(b, t4, 96, 3, 2, [0, 1, 1, 0])])   # read twice: kept
+y = b.op("Concat", [a2, n1, n2, n4], axis=1)
+b.save("fuse_pwdw.onnx", [y, n3], opset=14, in_shape=(1, 4, 70, 230), out_shapes=[[1, 388, 35, 115], [1, 60, 35, 115]])
+
+# a batch of 2, stride 2, band boundaries inside the image (120 output rows)
+b = B()
+six = b.const(np.float32(6.0), "hi")
+y = dwc(b, b.op("Clip", [pw(b, "x", 3, 32), b.const(np.float32(-1.0), "lo"), six]), 32, 3, 2, [1, 1, 1, 1])
+b.save("fuse_pwdw_batch.onnx", [b.op("Relu", [y])], opset=14, in_shape=(2, 3, 240, 130), out_shapes=[[2, 32, 120, 65]])
+
+bad("fuse_bad_pwdw.onnx", helper.make_node("PwDwConv", ["x", "wp", "", "wd"], ["y"], name="bad_pwdw", domain="cort",
+                                           kernel_shape=[3, 3], group=4),
+    [numpy_helper.from_array(np.ones((4, 8, 1, 1), np.float32), "wp"),
+     numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "wd")])

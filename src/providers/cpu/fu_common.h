@@ -22,6 +22,7 @@ void fu_layernorm_rows(const float *x, const float *skip, const float *pre_bias,
 extern const cort_op_def fu_op_gelu;          /* cort.Gelu(X, bias?) */
 extern const cort_op_def fu_op_layernorm;     /* cort.LayerNorm(X, scale?, bias?, skip?, skip_bias?) epsilon */
 extern const cort_op_def fu_op_fused_matmul;  /* cort.FusedMatMul(A, B, bias?, residual?) alpha, activation */
+extern const cort_op_def fu_op_pwdw_conv;     /* cort.PwDwConv(X, Wp, Bp?, Wd, Bd?): 1x1 conv, then depthwise */
 
 enum { FU_ACT_NONE = 0, FU_ACT_GELU = 1 };
 #endif

@@ -265,3 +265,23 @@ void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const 
     size_t planes = s->N * s->M;
     cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
 }
+
+void nn_conv_depthwise_planes_f32(const nn_geom *g, size_t c0, size_t c1, const float *x, size_t x_ps, const float *w,
+                                  const float *bias, const nn_act *act, float *y, size_t y_ps) {
+    const size_t ks = (size_t)nn_geom_k_size(g);
+    for (size_t c = c0; c < c1; c++) {
+        const float *xp = x + c * x_ps, *wp = w + c * ks;
+        const float bv = bias ? bias[c] : 0.0f;
+        float *yp = y + c * y_ps;
+#ifdef NN_HAVE_X86_UKERNELS
+        if (__builtin_cpu_supports("avx512f")) {
+            if (dw_is_kxk(g)) { depthwise_kxk(g, xp, wp, bv, act, yp, 0); continue; }
+            if (depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx512)) continue;
+        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                   depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx2)) {
+            continue;
+        }
+#endif
+        depthwise_plane(g, xp, wp, bv, act, yp);
+    }
+}

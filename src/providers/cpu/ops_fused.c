@@ -6,5 +6,6 @@ const cort_op_def *const cort_ops_fused[] = {
     &fu_op_gelu,
     &fu_op_layernorm,
     &fu_op_fused_matmul,
+    &fu_op_pwdw_conv,
     NULL
 };
