@@ -222,6 +222,7 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     size_t r0 = ip * mr, rows = j->M - r0 < mr ? j->M - r0 : mr;
     nn_ukr_args u;
     u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.b_prefetch_ld = 0; u.c_add = NULL; u.panels = np;
+    u.perm = NULL; u.kept = 0;
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel, from every
      * row panel's tile (a miss queue full of the first tile's prefetches drops some; the later
      * tiles ask again: ocr_rec's 40 x 120 x 6625 classifier 0.75 -> 0.69 ms in the model) */

@@ -37,6 +37,11 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
     do {                                                                               \
         if (R > i && (size_t)(i) < rows) {                                             \
             float *ci = c + (size_t)(i) * ldc;                                         \
+            if (W > 1 && args->perm) {                                                 \
+                const __m512 p0 = _mm512_permutex2var_ps(c##i##0, pidx0, c##i##1);    \
+                c##i##1 = _mm512_permutex2var_ps(c##i##0, pidx1, c##i##1);             \
+                c##i##0 = p0;                                                          \
+            }                                                                          \
             if (args->accumulate) {                                                    \
                 c##i##0 = _mm512_add_ps(c##i##0, _mm512_maskz_loadu_ps(m0, ci));       \
                 if (W > 1) c##i##1 = _mm512_add_ps(c##i##1, _mm512_maskz_loadu_ps(m1, ci + 16)); \
@@ -110,6 +115,11 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
     }
     const int act = args->act;
     const float *cadd = args->c_add;
+    __m512i pidx0 = _mm512_setzero_si512(), pidx1 = pidx0;
+    if (W > 1 && args->perm) {
+        pidx0 = _mm512_loadu_si512(args->perm);
+        pidx1 = _mm512_loadu_si512(args->perm + 16);
+    }
     const __m512 vlo = _mm512_set1_ps(args->act_lo), vhi = _mm512_set1_ps(args->act_hi);
     NN_STORE(0); NN_STORE(1); NN_STORE(2); NN_STORE(3); NN_STORE(4); NN_STORE(5);
     NN_STORE(6); NN_STORE(7); NN_STORE(8); NN_STORE(9); NN_STORE(10); NN_STORE(11);
@@ -157,9 +167,11 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
         }
         return;
     }
-    const size_t rows = args->rows ? args->rows : 12, cols = args->cols ? args->cols : 32;
+    const size_t rows = args->rows ? args->rows : 12;
+    /* a permuted tile stores `kept` columns */
+    const size_t cols = args->perm ? args->kept : args->cols ? args->cols : 32;
     const int xact = args->act >= NN_ACT_KIND_SIGMOID && args->act <= NN_ACT_KIND_SILU;
-    if (rows == 12 && cols == 32 && !xact) {
+    if (rows == 12 && cols == 32 && !xact && !args->perm) {
         ukr_body(args, 12, 2, 0, 12, 0xffff, 0xffff);
         return;
     }
@@ -171,7 +183,7 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
         { { ukr_4x1, ukr_8x1, ukr_12x1 }, { ukr_4x2, ukr_8x2, ukr_12x2 } },
         { { ukr_x_4x1, ukr_x_8x1, ukr_x_12x1 }, { ukr_x_4x2, ukr_x_8x2, ukr_x_12x2 } },
     };
-    edge[xact][cols > 16][rows <= 4 ? 0 : rows <= 8 ? 1 : 2](args, rows, m0, m1);
+    edge[xact][cols > 16 || args->perm][rows <= 4 ? 0 : rows <= 8 ? 1 : 2](args, rows, m0, m1);
 }
 #endif
 

@@ -8,6 +8,7 @@
 #ifndef CORT_CPU_SIMD_GEMM_UKERNELS_H
 #define CORT_CPU_SIMD_GEMM_UKERNELS_H
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct nn_ukr_args {
     size_t       kc;
@@ -31,6 +32,11 @@ typedef struct nn_ukr_args {
     size_t       panels;      /* the AVX-512 kernel: this many adjacent full tiles (0 = 1): b, c, c_add,
                                * col_bias and b_prefetch advance by NR floats per tile, and each next
                                * tile's C rows are prefetched for writing */
+    const int32_t *perm;      /* the AVX-512 kernel, a 32-column tile: if set, C row i is written (and
+                               * read for accumulate / c_add) as `kept` contiguous floats, column p of
+                               * them being the tile's column perm[p] (a conv tile straddling output
+                               * rows, its junk columns dropped); perm holds 32 entries */
+    size_t       kept;
 } nn_ukr_args;
 
 typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
