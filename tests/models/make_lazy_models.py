@@ -22,7 +22,7 @@ def w(*shape, scale=0.1):
 inits = {
     # packed only (never copied)
     "W1": w(128, 64, 3, 3), "B1": w(128), "W2": w(128, 128, 1, 1), "W3": w(128, 64, 3, 3),
-    "Wm": w(128, 256), "bm": w(256), "Wg": w(64, 256),
+    "Wm": w(128, 300), "bm": w(300), "Wg": w(64, 300),   # Gemm's K = 300: two K slices when packed
     # copied: read by an Add too / a graph output / folded with another constant / depthwise weights
     "Ws": w(128, 128), "Wo": w(128, 128), "Wa": w(4, 128), "Wb": w(128, 128), "Wd": w(2048, 1, 3, 3),
     "bn_s": (1 + w(128)).astype(np.float32), "bn_b": w(128), "bn_m": w(128), "bn_v": (1 + np.abs(w(128))).astype(np.float32),
