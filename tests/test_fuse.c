@@ -3,6 +3,7 @@
  * patterns must fire (or, for the near misses, not fire), and the row primitives of every ISA
  * level must agree with plain double-precision loops. Run from the repository root. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -46,6 +47,14 @@ static size_t count_op(const cort_session *s, const char *op) {
         if (cort_session_node_info(s, i, &name, &type, &prov)) continue;
         if (!strcmp(type, op) && strcmp(prov, "folded")) c++;
     }
+    return c;
+}
+
+/* How many `op` nodes a session of path at level / threads runs; SIZE_MAX if it cannot be opened. */
+static size_t count_at(const char *path, int level, int threads, const char *op) {
+    cort_session *s = open_at(path, level, threads);
+    const size_t c = s ? count_op(s, op) : SIZE_MAX;
+    cort_session_release(s);
     return c;
 }
 
@@ -125,22 +134,17 @@ static void test_models(void) {
                   "conv + bn: %zu BatchNormalization, %zu Relu at level 2", s ? count_op(s, "BatchNormalization") : 0,
                   s ? count_op(s, "Relu") : 0);
         cort_session_release(s);
-        s = open_at(MODEL("fuse_conv_bn.onnx"), 0, threads);
-        CHECK_MSG(s && count_op(s, "BatchNormalization") == 5, "conv + bn: %zu BatchNormalization at level 0",
-                  s ? count_op(s, "BatchNormalization") : 0);
-        cort_session_release(s);
+        size_t c = count_at(MODEL("fuse_conv_bn.onnx"), 0, threads, "BatchNormalization");
+        CHECK_MSG(c == 5, "conv + bn: %zu BatchNormalization at level 0", c);
         /* expand + depthwise pairs with a big intermediate: two fused (stride 1 and 2), four near
          * misses kept; a batch of 2 */
         check_model(MODEL("fuse_pwdw.onnx"), 0, 0, 0, threads);
-        s = open_at(MODEL("fuse_pwdw.onnx"), 2, threads);
-        CHECK_MSG(s && count_op(s, "PwDwConv") == 2 && count_op(s, "Conv") == 10,
-                  "expand + depthwise: %zu PwDwConv, %zu Conv at level 2", s ? count_op(s, "PwDwConv") : 0,
-                  s ? count_op(s, "Conv") : 0);
-        cort_session_release(s);
+        c = count_at(MODEL("fuse_pwdw.onnx"), 2, threads, "PwDwConv");
+        const size_t convs = count_at(MODEL("fuse_pwdw.onnx"), 2, threads, "Conv");
+        CHECK_MSG(c == 2 && convs == 10, "expand + depthwise: %zu PwDwConv, %zu Conv at level 2", c, convs);
         check_model(MODEL("fuse_pwdw_batch.onnx"), 0, 0, 0, threads);
-        s = open_at(MODEL("fuse_pwdw_batch.onnx"), 2, threads);
-        CHECK_MSG(s && count_op(s, "PwDwConv") == 1, "batch: %zu PwDwConv", s ? count_op(s, "PwDwConv") : 0);
-        cort_session_release(s);
+        c = count_at(MODEL("fuse_pwdw_batch.onnx"), 2, threads, "PwDwConv");
+        CHECK_MSG(c == 1, "batch: %zu PwDwConv", c);
     }
 }
 

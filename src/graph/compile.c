@@ -428,7 +428,7 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
     for (size_t s = 0; s < g->n_slots; s++) {
         cort_value *v = g->consts[s];
         if (!v || !v->lazy_src) continue;
-        int keep = !g->parent && !cort_graph_is_output(g->ir, g->slot_names[s]);
+        int keep = !g->parent && !cort_graph_is_output(g->ir, g->slot_names[s]), conv = 0;
         for (size_t i = 0; i < g->n_nodes && keep; i++) {
             const cort_node *n = &g->nodes[i];
             if (g->skip[i]) continue;
@@ -438,12 +438,13 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
                 if (final) keep = k < 32 && ((n->const_packed >> k) & 1);
                 else keep = k == 1 && !n->domain[0] &&
                             (!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"));
+                conv |= keep && !strcmp(n->op_type, "Conv");
             }
         }
         if (!keep) CORT_TRY(cort_value_materialize(v));
-        else if (v->bytes > biggest) biggest = v->bytes;
+        else if (conv && v->bytes > biggest) biggest = v->bytes;   /* MatMul/Gemm pack from the bytes */
     }
-    /* one buffer for the biggest: regrowing it would fault it in again */
+    /* one buffer for the biggest a Conv copies through: regrowing it would fault it in again */
     if (!final && biggest) CORT_TRY(wscratch_reserve(g, biggest));
     if (final) {
         cort_free(g->wscratch);

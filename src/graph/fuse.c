@@ -561,7 +561,7 @@ static int conv_static(const cort_graph *g, const cort_node *n) {
 }
 
 /* Conv 1x1 (X -> T, stride 1, no pads, one group) whose only reader is a depthwise Conv (T -> Y,
- * one output channel per channel, 3x3 or 5x5 at stride 1 or 2), T at least PWDW_MIN_BYTES ->
+ * one output channel per channel, 3x3 at stride 1 or 2), T at least PWDW_MIN_BYTES ->
  * cort.PwDwConv(X, Wp, Bp, Wd, Bd) carrying both activations: T never exists (fu_pwdw.c). Runs
  * after the activation fusion (the convs carry theirs) and only without other providers. */
 cort_status *cort_graph_fuse_pw_dw(cort_graph *g) {
@@ -587,16 +587,16 @@ cort_status *cort_graph_fuse_pw_dw(cort_graph *g) {
         const size_t nk = cort_attr_ints(d, "kernel_shape", &ks), ns = cort_attr_ints(d, "strides", &ss);
         const int64_t k = wd->dims[2], stride = ns == 2 ? ss[0] : 1;
         if (cort_attr_int(d, "group", 1) != E || wd->dims[0] != E || wd->dims[1] != 1 || wd->dims[3] != k ||
-            (k != 3 && k != 5) || (nk && (nk != 2 || ks[0] != k || ks[1] != k)) || (ns && (ns != 2 || ss[1] != ss[0])) ||
+            k != 3 || (nk && (nk != 2 || ks[0] != k || ks[1] != k)) || (ns && (ns != 2 || ss[1] != ss[0])) ||
             (stride != 1 && stride != 2))
             continue;
         if ((size_t)(ti->dims[0] * E * ti->dims[2] * ti->dims[3]) < PWDW_MIN_BYTES / sizeof(float)) continue;
         /* where the depthwise conv alone runs the per-plane 3x3 kernel (wide rows, an activation it
          * applies on its registers): the fused op runs that kernel band by band. The others take the
-         * channel-blocked kernel, which the fused op does not (measured slower fused: an OCR
+         * channel-blocked kernel (5x5 too), which the fused op does not (measured slower fused: an OCR
          * detector's 5x5 and HardSwish blocks, 1.26 -> 1.81 ms and 1.55 -> 1.69 ms) */
         const int64_t ow = g->slot_info[d->out_slot[0]].dims[3];
-        if (k != 3 || (d->act && d->act != CORT_ACT_RELU && d->act != CORT_ACT_CLIP && d->act != CORT_ACT_LEAKY_RELU) ||
+        if ((d->act && d->act != CORT_ACT_RELU && d->act != CORT_ACT_CLIP && d->act != CORT_ACT_LEAKY_RELU) ||
             ow < (stride == 1 ? PWDW_MIN_OW : PWDW_MIN_OW / 2))
             continue;
         /* the depthwise conv's attributes, then the expand conv's activation */
@@ -609,9 +609,9 @@ cort_status *cort_graph_fuse_pw_dw(cort_graph *g) {
         at[na + 2] = attr_f("pw_beta", p->act_beta);
         const int32_t in[5] = { p->in_slot[0], p->in_slot[1], p->n_inputs == 3 ? p->in_slot[2] : -1, d->in_slot[1],
                                 d->n_inputs == 3 ? d->in_slot[2] : -1 };
+        /* rewrite_as clears the node's activation: the depthwise conv's stays the fused op's */
         const int act = d->act;
         const float alpha = d->act_alpha, beta = d->act_beta;
-        d->act = 0;
         if ((st = rewrite_as(g, d, "cort", "PwDwConv", 1, in, 5, at, na + 3, NULL))) break;
         d->act = act;
         d->act_alpha = alpha;

@@ -37,7 +37,7 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
     do {                                                                               \
         if (R > i && (size_t)(i) < rows) {                                             \
             float *ci = c + (size_t)(i) * ldc;                                         \
-            if (W > 1 && args->perm) {                                                 \
+            if (permute) {                                                             \
                 const __m512 p0 = _mm512_permutex2var_ps(c##i##0, pidx0, c##i##1);    \
                 c##i##1 = _mm512_permutex2var_ps(c##i##0, pidx1, c##i##1);             \
                 c##i##0 = p0;                                                          \
@@ -116,7 +116,8 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
     const int act = args->act;
     const float *cadd = args->c_add;
     __m512i pidx0 = _mm512_setzero_si512(), pidx1 = pidx0;
-    if (W > 1 && args->perm) {
+    const int permute = W > 1 && args->perm;
+    if (permute) {
         pidx0 = _mm512_loadu_si512(args->perm);
         pidx1 = _mm512_loadu_si512(args->perm + 16);
     }
