@@ -423,8 +423,15 @@ void cort_node_const_input_packed(const cort_node *node, size_t i) {
  * pack, and it is no graph output and g no subgraph (outer-scope readers are implicit inputs, never
  * kernels that pack). At the end (final = 1): only if every executed reader packed it. The rest are
  * copied into memory of their own now. */
+static void wscratch_drop(cort_graph *g) {
+    cort_free(g->wscratch);
+    g->wscratch = NULL;
+    g->wscratch_bytes = 0;
+}
+
 static cort_status *settle_lazy_consts(cort_graph *g, int final) {
     size_t biggest = 0;
+    g->wscratch_last = 0;
     for (size_t s = 0; s < g->n_slots; s++) {
         cort_value *v = g->consts[s];
         if (!v || !v->lazy_src) continue;
@@ -438,7 +445,10 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
                 if (final) keep = k < 32 && ((n->const_packed >> k) & 1);
                 else keep = k == 1 && !n->domain[0] &&
                             (!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"));
-                conv |= keep && !strcmp(n->op_type, "Conv");
+                if (keep && !strcmp(n->op_type, "Conv")) {
+                    conv = 1;
+                    if (i + 1 > g->wscratch_last) g->wscratch_last = i + 1;
+                }
             }
         }
         if (!keep) CORT_TRY(cort_value_materialize(v));
@@ -446,11 +456,7 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
     }
     /* one buffer for the biggest a Conv copies through: regrowing it would fault it in again */
     if (!final && biggest) CORT_TRY(wscratch_reserve(g, biggest));
-    if (final) {
-        cort_free(g->wscratch);
-        g->wscratch = NULL;
-        g->wscratch_bytes = 0;
-    }
+    if (final) wscratch_drop(g);
     return NULL;
 }
 
@@ -976,8 +982,13 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     if (opts->optimization_level >= 2 && (st = cort_graph_fold_batchnorms(g))) goto error;
 
     /* 5. inference, kernel resolution, constant folding — in execution order */
-    for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t i = 0; i < g->n_nodes; i++) {
         if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
+        /* the last Conv that packs from the scratch has: it would otherwise stay resident while
+         * the remaining (MatMul/Gemm) weights are packed, on top of them (ResNet-50: 9 MB of
+         * 163 MB at the peak of creation) */
+        if (i + 1 == g->wscratch_last) wscratch_drop(g);
+    }
 
     /* 5b. fusions */
     if (opts->optimization_level >= 2) {

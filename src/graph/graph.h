@@ -38,8 +38,10 @@ typedef struct cort_graph {
     uint8_t *skip;                    /* per node: folded into constants, not executed */
     int32_t **release;                /* per node: slots to release after it (-1 terminated) */
     /* While compiling: where cort_node_const_data copies a lazy constant for a kernel to pack from
-     * (one buffer reused node after node, freed at the end of compile) */
+     * (one buffer reused node after node, freed after the last Conv known to need it, else at the
+     * end of compile) */
     void *wscratch; size_t wscratch_bytes;
+    size_t wscratch_last;             /* index of that Conv + 1; 0: none */
 } cort_graph;
 
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
