@@ -227,7 +227,7 @@ static void test_conv(cort_pool *pool) {
                         CHECK_OK(nn_conv_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, NULL, y));
                         nn_conv_f32_ref(&s, x, w, b, r);
                     } else {
-                        CHECK_OK(nn_convtranspose_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, NULL, y));
+                        CHECK_OK(nn_convtranspose_f32(ki ? NULL : pool, kernels[ki], &s, x, w, b, NULL, y, NULL));
                         nn_convtranspose_f32_ref(&s, x, w, b, r);
                     }
                     double err = max_rel_err(y, r, yn);

@@ -69,5 +69,9 @@ int main(void) {
     int64_t digits[4] = { 4, 1, 8, 8 };
     check_model("demo/digits_cnn.onnx", "image", digits, 4, "logits", 1);
     check_model("demo/digits_cnn.onnx", "image", digits, 4, "logits", 2);
+    /* ConvTranspose's column matrix and the Resize axis tables (built once per shape) */
+    int64_t head[4] = { 1, 8, 10, 10 };
+    check_model("tests/models/upsample_head.onnx", "X", head, 4, "Y", 1);
+    check_model("tests/models/upsample_head.onnx", "X", head, 4, "Y", 2);
     return tu_finish();
 }

@@ -88,4 +88,34 @@ g = helper.make_graph(
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("custom", 1)], functions=[f])
 m.ir_version = 8
 save(m, "local_function.onnx")
+
+# upsample_head: a detector head's upsampling path, static shapes: ConvTranspose (2x2 stride 2),
+# nearest Resize by scales (2x), linear Resize by sizes (to 44x44) -- kernels that need per-run
+# scratch or per-axis tables (test_steady_alloc)
+wt = numpy_helper.from_array(rng.standard_normal((8, 6, 2, 2)).astype(np.float32) * 0.2, "Wt")
+bt = numpy_helper.from_array(rng.standard_normal(6).astype(np.float32) * 0.1, "Bt")
+sc = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+sz = numpy_helper.from_array(np.array([1, 6, 44, 44], np.int64), "sizes")
+g = helper.make_graph(
+    [helper.make_node("ConvTranspose", ["X", "Wt", "Bt"], ["u"], kernel_shape=[2, 2], strides=[2, 2], name="up"),
+     helper.make_node("Resize", ["u", "", "scales"], ["n"], mode="nearest", name="nearest2x",
+                      coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+     helper.make_node("Resize", ["n", "", "", "sizes"], ["Y"], mode="linear", name="linear44")],
+    "upsample_head", [helper.make_tensor_value_info("X", T.FLOAT, [1, 8, 10, 10])],
+    [helper.make_tensor_value_info("Y", T.FLOAT, [1, 6, 44, 44])], [wt, bt, sc, sz])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="cort-tests")
+m.ir_version = 8
+save(m, "upsample_head.onnx")
+
+# resize_dynamic: Resize linear 2x then nearest 3x of X [1, 3, H, W] (symbolic H, W)
+s2 = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s2")
+s3 = numpy_helper.from_array(np.array([1, 1, 3, 3], np.float32), "s3")
+g = helper.make_graph(
+    [helper.make_node("Resize", ["X", "", "s2"], ["l"], mode="linear", name="linear2x"),
+     helper.make_node("Resize", ["l", "", "s3"], ["Y"], mode="nearest", name="nearest3x")],
+    "resize_dynamic", [helper.make_tensor_value_info("X", T.FLOAT, [1, 3, "H", "W"])],
+    [helper.make_tensor_value_info("Y", T.FLOAT, [1, 3, "OH", "OW"])], [s2, s3])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="cort-tests")
+m.ir_version = 8
+save(m, "resize_dynamic.onnx")
 print("ok")

@@ -44,9 +44,11 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
                                   cort_kernel_ctx *ctx);
 void nn_conv_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 
-/* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. */
+/* ConvTranspose: x[N,C,in], w[C,M/group,k], bias[M] or NULL -> y[N,M,out]. ctx (may be NULL)
+ * provides the scratch. */
 cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
-                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y);
+                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y,
+                                  cort_kernel_ctx *ctx);
 void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
 /* Small output planes computed transposed (nn_conv_small.c): whether that beats the usual
  * orientation for kernel k, W^T packed once (out->rows = M), and the conv (one group, 2-D). */

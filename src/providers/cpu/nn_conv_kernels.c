@@ -221,27 +221,31 @@ static void col2im_run(void *arg, size_t begin, size_t end) {
 }
 
 cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s,
-                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y) {
+                                  const float *x, const float *w, const float *bias, const nn_act *act, float *y,
+                                  cort_kernel_ctx *ctx) {
     const nn_geom *g = &s->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
     const size_t ks = (size_t)nn_geom_k_size(g);
     const size_t Cg = s->C / s->group, Mg = s->M / s->group;
     if (s->N == 0 || s->M == 0 || out_size == 0) return NULL;
     if (Mg * ks > SIZE_MAX / sizeof(float) / (in_size ? in_size : 1)) return cort_error_oom();
-    float *col = cort_malloc(Mg * ks * (in_size ? in_size : 1) * sizeof(float));
+    /* the column matrix and the gemm's packing buffers come from the session's recycled scratch:
+     * a steady-state run does not call the allocator */
+    float *col = cort_kernel_scratch(ctx, Mg * ks * (in_size ? in_size : 1) * sizeof(float));
     if (!col) return cort_error_oom();
     cort_status *st = NULL;
+    const nn_gemm_opts o = { .ctx = ctx };
     for (size_t n = 0; n < s->N && !st; n++)
         for (size_t gi = 0; gi < s->group; gi++) {
             const float *xg = x + (n * s->C + gi * Cg) * in_size;
             nn_gemm_b b = nn_gemm_b_matrix(xg, in_size, 0);
-            st = nn_sgemm(pool, kernel, Mg * ks, in_size, Cg, 1.0f, w + gi * Cg * Mg * ks, Mg * ks, 1, &b, 0.0f, col,
-                          in_size);
+            st = nn_sgemm_opt(pool, kernel, Mg * ks, in_size, Cg, 1.0f, w + gi * Cg * Mg * ks, Mg * ks, 1, &b, 0.0f,
+                              col, in_size, &o);
             if (st) break;
             col2im_job j = { s, col, bias ? bias + gi * Mg : NULL, act, y + (n * s->M + gi * Mg) * out_size };
             cort_parallel_for(pool, Mg, 1, col2im_run, &j);
         }
-    cort_free(col);
+    cort_kernel_scratch_free(ctx, col);
     return st;
 }
 

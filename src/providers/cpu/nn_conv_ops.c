@@ -387,7 +387,7 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
         } else if (small) {
             st = nn_conv_small_f32(ctx->pool, &cs, fx.p, fw.p, wt, b ? fb.p : NULL, sum, &act, fy.p, ctx);
         } else if (transpose) {
-            st = nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p);
+            st = nn_convtranspose_f32(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, &act, fy.p, ctx);
         } else {
             st = nn_conv_f32_sum(ctx->pool, NULL, &cs, fx.p, fw.p, b ? fb.p : NULL, sum, &act, fy.p,
                                  conv_packed_for(ctx->state, w), ctx);

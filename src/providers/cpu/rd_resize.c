@@ -8,6 +8,7 @@
  * axes (N and C of an NCHW resize). Nearest is a pure N-D gather of element bytes (any type).
  * tf_crop_and_resize points outside the ROI on any axis take extrapolation_value. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "rd_resize.h"
 #include "rd_ops.h"
@@ -331,14 +332,11 @@ static void reference_f32(const rd_resize_params *p, const rs_axis *ax, const fl
     }
 }
 
-cort_status *rd_resize_f32(const rd_resize_params *p, const float *x, float *y, cort_pool *pool, int fast) {
-    rs_axis ax[CORT_MAX_RANK];
-    CORT_TRY(build_axes(p, ax));
-    cort_status *st = NULL;
-    if (!fast) {
-        reference_f32(p, ax, x, y);
-        apply_extrapolation(p, ax, y, 0);
-    } else if (p->mode == RS_NEAREST) {
+/* The fast path over built axes. work: 2 * work_cap(p) floats for linear and cubic (unused for
+ * nearest). */
+static void resize_f32_axes(const rd_resize_params *p, const rs_axis *ax, const float *x, float *y, float *work,
+                            cort_pool *pool) {
+    if (p->mode == RS_NEAREST) {
         float ev = (float)p->extrapolation;
         gather_job j = { p, ax, (const uint8_t *)x, (uint8_t *)y, 4, {0}, &ev, 1, 0 };
         const rs_axis *la = &ax[p->rank - 1];
@@ -351,17 +349,51 @@ cort_status *rd_resize_f32(const rd_resize_params *p, const float *x, float *y, 
         size_t rows = rd_prod(p->out, 0, p->rank - 1);
         cort_parallel_for(pool, rows, 4096 / ((size_t)p->out[p->rank - 1] + 1) + 1, gather_rows, &j);
     } else {
-        size_t cap = work_cap(p);
-        float *work = cort_malloc(2 * cap * sizeof *work);
-        if (!work) st = cort_error_oom();
-        else {
-            run_passes(p, ax, x, y, work, cap, sizeof(float), 0, pool);
-            apply_extrapolation(p, ax, y, 0);
-            cort_free(work);
-        }
+        run_passes(p, ax, x, y, work, work_cap(p), sizeof(float), 0, pool);
+        apply_extrapolation(p, ax, y, 0);
+    }
+}
+
+cort_status *rd_resize_f32(const rd_resize_params *p, const float *x, float *y, cort_pool *pool, int fast) {
+    rs_axis ax[CORT_MAX_RANK];
+    CORT_TRY(build_axes(p, ax));
+    cort_status *st = NULL;
+    if (!fast) {
+        reference_f32(p, ax, x, y);
+        apply_extrapolation(p, ax, y, 0);
+    } else {
+        float *work = p->mode == RS_NEAREST ? NULL : cort_malloc(2 * work_cap(p) * sizeof *work);
+        if (p->mode != RS_NEAREST && !work) st = cort_error_oom();
+        else resize_f32_axes(p, ax, x, y, work, pool);
+        cort_free(work);
     }
     for (size_t d = 0; d < p->rank; d++) axis_free(&ax[d]);
     return st;
+}
+
+/* The axes of one set of params, built once: a node whose shapes and scales do not change between
+ * runs (every static-shape model) reuses them, so its runs neither allocate nor recompute them. */
+typedef struct rs_plan {
+    rd_resize_params p;
+    rs_axis ax[CORT_MAX_RANK];
+} rs_plan;
+
+static void plan_free(rs_plan *pl) {
+    if (!pl) return;
+    for (size_t d = 0; d < pl->p.rank; d++) axis_free(&pl->ax[d]);
+    cort_free(pl);
+}
+
+static int params_equal(const rd_resize_params *a, const rd_resize_params *b) {
+    if (a->mode != b->mode || a->ctm != b->ctm || a->nearest_mode != b->nearest_mode ||
+        a->exclude_outside != b->exclude_outside || a->antialias != b->antialias || a->cubic_a != b->cubic_a ||
+        memcmp(&a->extrapolation, &b->extrapolation, sizeof a->extrapolation) || a->rank != b->rank)
+        return 0;
+    for (size_t d = 0; d < a->rank; d++)
+        if (a->in[d] != b->in[d] || a->out[d] != b->out[d] || memcmp(&a->scale[d], &b->scale[d], sizeof(double)) ||
+            memcmp(&a->roi0[d], &b->roi0[d], sizeof(double)) || memcmp(&a->roi1[d], &b->roi1[d], sizeof(double)))
+            return 0;
+    return 1;
 }
 
 /* ---------------- operator glue ---------------- */
@@ -372,7 +404,38 @@ typedef struct rs_state {
     size_t n_axes;
     int64_t axes[CORT_MAX_RANK];
     int is_upsample;
+    /* the first run's plan, published once and read by every later run (concurrent ones
+     * included); never replaced: runs with other params build and free their own */
+    _Atomic(rs_plan *) plan;
 } rs_state;
+
+/* The axes for p: the published plan when p matches it, else a new one, published if none is yet
+ * (*own = NULL) or handed to the caller to free (*own). */
+static cort_status *plan_get(rs_state *s, const rd_resize_params *p, const rs_plan **out, rs_plan **own) {
+    *own = NULL;
+    rs_plan *pl = atomic_load_explicit(&s->plan, memory_order_acquire);
+    if (pl && params_equal(&pl->p, p)) { *out = pl; return NULL; }
+    rs_plan *mine = cort_calloc(1, sizeof *mine);
+    if (!mine) return cort_error_oom();
+    mine->p = *p;
+    cort_status *st = build_axes(p, mine->ax);
+    if (st) { cort_free(mine); return st; }
+    rs_plan *none = NULL;
+    if (!pl && atomic_compare_exchange_strong_explicit(&s->plan, &none, mine, memory_order_acq_rel,
+                                                       memory_order_acquire)) {
+        *out = mine;
+        return NULL;
+    }
+    *out = *own = mine;
+    return NULL;
+}
+
+static void rs_free(void *state) {
+    rs_state *s = state;
+    if (!s) return;
+    plan_free(atomic_load_explicit(&s->plan, memory_order_acquire));
+    cort_free(s);
+}
 
 static int lookup(const char *s, const char *const *names, int n) {
     for (int i = 0; i < n; i++) if (!strcmp(s, names[i])) return i;
@@ -389,6 +452,7 @@ static cort_status *rs_init(const cort_node *node, void **state) {
     rs_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
     s->is_upsample = up;
+    atomic_init(&s->plan, NULL);
     const char *m = cort_attr_str(node, "mode", "nearest");
     /* opset 10 Resize and Upsample spell linear "linear" but some exporters write "bilinear" */
     s->mode = lookup(m, modes, 3);
@@ -577,10 +641,22 @@ static cort_status *rs_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, p.out, p.rank, &y));
     if (!y->count) return NULL;
-    if (x->type == CORT_TYPE_FLOAT) return rd_resize_f32(&p, x->data, y->data, ctx->pool, 1);
-    rs_axis ax[CORT_MAX_RANK];
-    CORT_TRY(build_axes(&p, ax));
+    const rs_plan *pl = NULL;
+    rs_plan *own = NULL;
+    /* the plan slot is the only part of the state a run writes (once, atomically); the state
+     * itself was allocated writable by rs_init */
+    CORT_TRY(plan_get((rs_state *)s, &p, &pl, &own));
+    const rs_axis *ax = pl->ax;
     cort_status *st = NULL;
+    if (x->type == CORT_TYPE_FLOAT) {
+        /* the separable passes' intermediates from the session's recycled scratch */
+        float *work = p.mode == RS_NEAREST ? NULL : cort_kernel_scratch(ctx, 2 * work_cap(&p) * sizeof *work);
+        if (p.mode != RS_NEAREST && !work) st = cort_error_oom();
+        else resize_f32_axes(&p, ax, x->data, y->data, work, ctx->pool);
+        cort_kernel_scratch_free(ctx, work);
+        plan_free(own);
+        return st;
+    }
     if (p.mode == RS_NEAREST) {
         uint8_t ev[16] = {0};
         double e = p.extrapolation;
@@ -605,7 +681,7 @@ static cort_status *rs_run(cort_kernel_ctx *ctx) {
         }
         cort_free(src); cort_free(dst); cort_free(work);
     }
-    for (size_t d = 0; d < p.rank; d++) axis_free(&ax[d]);
+    plan_free(own);
     return st;
 }
 
@@ -652,5 +728,5 @@ static cort_status *rs_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_resize = { "Resize", "", 10, 19, 0, 0, rs_init, cort_free, rs_infer, rs_run, CORT_OP_OUTPUT_VIEW };
-const cort_op_def rd_op_upsample = { "Upsample", "", 7, 9, 0, 0, rs_init, cort_free, rs_infer, rs_run };
+const cort_op_def rd_op_resize = { "Resize", "", 10, 19, 0, 0, rs_init, rs_free, rs_infer, rs_run, CORT_OP_OUTPUT_VIEW };
+const cort_op_def rd_op_upsample = { "Upsample", "", 7, 9, 0, 0, rs_init, rs_free, rs_infer, rs_run };
