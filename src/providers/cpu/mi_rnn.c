@@ -206,7 +206,7 @@ static cort_status *rnn_run(cort_kernel_ctx *ctx) {
         return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "sequence %lld x batch %lld x gates %lld is too large",
                                (long long)a.S, (long long)a.Bt, (long long)GH);
 
-    int64_t *lens = cort_malloc(((size_t)a.Bt + 1) * sizeof(int64_t));
+    int64_t *lens = cort_kernel_scratch(ctx, ((size_t)a.Bt + 1) * sizeof(int64_t));
     if (!lens) return cort_error_oom();
     cort_status *err = NULL;
     const cort_value *sl = mi_in(ctx, 4);
@@ -251,7 +251,7 @@ static cort_status *rnn_run(cort_kernel_ctx *ctx) {
     }
     err = t == CORT_TYPE_FLOAT ? mi_rnn_compute_f32(&a) : mi_rnn_compute_f64(&a);
 done:
-    cort_free(lens);
+    cort_kernel_scratch_free(ctx, lens);
     return err;
 }
 

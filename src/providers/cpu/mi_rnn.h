@@ -32,7 +32,7 @@ typedef struct mi_rnn_args {
     const int64_t *lens;             /* per batch, already validated to [0, S] */
     void *Y, *Y_h, *Y_c;
     cort_pool *pool;
-    const cort_kernel_ctx *kctx;     /* for cancellation checks between timesteps */
+    cort_kernel_ctx *kctx;           /* cancellation checks between timesteps; scratch (NULL: the allocator) */
 } mi_rnn_args;
 
 cort_status *mi_rnn_compute_f32(const mi_rnn_args *a);

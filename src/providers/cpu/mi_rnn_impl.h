@@ -129,7 +129,7 @@ cort_status *MI_FN(mi_rnn_compute)(const mi_rnn_args *a) {
     /* one block of scratch, carved below */
     size_t n_wt = MI_FN(panels)(GH) * I * MI_NR, n_rt = (MI_FN(panels)(GH) + 2) * H * MI_NR, n_xw = S * Bt * GH, n_gates = Bt * GH, n_bh = Bt * H;
     size_t total = n_wt + n_rt + n_xw + n_gates + 4 * n_bh + 2 * GH;
-    MI_T *buf = cort_malloc(total * sizeof(MI_T) + 1);
+    MI_T *buf = cort_kernel_scratch(a->kctx, total * sizeof(MI_T) + 1);   /* recycled: no allocation per run */
     if (!buf) return cort_error_oom();
     MI_T *Wp = buf, *Rp = Wp + n_wt, *XW = Rp + n_rt, *gates = XW + n_xw, *h = gates + n_gates, *c = h + n_bh;
     MI_T *tmp = c + n_bh, *tmp2 = tmp + n_bh, *bias = tmp2 + n_bh, *rbh = bias + GH;
@@ -176,7 +176,7 @@ cort_status *MI_FN(mi_rnn_compute)(const mi_rnn_args *a) {
         for (size_t s = 0; s < S; s++) {
             const size_t t = rev ? S - 1 - s : s;
             if (a->kctx && cort_kernel_cancelled(a->kctx)) {
-                cort_free(buf);
+                cort_kernel_scratch_free(a->kctx, buf);
                 return cort_kernel_cancelled_status(a->kctx);
             }
             for (size_t b = 0; b < Bt; b++) {
@@ -249,6 +249,6 @@ cort_status *MI_FN(mi_rnn_compute)(const mi_rnn_args *a) {
             }
         }
     }
-    cort_free(buf);
+    cort_kernel_scratch_free(a->kctx, buf);
     return NULL;
 }

@@ -463,11 +463,11 @@ static cort_status *int_conv(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                "input %zu 'w_zero_point' has shape %s, expected a scalar or [%zu]", wzi,
                                nn_shape(wz, buf, sizeof buf), cs->M);
-    int32_t *xb = cort_malloc((x->count ? x->count : 1) * sizeof(int32_t));
-    int32_t *wb = cort_malloc((w->count ? w->count : 1) * sizeof(int32_t));
-    int32_t *acc = cort_malloc((cs->N * cs->M * (size_t)nn_geom_out_size(&cs->g) + 1) * sizeof(int32_t));
+    int32_t *xb = cort_kernel_scratch(ctx, (x->count ? x->count : 1) * sizeof(int32_t));
+    int32_t *wb = cort_kernel_scratch(ctx, (w->count ? w->count : 1) * sizeof(int32_t));
+    int32_t *acc = cort_kernel_scratch(ctx, (cs->N * cs->M * (size_t)nn_geom_out_size(&cs->g) + 1) * sizeof(int32_t));
     if (!xb || !wb || !acc) {
-        cort_free(xb); cort_free(wb); cort_free(acc);
+        cort_kernel_scratch_free(ctx, xb); cort_kernel_scratch_free(ctx, wb); cort_kernel_scratch_free(ctx, acc);
         return cort_error_oom();
     }
     int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
@@ -479,8 +479,8 @@ static cort_status *int_conv(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t
     }
     iconv_job j = { cs, xb, wb, acc };
     cort_parallel_for(ctx->pool, cs->N * cs->M, 1, iconv_run, &j);
-    cort_free(xb);
-    cort_free(wb);
+    cort_kernel_scratch_free(ctx, xb);
+    cort_kernel_scratch_free(ctx, wb);
     *acc_out = acc;
     return NULL;
 }
@@ -493,7 +493,7 @@ static cort_status *convint_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, ydims, ctx->inputs[0]->rank, &y);
     if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
-    cort_free(acc);
+    cort_kernel_scratch_free(ctx, acc);
     return st;
 }
 
@@ -543,7 +543,7 @@ static cort_status *qlconv_run(cort_kernel_ctx *ctx) {
             }
     }
 done:
-    cort_free(acc);
+    cort_kernel_scratch_free(ctx, acc);
     return st;
 }
 

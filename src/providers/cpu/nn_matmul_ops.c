@@ -330,9 +330,9 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                "input %zu 'b_zero_point' has shape %s, expected a scalar or [%zu]", bzi,
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
-    int32_t *acc = cort_malloc((s->batch * M * N + 1) * sizeof(int32_t));
-    int32_t *bcol = cort_malloc((K + 1) * sizeof(int32_t));
-    if (!acc || !bcol) { cort_free(acc); cort_free(bcol); return cort_error_oom(); }
+    int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
+    int32_t *bcol = cort_kernel_scratch(ctx, (K + 1) * sizeof(int32_t));
+    if (!acc || !bcol) { cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, bcol); return cort_error_oom(); }
     for (size_t bt = 0; bt < s->batch; bt++) {
         size_t am, bm;
         nn_mm_batch(s, bt, &am, &bm);
@@ -347,7 +347,7 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
             }
         }
     }
-    cort_free(bcol);
+    cort_kernel_scratch_free(ctx, bcol);
     *out = acc;
     return NULL;
 }
@@ -364,7 +364,7 @@ static cort_status *mmint_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s.ydims, s.yrank, &y);
     if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
-    cort_free(acc);
+    cort_kernel_scratch_free(ctx, acc);
     return st;
 }
 
@@ -394,7 +394,7 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
         int32_t zp = yz ? nn_q_load(yz, 0) : 0;
         for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)acc[i] * mult), zp));
     }
-    cort_free(acc);
+    cort_kernel_scratch_free(ctx, acc);
     return st;
 }
 

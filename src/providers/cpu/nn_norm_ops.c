@@ -60,7 +60,7 @@ static cort_status *bn_run(cort_kernel_ctx *ctx) {
     cort_status *st = load_inputs(ctx, 5, in);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (st) goto done;
-    mean = cort_malloc(2 * P * sizeof(float) + 1);
+    mean = cort_kernel_scratch(ctx, 2 * P * sizeof(float) + 1);
     if (!mean) { st = cort_error_oom(); goto done; }
     float *var = mean + P;
     if (training) {
@@ -119,7 +119,7 @@ static cort_status *bn_run(cort_kernel_ctx *ctx) {
     if (rm) nn_fbuf_commit(&frm, rm);
     if (rv) nn_fbuf_commit(&frv, rv);
 done:
-    cort_free(mean);
+    cort_kernel_scratch_free(ctx, mean);
     free_bufs(in, 5);
     nn_fbuf_free(&fy); nn_fbuf_free(&frm); nn_fbuf_free(&frv);
     return st;
@@ -386,8 +386,9 @@ static cort_status *mvn_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, x->shape, x->rank, &y));
     nn_fbuf fx = { 0 }, fy = { 0 };
-    double *acc = cort_calloc(2 * groups + 1, sizeof(double));
-    size_t *gid = cort_malloc((x->count + 1) * sizeof(size_t));
+    double *acc = cort_kernel_scratch(ctx, (2 * groups + 1) * sizeof(double));
+    size_t *gid = cort_kernel_scratch(ctx, (x->count + 1) * sizeof(size_t));
+    if (acc) memset(acc, 0, (2 * groups + 1) * sizeof(double));
     cort_status *st = !acc || !gid ? cort_error_oom() : nn_fbuf_in(x, &fx);
     if (!st) st = nn_fbuf_out(y, &fy);
     if (!st) {
@@ -412,8 +413,8 @@ static cort_status *mvn_run(cort_kernel_ctx *ctx) {
             fy.p[i] = (float)((fx.p[i] - acc[2 * gid[i]]) / acc[2 * gid[i] + 1]);
         nn_fbuf_commit(&fy, y);
     }
-    cort_free(acc);
-    cort_free(gid);
+    cort_kernel_scratch_free(ctx, acc);
+    cort_kernel_scratch_free(ctx, gid);
     nn_fbuf_free(&fx);
     nn_fbuf_free(&fy);
     return st;

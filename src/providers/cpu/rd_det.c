@@ -55,11 +55,11 @@ static cort_status *det_run(cort_kernel_ctx *ctx) {
     if (m == 0) { for (size_t i = 0; i < nb; i++) cort_store_f64(y->data, y->type, i, 1); return NULL; }
     size_t grain = m >= 40 ? 1 : 65536 / (m * m * m + 1) + 1, tasks = (nb + grain - 1) / grain;
     if (m * m > SIZE_MAX / sizeof(double) / tasks) return cort_error_oom();
-    double *scratch = cort_malloc(tasks * m * m * sizeof *scratch);
+    double *scratch = cort_kernel_scratch(ctx, tasks * m * m * sizeof *scratch);
     if (!scratch) return cort_error_oom();
     det_job j = { x, y, m, scratch, grain };
     cort_parallel_for(ctx->pool, nb, grain, det_task, &j);
-    cort_free(scratch);
+    cort_kernel_scratch_free(ctx, scratch);
     return NULL;
 }
 

@@ -197,9 +197,11 @@ static void naive_task(void *arg, size_t begin, size_t end) {
     }
 }
 
-static cort_status *naive(const rd_einsum_plan *p, const void *const *x, cort_type t, void *y, cort_pool *pool) {
-    naive_job *j = cort_calloc(1, sizeof *j);
+static cort_status *naive(const rd_einsum_plan *p, const void *const *x, cort_type t, void *y, cort_pool *pool,
+                          cort_kernel_ctx *ctx) {
+    naive_job *j = cort_kernel_scratch(ctx, sizeof *j);
     if (!j) return cort_error_oom();
+    memset(j, 0, sizeof *j);
     j->p = p; j->x = x; j->type = t; j->y = y;
     int in_out[RD_EINSUM_MAX_LABELS] = {0};
     for (size_t a = 0; a < p->out_rank; a++) in_out[p->out_label[a]] = 1;
@@ -228,7 +230,7 @@ static cort_status *naive(const rd_einsum_plan *p, const void *const *x, cort_ty
     } else {
         cort_parallel_for(pool, O, 16384 / (R * p->n_in) + 1, naive_task, j);
     }
-    cort_free(j);
+    cort_kernel_scratch_free(ctx, j);
     return NULL;
 }
 
@@ -278,7 +280,8 @@ static size_t perm_of(const rd_einsum_plan *p, size_t k, const int *g0, size_t n
 }
 
 /* Returns 1 and fills y if the GEMM path applies; 0 to fall back to the naive loops. */
-static int try_gemm(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, cort_status **st) {
+static int try_gemm(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, cort_kernel_ctx *ctx,
+                    cort_status **st) {
     *st = NULL;
     if (p->n_in != 2) return 0;
     int where[RD_EINSUM_MAX_LABELS] = {0};   /* bit 0: in A, bit 1: in B, bit 2: in output */
@@ -329,11 +332,12 @@ static int try_gemm(const rd_einsum_plan *p, const float *const *x, float *y, co
         for (size_t q = 0; q < ncl; q++) if (cl[q] == p->out_label[o]) pc[o] = q;
     int permC = !is_identity(pc, p->out_rank);
     size_t nA = Bs * M * K, nB = Bs * K * N, nC = Bs * M * N;
-    float *tA = permA ? cort_malloc((nA ? nA : 1) * sizeof *tA) : NULL;
-    float *tB = permB ? cort_malloc((nB ? nB : 1) * sizeof *tB) : NULL;
-    float *tC = permC ? cort_malloc((nC ? nC : 1) * sizeof *tC) : NULL;
+    /* permuted operands in the session's recycled scratch (ctx NULL: the allocator) */
+    float *tA = permA ? cort_kernel_scratch(ctx, (nA ? nA : 1) * sizeof *tA) : NULL;
+    float *tB = permB ? cort_kernel_scratch(ctx, (nB ? nB : 1) * sizeof *tB) : NULL;
+    float *tC = permC ? cort_kernel_scratch(ctx, (nC ? nC : 1) * sizeof *tC) : NULL;
     if ((permA && !tA) || (permB && !tB) || (permC && !tC)) {
-        cort_free(tA); cort_free(tB); cort_free(tC);
+        cort_kernel_scratch_free(ctx, tA); cort_kernel_scratch_free(ctx, tB); cort_kernel_scratch_free(ctx, tC);
         *st = cort_error_oom();
         return 1;
     }
@@ -345,23 +349,25 @@ static int try_gemm(const rd_einsum_plan *p, const float *const *x, float *y, co
     else if (nC)
         for (size_t b = 0; b < Bs && !*st; b++) {
             nn_gemm_b bm = nn_gemm_b_matrix(B + b * K * N, tb ? K : N, tb);
-            *st = nn_sgemm(pool, NULL, M, N, K, 1.0f, A + b * M * K, ta ? M : K, ta, &bm, 0.0f, C + b * M * N, N);
+            const nn_gemm_opts o = { .ctx = ctx };
+            *st = nn_sgemm_opt(pool, NULL, M, N, K, 1.0f, A + b * M * K, ta ? M : K, ta, &bm, 0.0f, C + b * M * N, N, &o);
         }
     if (permC && !*st) {
         int64_t cd[3 * CORT_MAX_RANK];
         for (size_t q = 0; q < ncl; q++) cd[q] = p->size[cl[q]];
         permute_f32(tC, cd, ncl, pc, y);
     }
-    cort_free(tA); cort_free(tB); cort_free(tC);
+    cort_kernel_scratch_free(ctx, tA); cort_kernel_scratch_free(ctx, tB); cort_kernel_scratch_free(ctx, tC);
     return 1;
 }
 
-cort_status *rd_einsum_f32(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, int fast) {
+cort_status *rd_einsum_f32(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, int fast,
+                          cort_kernel_ctx *ctx) {
     if (fast) {
         cort_status *st;
-        if (try_gemm(p, x, y, pool, &st)) return st;
+        if (try_gemm(p, x, y, pool, ctx, &st)) return st;
     }
-    return naive(p, (const void *const *)x, CORT_TYPE_FLOAT, y, pool);
+    return naive(p, (const void *const *)x, CORT_TYPE_FLOAT, y, pool, ctx);
 }
 
 /* ---------------- operator glue ---------------- */
@@ -386,7 +392,7 @@ static cort_status *einsum_run(cort_kernel_ctx *ctx) {
                                    k, cort_type_name(v->type), cort_type_name(t));
         dims[k] = v->shape; ranks[k] = v->rank; data[k] = v->data;
     }
-    rd_einsum_plan *p = cort_malloc(sizeof *p);
+    rd_einsum_plan *p = cort_kernel_scratch(ctx, sizeof *p);
     if (!p) return cort_error_oom();
     char err[256];
     cort_status *st = NULL;
@@ -394,10 +400,10 @@ static cort_status *einsum_run(cort_kernel_ctx *ctx) {
     if (!rd_einsum_parse(eq, n, dims, ranks, p, err, sizeof err))
         st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "equation '%s': %s", eq, err);
     else if (!(st = cort_kernel_output(ctx, 0, t, p->out_dims, p->out_rank, &y))) {
-        if (t == CORT_TYPE_FLOAT) st = rd_einsum_f32(p, (const float *const *)data, y->data, ctx->pool, 1);
-        else st = naive(p, data, t, y->data, ctx->pool);
+        if (t == CORT_TYPE_FLOAT) st = rd_einsum_f32(p, (const float *const *)data, y->data, ctx->pool, 1, ctx);
+        else st = naive(p, data, t, y->data, ctx->pool, ctx);
     }
-    cort_free(p);
+    cort_kernel_scratch_free(ctx, p);
     return st;
 }
 

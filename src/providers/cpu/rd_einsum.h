@@ -22,5 +22,6 @@ typedef struct rd_einsum_plan {
 int rd_einsum_parse(const char *eq, size_t n_in, const int64_t *const *dims, const size_t *ranks, rd_einsum_plan *p,
                     char *err, size_t errlen);
 /* float32 evaluation; fast = 0 forces the naive loops. y has p->out_dims. */
-cort_status *rd_einsum_f32(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, int fast);
+cort_status *rd_einsum_f32(const rd_einsum_plan *p, const float *const *x, float *y, cort_pool *pool, int fast,
+                          cort_kernel_ctx *ctx);   /* ctx: scratch (may be NULL) */
 #endif

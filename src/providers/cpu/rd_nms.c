@@ -69,10 +69,12 @@ static cort_status *nms_run(cort_kernel_ctx *ctx) {
     size_t limit = max_out <= 0 ? 0 : max_out > (double)N ? N : (size_t)max_out;
     /* selected triples: at most B*C*limit */
     size_t cap = B * C * limit;
-    nms_box *bx = cort_malloc((N ? N : 1) * sizeof *bx);
-    double *s = cort_malloc((N ? N : 1) * sizeof *s);
-    int64_t *order = cort_malloc((2 * N + 1) * sizeof *order), *kept = cort_malloc((N + 1) * sizeof *kept);
-    int64_t *sel = cort_malloc((3 * cap + 1) * sizeof *sel);
+    /* working arrays from the session's recycled scratch: no allocation per steady run */
+    nms_box *bx = cort_kernel_scratch(ctx, (N ? N : 1) * sizeof *bx);
+    double *s = cort_kernel_scratch(ctx, (N ? N : 1) * sizeof *s);
+    int64_t *order = cort_kernel_scratch(ctx, (2 * N + 1) * sizeof *order);
+    int64_t *kept = cort_kernel_scratch(ctx, (N + 1) * sizeof *kept);
+    int64_t *sel = cort_kernel_scratch(ctx, (3 * cap + 1) * sizeof *sel);
     cort_status *st = NULL;
     if (!bx || !s || !order || !kept || !sel) { st = cort_error_oom(); goto done; }
     size_t ns = 0;
@@ -102,7 +104,8 @@ static cort_status *nms_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     if (!(st = cort_kernel_output(ctx, 0, CORT_TYPE_INT64, od, 2, &y))) memcpy(y->data, sel, ns * 3 * sizeof *sel);
 done:
-    cort_free(bx); cort_free(s); cort_free(order); cort_free(kept); cort_free(sel);
+    cort_kernel_scratch_free(ctx, bx); cort_kernel_scratch_free(ctx, s); cort_kernel_scratch_free(ctx, order);
+    cort_kernel_scratch_free(ctx, kept); cort_kernel_scratch_free(ctx, sel);
     return st;
 }
 

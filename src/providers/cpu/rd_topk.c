@@ -105,12 +105,12 @@ static cort_status *topk_run(cort_kernel_ctx *ctx) {
     size_t tasks = (rows + grain - 1) / grain;
     size_t per = (3 * n * sizeof(int64_t) + 63) & ~(size_t)63;
     if (per && tasks > SIZE_MAX / per) return cort_error_oom();
-    void *scratch = cort_malloc(tasks * per);
+    void *scratch = cort_kernel_scratch(ctx, tasks * per);
     if (!scratch) return cort_error_oom();
     topk_job j = { x, vals, idxs->data, n, inner, (size_t)k, cort_attr_int(ctx->node, "largest", 1) != 0,
                    scratch, per, grain };
     cort_parallel_for(ctx->pool, rows, grain, topk_task, &j);
-    cort_free(scratch);
+    cort_kernel_scratch_free(ctx, scratch);
     return NULL;
 }
 

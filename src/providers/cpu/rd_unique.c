@@ -68,7 +68,7 @@ static cort_status *unique_run(cort_kernel_ctx *ctx) {
     }
     size_t n = u.n;
     /* order[], tmp[], group_of[] (per slice), first[] and gorder[] (per group), all n entries */
-    int64_t *buf = cort_malloc((5 * n + 1) * sizeof *buf);
+    int64_t *buf = cort_kernel_scratch(ctx, (5 * n + 1) * sizeof *buf);
     if (!buf) return cort_error_oom();
     int64_t *order = buf, *tmp = buf + n, *group_of = buf + 2 * n, *first = buf + 3 * n, *gorder = buf + 4 * n;
     for (size_t i = 0; i < n; i++) order[i] = (int64_t)i;
@@ -93,7 +93,7 @@ static cort_status *unique_run(cort_kernel_ctx *ctx) {
     if (!st && ctx->n_outputs > 1 && ctx->node->out_slot[1] >= 0) st = cort_kernel_output(ctx, 1, CORT_TYPE_INT64, &ngd, 1, &vi);
     if (!st && ctx->n_outputs > 2 && ctx->node->out_slot[2] >= 0) st = cort_kernel_output(ctx, 2, CORT_TYPE_INT64, &nd, 1, &vinv);
     if (!st && ctx->n_outputs > 3 && ctx->node->out_slot[3] >= 0) st = cort_kernel_output(ctx, 3, CORT_TYPE_INT64, &ngd, 1, &vc);
-    if (st) { cort_free(buf); return st; }
+    if (st) { cort_kernel_scratch_free(ctx, buf); return st; }
     size_t es = cort_type_size(x->type);
     for (size_t g = 0; g < ng; g++) {
         size_t src = (size_t)first[gorder[g]];
@@ -102,7 +102,7 @@ static cort_status *unique_run(cort_kernel_ctx *ctx) {
             if (x->type == CORT_TYPE_STRING) {
                 for (size_t c = 0; c < u.inner; c++) {
                     const char *s = cort_string_get(x, from + c);
-                    if ((st = cort_string_set(y, to + c, s, strlen(s))) != NULL) { cort_free(buf); return st; }
+                    if ((st = cort_string_set(y, to + c, s, strlen(s))) != NULL) { cort_kernel_scratch_free(ctx, buf); return st; }
                 }
             } else {
                 memcpy((uint8_t *)y->data + to * es, (const uint8_t *)x->data + from * es, u.inner * es);
@@ -115,7 +115,7 @@ static cort_status *unique_run(cort_kernel_ctx *ctx) {
         for (size_t i = 0; i < n; i++) ((int64_t *)vc->data)[rank[group_of[i]]]++;
     }
     if (vinv) for (size_t i = 0; i < n; i++) ((int64_t *)vinv->data)[i] = rank[group_of[i]];
-    cort_free(buf);
+    cort_kernel_scratch_free(ctx, buf);
     return NULL;
 }
 

@@ -229,7 +229,7 @@ static cort_status *split_run(cort_kernel_ctx *ctx) {
                                sh_in_name(ctx->node, 0));
     int64_t axis;
     CORT_TRY(sh_axis(ctx->node, "attribute 'axis'", cort_attr_int(ctx->node, "axis", 0), (int64_t)r, &axis));
-    int64_t *sizes = cort_malloc(2 * n_out * sizeof *sizes), *split = NULL;
+    int64_t *sizes = cort_kernel_scratch(ctx, 2 * n_out * sizeof *sizes), *split = NULL;
     if (!sizes) return cort_error_oom();
     size_t n_split = 0;
     const int64_t *a;
@@ -272,7 +272,7 @@ static cort_status *split_run(cort_kernel_ctx *ctx) {
         if ((st = sh_strings_own(out))) goto done;
     }
 done:
-    cort_free(sizes);
+    cort_kernel_scratch_free(ctx, sizes);
     return st;
 }
 

@@ -278,7 +278,7 @@ static cort_status *pad_gather(cort_kernel_ctx *ctx, const cort_value *in, cort_
     if (r == 0) { memcpy(out->data, in->data, es); return NULL; }
     size_t total_map = 0;
     for (size_t d = 0; d < r; d++) total_map += (size_t)out->shape[d];
-    int64_t *maps = cort_malloc((total_map + 1) * sizeof *maps), *map[CORT_MAX_RANK], strides[CORT_MAX_RANK];
+    int64_t *maps = cort_kernel_scratch(ctx, (total_map + 1) * sizeof *maps), *map[CORT_MAX_RANK], strides[CORT_MAX_RANK];
     if (!maps) return cort_error_oom();
     sh_strides(in->shape, r, strides);
     size_t off = 0;
@@ -303,7 +303,7 @@ static cort_status *pad_gather(cort_kernel_ctx *ctx, const cort_value *in, cort_
             idx[d] = 0;
         }
     }
-    cort_free(maps);
+    cort_kernel_scratch_free(ctx, maps);
     return NULL;
 }
 
