@@ -24,6 +24,7 @@ if [ "$lane" != tsan ]; then step "real-world models vs ONNX Runtime ($lane)" "$
 if [ "$lane" = release ]; then
     step "make install, then build and run against the installed copy" scripts/test_install.sh
     step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
+    step "steady-state allocations over the ONNX backend tests" scripts/steady_allocs.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200
 fi
 if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then

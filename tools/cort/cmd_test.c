@@ -31,6 +31,7 @@ static const char test_usage[] =
     "  --no-fork               run tests in this process (no crash isolation, no timeout)\n"
     "  --rtol R, --atol A      tolerances (default 1e-3, 1e-7)\n"
     "  --times                 append each test's wall time\n"
+    "  --steady-allocs         also fail a test whose runs allocate after the first two (same shapes)\n"
     "Prints 'PASS suite/name' or 'FAIL suite/name: reason' per test and finally\n"
     "'N passed, M failed' (', K skipped' when some were skipped). Exit status 1 if any failed.\n";
 
@@ -357,6 +358,8 @@ int cli_cmd_test(int argc, char **argv) {
             if (!parse_double(v, &cfg.opts.tol.atol)) { cli_usage_error("test", "bad --atol '%s'", v); goto usage; }
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             cfg.quiet = 1;
+        } else if (strcmp(argv[i], "--steady-allocs") == 0) {
+            cfg.opts.steady_allocs = 1;
         } else if (strcmp(argv[i], "--no-fork") == 0) {
             cfg.fork_mode = 0;
         } else if (strcmp(argv[i], "--times") == 0) {

@@ -254,6 +254,28 @@ int cli_backend_test_run(const char *dir, const cli_test_opts *o, char *why, siz
         }
         if (!check_outputs(&c, o, what, why, len)) goto done;
         release_outputs(&c);
+        if (o->steady_allocs && i == 0) {
+            /* a run with the shapes of the previous one must not call the allocator: a third run
+             * (recycling caches filled by the first two), then two counted ones. The counter is
+             * process-wide, so this is only meaningful with one test per process (the default
+             * forked mode) or --jobs 1. */
+            long n = 0;
+            for (int r = 0; r < 3; r++) {
+                if (r == 1) cort_test_alloc_fail_at(0);
+                run_once(&c);
+                if (c.st) {
+                    snprintf(why, len, "%ssteady-state run: %s: %s", what, cort_code_name(cort_status_code(c.st)),
+                             cort_status_message(c.st));
+                    goto done;
+                }
+                if (r == 2) n = cort_test_alloc_count();
+                release_outputs(&c);
+            }
+            if (n) {
+                snprintf(why, len, "%s%ld allocations in 2 steady-state runs", what, n);
+                goto done;
+            }
+        }
         if (o->concurrency > 1 && !run_concurrent(s, &ds, in_names, out_names, n_out, o, sub, why, len)) goto done;
         data_set_clear(&ds);
     }

@@ -10,6 +10,7 @@ typedef struct cli_test_opts {
     cli_session_args sargs;
     int concurrency;          /* concurrent runs on one session after the sequential one; <= 1 disables */
     cli_tolerance tol;
+    int steady_allocs;        /* after data set 0 passes: fail if 2 more runs of it allocate through cort */
 } cli_test_opts;
 
 enum { CLI_TEST_PASS = 0, CLI_TEST_FAIL = 1, CLI_TEST_SKIP = 2 };
