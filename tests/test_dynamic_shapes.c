@@ -1,7 +1,8 @@
 /* Symbolic batch/time dimensions resolve at run time; every new shape works, and running many
  * different shapes neither leaks nor grows memory without bound (the session's cache is capped).
- * Kernels that keep per-shape tables from their first run (Resize) still compute every other
- * shape right: one session alternating shapes matches a fresh session per shape bit for bit. */
+ * Kernels that keep per-shape tables from their first run (Resize's axis tables, DFT's FFT plan)
+ * still compute every other shape right: one session alternating shapes matches a fresh session
+ * per shape bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -14,50 +15,59 @@ static size_t in_use(void) {
     return s.bytes_in_use;
 }
 
-/* Runs X of shape [1, 3, h, w] (deterministic contents) through session s; NULL on failure. */
-static cort_value *run_resize(cort_session *s, int64_t h, int64_t w) {
-    const int64_t xs[4] = { 1, 3, h, w };
+/* Runs X of shape dims (rank 3 or 4, deterministic contents) through session s; NULL on failure. */
+static cort_value *run_x(cort_session *s, const int64_t *dims, size_t rank) {
     cort_value *x = NULL, *y = NULL;
-    if (!CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, xs, 4, &x))) return NULL;
+    if (!CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, dims, rank, &x))) return NULL;
     float *d = cort_tensor_data(x);
-    for (size_t i = 0; i < cort_tensor_element_count(x); i++) d[i] = (float)((i * 7 + (size_t)h) % 19) / 9.0f - 1.0f;
+    for (size_t i = 0; i < cort_tensor_element_count(x); i++) d[i] = (float)((i * 7 + (size_t)dims[1]) % 19) / 9.0f - 1.0f;
     const char *in = "X", *out = "Y";
     CHECK_OK(cort_session_run(s, NULL, &in, &x, 1, &out, 1, &y));
     cort_value_release(x);
     return y;
 }
 
-static void check_resize_shapes(void) {
-    const int64_t shapes[3][2] = { { 5, 7 }, { 9, 4 }, { 1, 12 } };
+/* Runs 12 inputs alternating over 3 shapes through one session of `path` and compares each
+ * output with a fresh session's (its first run) for that shape. */
+static void check_alternating(const char *path, const int64_t shapes[3][4], size_t rank, size_t out_per_in) {
     cort_value *ref[3] = { NULL, NULL, NULL };
-    for (int k = 0; k < 3; k++) {   /* a fresh session per shape: its first run */
+    for (int k = 0; k < 3; k++) {
         cort_session *f = NULL;
-        if (CHECK_OK(cort_session_create("tests/models/resize_dynamic.onnx", NULL, &f)))
-            ref[k] = run_resize(f, shapes[k][0], shapes[k][1]);
+        if (CHECK_OK(cort_session_create(path, NULL, &f))) ref[k] = run_x(f, shapes[k], rank);
         cort_session_release(f);
     }
     cort_session *s = NULL;
     size_t before = in_use();
-    if (!CHECK_OK(cort_session_create("tests/models/resize_dynamic.onnx", NULL, &s))) goto done;
+    if (!CHECK_OK(cort_session_create(path, NULL, &s))) goto done;
     int bad = 0;
     for (int r = 0; r < 12; r++) {
         const int k = (r * 5 + r / 3) % 3;
-        cort_value *y = run_resize(s, shapes[k][0], shapes[k][1]);
+        cort_value *y = run_x(s, shapes[k], rank);
+        size_t want = out_per_in;
+        for (size_t d = 0; d < rank; d++) want *= (size_t)shapes[k][d];
         int same = y && ref[k] && cort_tensor_element_count(y) == cort_tensor_element_count(ref[k]) &&
-                   cort_tensor_element_count(y) == (size_t)(3 * 6 * shapes[k][0] * 6 * shapes[k][1]) &&
+                   cort_tensor_element_count(y) == want &&
                    !memcmp(cort_tensor_data(y), cort_tensor_data(ref[k]), cort_tensor_bytes(y));
         if (!same) {
-            if (!bad) fprintf(stderr, "resize_dynamic run %d (shape %lldx%lld) differs from a fresh session's\n", r,
-                              (long long)shapes[k][0], (long long)shapes[k][1]);
+            if (!bad) fprintf(stderr, "%s run %d (shape %d) differs from a fresh session's\n", path, r, k);
             bad++;
         }
         cort_value_release(y);
     }
-    CHECK_MSG(bad == 0, "resize_dynamic: %d of 12 runs alternating 3 shapes differ from fresh sessions", bad);
+    CHECK_MSG(bad == 0, "%s: %d of 12 runs alternating 3 shapes differ from fresh sessions", path, bad);
     cort_session_release(s);
-    CHECK_MSG(in_use() == before, "resize_dynamic: bytes in use %zu before the session, %zu after it", before, in_use());
+    CHECK_MSG(in_use() == before, "%s: bytes in use %zu before the session, %zu after it", path, before, in_use());
 done:
     for (int k = 0; k < 3; k++) cort_value_release(ref[k]);
+}
+
+static void check_resize_shapes(void) {
+    /* Resize linear 2x then nearest 3x: 36 outputs per input element */
+    const int64_t shapes[3][4] = { { 1, 3, 5, 7 }, { 1, 3, 9, 4 }, { 1, 3, 1, 12 } };
+    check_alternating("tests/models/resize_dynamic.onnx", shapes, 4, 36);
+    /* DFT of lengths 16 (radix 2), 12 and 7 (Bluestein) */
+    const int64_t lens[3][4] = { { 1, 16, 2 }, { 1, 12, 2 }, { 1, 7, 2 } };
+    check_alternating("tests/models/dft_dynamic.onnx", lens, 3, 1);
 }
 
 int main(void) {

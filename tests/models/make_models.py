@@ -118,4 +118,12 @@ g = helper.make_graph(
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="cort-tests")
 m.ir_version = 8
 save(m, "resize_dynamic.onnx")
+
+# dft_dynamic: DFT along axis 1 of X [1, L, 2] (complex, symbolic L: powers of two and Bluestein lengths)
+g = helper.make_graph([helper.make_node("DFT", ["X"], ["Y"], axis=1, name="dft")], "dft_dynamic",
+                      [helper.make_tensor_value_info("X", T.FLOAT, [1, "L", 2])],
+                      [helper.make_tensor_value_info("Y", T.FLOAT, [1, "L", 2])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="cort-tests")
+m.ir_version = 8
+save(m, "dft_dynamic.onnx")
 print("ok")

@@ -42,8 +42,7 @@ cort_status *mi_fft_plan_init(mi_fft_plan *p, size_t n, int sign) {
     else while (m < 2 * n - 1) m <<= 1;
     p->m = m;
     p->tw = cort_malloc((m / 2 + 1) * 2 * sizeof(double));
-    p->work = cort_malloc(m * 2 * sizeof(double));
-    if (!p->tw || !p->work) goto oom;
+    if (!p->tw) goto oom;
     for (size_t k = 0; k < m / 2; k++) {
         double a = -2.0 * M_PI * (double)k / (double)m;
         p->tw[2 * k] = cos(a);
@@ -75,17 +74,18 @@ oom:
 
 void mi_fft_plan_free(mi_fft_plan *p) {
     cort_free(p->tw);
-    cort_free(p->work);
     cort_free(p->chirp);
     cort_free(p->bfft);
     memset(p, 0, sizeof *p);
 }
 
-void mi_fft_run(mi_fft_plan *p, double *x) {
+size_t mi_fft_work_len(const mi_fft_plan *p) { return p->m != p->n ? p->m : 0; }
+
+void mi_fft_run(const mi_fft_plan *p, double *x, double *work) {
     size_t n = p->n, m = p->m;
     if (n <= 1) return;
     if (m == n) { fft_pow2(x, n, p->tw, p->sign > 0); return; }
-    double *a = p->work;
+    double *a = work;
     memset(a, 0, m * 2 * sizeof(double));
     for (size_t j = 0; j < n; j++) {
         double cr = p->chirp[2 * j], ci = p->chirp[2 * j + 1];

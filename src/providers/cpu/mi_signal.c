@@ -1,9 +1,59 @@
 /* Signal operators (opset 17): DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
  * Transforms run in double precision through mi_fft and are stored in the input's type. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "mi_common.h"
 #include "mi_fft.h"
+
+/* The FFT plan of a DFT or STFT node: built by its first run and kept for the runs after it
+ * (published once through an atomic pointer, then read-only); a run with another length or
+ * direction builds and frees its own. */
+typedef struct sig_state {
+    _Atomic(mi_fft_plan *) plan;
+} sig_state;
+
+static void sig_plan_release(mi_fft_plan *p) {
+    if (!p) return;
+    mi_fft_plan_free(p);
+    cort_free(p);
+}
+
+static cort_status *sig_init(const cort_node *node, void **state) {
+    (void)node;
+    sig_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    atomic_init(&s->plan, NULL);
+    *state = s;
+    return NULL;
+}
+
+static void sig_free(void *state) {
+    sig_state *s = state;
+    if (!s) return;
+    sig_plan_release(atomic_load_explicit(&s->plan, memory_order_acquire));
+    cort_free(s);
+}
+
+/* *out: the plan for (n, sign); *own: non-NULL when the caller must release it. */
+static cort_status *sig_plan(const void *state, size_t n, int sign, const mi_fft_plan **out, mi_fft_plan **own) {
+    sig_state *s = (sig_state *)state;   /* the plan slot is the only field a run writes, atomically */
+    *own = NULL;
+    mi_fft_plan *p = atomic_load_explicit(&s->plan, memory_order_acquire);
+    if (p && p->n == n && p->sign == sign) { *out = p; return NULL; }
+    mi_fft_plan *mine = cort_calloc(1, sizeof *mine);
+    if (!mine) return cort_error_oom();
+    cort_status *st = mi_fft_plan_init(mine, n, sign);
+    if (st) { cort_free(mine); return st; }
+    mi_fft_plan *none = NULL;
+    if (!p && atomic_compare_exchange_strong_explicit(&s->plan, &none, mine, memory_order_acq_rel,
+                                                      memory_order_acquire)) {
+        *out = mine;
+        return NULL;
+    }
+    *out = *own = mine;
+    return NULL;
+}
 
 #define SIG_TYPES (CORT_TBIT(CORT_TYPE_FLOAT) | CORT_TBIT(CORT_TYPE_DOUBLE) | CORT_TBIT(CORT_TYPE_FLOAT16) | \
                    CORT_TBIT(CORT_TYPE_BFLOAT16))
@@ -64,10 +114,13 @@ static cort_status *dft_run(cort_kernel_ctx *ctx) {
     for (int64_t k = 0; k < axis; k++) outer *= (size_t)x->shape[k];
     for (int64_t k = axis + 1; k < r - 1; k++) inner *= (size_t)x->shape[k];
     if (outer * inner == 0 || out->count == 0) return NULL;
-    mi_fft_plan plan;
-    CORT_TRY(mi_fft_plan_init(&plan, (size_t)n, inverse ? 1 : -1));
-    double *line = cort_malloc((size_t)n * 2 * sizeof(double));
-    if (!line) { mi_fft_plan_free(&plan); return cort_error_oom(); }
+    const mi_fft_plan *plan;
+    mi_fft_plan *own;
+    CORT_TRY(sig_plan(ctx->state, (size_t)n, inverse ? 1 : -1, &plan, &own));
+    /* a line and the transform's work, from the session's recycled scratch */
+    double *line = cort_kernel_scratch(ctx, ((size_t)n + mi_fft_work_len(plan) + 1) * 2 * sizeof(double));
+    if (!line) { sig_plan_release(own); return cort_error_oom(); }
+    double *work = line + (size_t)n * 2;
     size_t take = (size_t)(in_n < n ? in_n : n);
     double scale = inverse ? 1.0 / (double)n : 1.0;
     for (size_t o = 0; o < outer; o++)
@@ -78,15 +131,15 @@ static cort_status *dft_run(cort_kernel_ctx *ctx) {
                 line[2 * j] = cort_load_f64(x->data, x->type, src);
                 if (cin == 2) line[2 * j + 1] = cort_load_f64(x->data, x->type, src + 1);
             }
-            mi_fft_run(&plan, line);
+            mi_fft_run(plan, line, work);
             for (size_t k = 0; k < (size_t)out_n; k++) {
                 size_t dst = ((o * (size_t)out_n + k) * inner + i) * 2;
                 cort_store_f64(out->data, out->type, dst, line[2 * k] * scale);
                 cort_store_f64(out->data, out->type, dst + 1, line[2 * k + 1] * scale);
             }
         }
-    cort_free(line);
-    mi_fft_plan_free(&plan);
+    cort_kernel_scratch_free(ctx, line);
+    sig_plan_release(own);
     return NULL;
 }
 
@@ -136,10 +189,12 @@ static cort_status *stft_run(cort_kernel_ctx *ctx) {
     cort_value *out;
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, dims, 4, &out));
     if (out->count == 0) return NULL;
-    mi_fft_plan plan;
-    CORT_TRY(mi_fft_plan_init(&plan, (size_t)n_fft, -1));
-    double *line = cort_malloc((size_t)n_fft * 2 * sizeof(double));
-    if (!line) { mi_fft_plan_free(&plan); return cort_error_oom(); }
+    const mi_fft_plan *plan;
+    mi_fft_plan *own;
+    CORT_TRY(sig_plan(ctx->state, (size_t)n_fft, -1, &plan, &own));
+    double *line = cort_kernel_scratch(ctx, ((size_t)n_fft + mi_fft_work_len(plan) + 1) * 2 * sizeof(double));
+    if (!line) { sig_plan_release(own); return cort_error_oom(); }
+    double *work = line + (size_t)n_fft * 2;
     for (int64_t b = 0; b < Bt; b++)
         for (int64_t f = 0; f < frames; f++) {
             for (int64_t j = 0; j < n_fft; j++) {
@@ -148,15 +203,15 @@ static cort_status *stft_run(cort_kernel_ctx *ctx) {
                 line[2 * j] = cort_load_f64(x->data, x->type, src) * w;
                 line[2 * j + 1] = cin == 2 ? cort_load_f64(x->data, x->type, src + 1) * w : 0.0;
             }
-            mi_fft_run(&plan, line);
+            mi_fft_run(plan, line, work);
             for (int64_t k = 0; k < bins; k++) {
                 size_t dst = (size_t)(((b * frames + f) * bins + k) * 2);
                 cort_store_f64(out->data, out->type, dst, line[2 * k]);
                 cort_store_f64(out->data, out->type, dst + 1, line[2 * k + 1]);
             }
         }
-    cort_free(line);
-    mi_fft_plan_free(&plan);
+    cort_kernel_scratch_free(ctx, line);
+    sig_plan_release(own);
     return NULL;
 }
 
@@ -268,8 +323,8 @@ done:
     return err;
 }
 
-const cort_op_def mi_op_dft = { "DFT", "", 17, 19, SIG_TYPES, 0, NULL, NULL, dft_infer, dft_run };
-const cort_op_def mi_op_stft = { "STFT", "", 17, 99, SIG_TYPES, 0, NULL, NULL, stft_infer, stft_run };
+const cort_op_def mi_op_dft = { "DFT", "", 17, 19, SIG_TYPES, 0, sig_init, sig_free, dft_infer, dft_run };
+const cort_op_def mi_op_stft = { "STFT", "", 17, 99, SIG_TYPES, 0, sig_init, sig_free, stft_infer, stft_run };
 const cort_op_def mi_op_hann_window = { "HannWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, hann_run };
 const cort_op_def mi_op_hamming_window = { "HammingWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, hamming_run };
 const cort_op_def mi_op_blackman_window = { "BlackmanWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, blackman_run };
