@@ -60,6 +60,9 @@ sort -u "$TMP/failures" > "$TMP/failed"
 # expected list: first token of each non-comment line
 touch "$LIST"
 sed -e 's/#.*$//' -e 's/[[:space:]]*$//' -e 's/^[[:space:]]*//' "$LIST" | awk 'NF { print $1 }' | sort -u > "$TMP/expected"
+# entries whose reason starts with "random" (outputs drawn from a random generator) may also pass
+# by chance (10 random bits match numpy's about once in a thousand runs): not an unexpected pass
+sed -n 's/^[[:space:]]*\([^#[:space:]]*\)[[:space:]]*#[[:space:]]*random.*$/\1/p' "$LIST" | sort -u > "$TMP/may_pass"
 
 # every test id that exists
 : > "$TMP/all"
@@ -98,7 +101,7 @@ if [ "${CORT_CONFORMANCE_UPDATE:-0}" = "1" ]; then
 fi
 
 unexpected_fail=$(comm -23 "$TMP/failed" "$TMP/expected")
-unexpected_pass=$(comm -12 <(comm -23 "$TMP/expected" "$TMP/failed") "$TMP/all")
+unexpected_pass=$(comm -12 <(comm -23 "$TMP/expected" "$TMP/failed") "$TMP/all" | comm -23 - "$TMP/may_pass")
 stale=$(comm -23 "$TMP/expected" "$TMP/all")
 
 echo "conformance ($elapsed s): $summary"

@@ -57,6 +57,11 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
     return NULL;
 }
 
+cort_status *cort_kernel_tensor(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, cort_value **out) {
+    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, out);
+    return cort_tensor_alloc(type, dims, rank, out);
+}
+
 cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
                               cort_value *base, cort_value **out) {
     if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_view(ctx->exec->cache, type, dims, rank, data, base, out);

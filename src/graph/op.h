@@ -170,6 +170,11 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
 /* A tensor view of `data` (inside `base`, which is retained) as a new value, its header recycled
  * through the session's cache (no allocation in steady state). Not stored as an output: pass it to
  * cort_kernel_set_output. */
+/* A new tensor that is not one of the node's outputs (loop iteration values, stacked scan
+ * outputs), its contents uninitialized (zero-filled, and "" for strings, when it cannot come from
+ * the cache): from the session's recycling cache, so steady-state runs do not call the allocator;
+ * a plain allocation when ctx has no cache. The caller owns the reference. */
+cort_status *cort_kernel_tensor(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, cort_value **out);
 cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
                               cort_value *base, cort_value **out);
 /* Input k's value if output 0 may take it over and be computed in place: a tensor of this type

@@ -19,8 +19,9 @@ static cort_status *copy_elems(cort_value *dst, size_t doff, const cort_value *s
 }
 
 /* Stacks T tensors of one shape along a new axis `axis` (0..rank). order[t] gives the source index. */
-static cort_status *stack(const cort_node *node, cort_value *const *items, size_t T, int axis, int reverse,
+static cort_status *stack(cort_kernel_ctx *ctx, cort_value *const *items, size_t T, int axis, int reverse,
                           const cort_tinfo *hint, cort_value **out) {
+    const cort_node *node = ctx->node;
     if (T == 0) {
         /* zero iterations: shape [0] + the body's static output shape where known */
         int64_t dims[CORT_MAX_RANK] = { 0 };
@@ -34,7 +35,7 @@ static cort_status *stack(const cort_node *node, cort_value *const *items, size_
                 for (size_t i = 0, j = 0; i < rank; i++) dims[i] = (int)i == axis ? 0 : hint->dims[j++];
             }
         }
-        return cort_tensor_alloc(ty, dims, rank, out);
+        return cort_kernel_tensor(ctx, ty, dims, rank, out);
     }
     const cort_value *f = items[0];
     if (f->kind != CORT_VKIND_TENSOR)
@@ -58,7 +59,7 @@ static cort_status *stack(const cort_node *node, cort_value *const *items, size_
     size_t rank = f->rank + 1;
     for (size_t i = 0, j = 0; i < rank; i++) dims[i] = (int)i == axis ? (int64_t)T : f->shape[j++];
     cort_value *o = NULL;
-    CORT_TRY(cort_tensor_alloc(f->type, dims, rank, &o));
+    CORT_TRY(cort_kernel_tensor(ctx, f->type, dims, rank, &o));
     size_t outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= (size_t)f->shape[i];
     for (size_t i = (size_t)axis; i < f->rank; i++) inner *= (size_t)f->shape[i];
@@ -74,13 +75,13 @@ static cort_status *stack(const cort_node *node, cort_value *const *items, size_
 }
 
 /* Slice index `idx` along `axis` (removing that axis). */
-static cort_status *take(const cort_value *v, int axis, int64_t idx, cort_value **out) {
+static cort_status *take(cort_kernel_ctx *ctx, const cort_value *v, int axis, int64_t idx, cort_value **out) {
     int64_t dims[CORT_MAX_RANK];
     size_t rank = 0;
     for (size_t i = 0; i < v->rank; i++)
         if ((int)i != axis) dims[rank++] = v->shape[i];
     cort_value *o = NULL;
-    CORT_TRY(cort_tensor_alloc(v->type, dims, rank, &o));
+    CORT_TRY(cort_kernel_tensor(ctx, v->type, dims, rank, &o));
     size_t outer = 1, inner = 1, len = (size_t)v->shape[axis];
     for (int i = 0; i < axis; i++) outer *= (size_t)v->shape[i];
     for (size_t i = (size_t)axis + 1; i < v->rank; i++) inner *= (size_t)v->shape[i];
@@ -221,19 +222,26 @@ static cort_status *loop_run(cort_kernel_ctx *ctx) {
     }
     cort_status *st = NULL;
     size_t n_in = n_carried + 2;
-    cort_value **body_in = cort_calloc(n_in + n_body_out, sizeof *body_in);
-    cort_value ***scans = cort_calloc(n_scan + 1, sizeof *scans);
+    /* the value arrays from the session's recycled scratch: a steady-state run does not allocate */
+    cort_value **body_in = cort_kernel_scratch(ctx, (n_in + n_body_out) * sizeof *body_in);
+    cort_value ***scans = cort_kernel_scratch(ctx, (n_scan + 1) * sizeof *scans);
     size_t scan_cap = 0, T = 0;
-    if (!body_in || !scans) { cort_free(body_in); cort_free(scans); return cort_error_oom(); }
+    if (!body_in || !scans) {
+        cort_kernel_scratch_free(ctx, body_in);
+        cort_kernel_scratch_free(ctx, scans);
+        return cort_error_oom();
+    }
+    memset(body_in, 0, (n_in + n_body_out) * sizeof *body_in);
+    memset(scans, 0, (n_scan + 1) * sizeof *scans);
     cort_value **body_out = body_in + n_in;
     for (size_t i = 0; i < n_carried; i++) body_in[2 + i] = cort_value_retain(ctx->inputs[2 + i]);
     for (int64_t it = 0; it < max_trip && cond; it++) {
         if (cort_kernel_cancelled(ctx)) { st = cort_kernel_cancelled_status(ctx); goto done; }
         int64_t one = 1;
         (void)one;
-        if ((st = cort_tensor_alloc(CORT_TYPE_INT64, NULL, 0, &body_in[0]))) goto done;
+        if ((st = cort_kernel_tensor(ctx, CORT_TYPE_INT64, NULL, 0, &body_in[0]))) goto done;
         *(int64_t *)body_in[0]->data = it;
-        if ((st = cort_tensor_alloc(CORT_TYPE_BOOL, NULL, 0, &body_in[1]))) goto done;
+        if ((st = cort_kernel_tensor(ctx, CORT_TYPE_BOOL, NULL, 0, &body_in[1]))) goto done;
         *(uint8_t *)body_in[1]->data = 1;
         st = cort_subgraph_run(ctx, s->body, body_in, n_in, body_out, n_body_out);
         cort_value_release(body_in[0]);
@@ -255,8 +263,10 @@ static cort_status *loop_run(cort_kernel_ctx *ctx) {
         if (T == scan_cap) {
             size_t cap = scan_cap ? scan_cap * 2 : 16;
             for (size_t k = 0; k < n_scan; k++) {
-                cort_value **n = cort_realloc(scans[k], cap * sizeof *n);
+                cort_value **n = cort_kernel_scratch(ctx, cap * sizeof *n);
                 if (!n) { st = cort_error_oom(); release_all(body_out, n_body_out); goto done; }
+                if (T) memcpy(n, scans[k], T * sizeof *n);
+                cort_kernel_scratch_free(ctx, scans[k]);
                 scans[k] = n;
             }
             scan_cap = cap;
@@ -278,17 +288,17 @@ static cort_status *loop_run(cort_kernel_ctx *ctx) {
             st = cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "scan output %zu is a sequence", k);
             goto done;
         }
-        if ((st = stack(node, scans[k], T, 0, 0, cort_subgraph_output_info(s->body, 1 + n_carried + k), &o))) goto done;
+        if ((st = stack(ctx, scans[k], T, 0, 0, cort_subgraph_output_info(s->body, 1 + n_carried + k), &o))) goto done;
         cort_kernel_set_output(ctx, n_carried + k, o);
     }
 done:
     for (size_t i = 0; i < n_in; i++) cort_value_release(body_in[i]);
     for (size_t k = 0; k < n_scan; k++) {
         for (size_t t = 0; t < T; t++) cort_value_release(scans[k][t]);
-        cort_free(scans[k]);
+        cort_kernel_scratch_free(ctx, scans[k]);
     }
-    cort_free(scans);
-    cort_free(body_in);
+    cort_kernel_scratch_free(ctx, scans);
+    cort_kernel_scratch_free(ctx, body_in);
     return st;
 }
 
@@ -336,9 +346,15 @@ static cort_status *scan_core(cort_kernel_ctx *ctx, const cort_subgraph *body, c
                                    (long long)v->shape[ax], (long long)T);
     }
     if (T < 0) T = 0;
-    cort_value **cur = cort_calloc(N + M + N + K + 1, sizeof *cur);
-    cort_value **steps = cort_calloc((size_t)T * K + 1, sizeof *steps);
-    if (!cur || !steps) { cort_free(cur); cort_free(steps); return cort_error_oom(); }
+    cort_value **cur = cort_kernel_scratch(ctx, (N + M + N + K + 1) * sizeof *cur);
+    cort_value **steps = cort_kernel_scratch(ctx, ((size_t)T * K + 1) * sizeof *steps);
+    if (!cur || !steps) {
+        cort_kernel_scratch_free(ctx, cur);
+        cort_kernel_scratch_free(ctx, steps);
+        return cort_error_oom();
+    }
+    memset(cur, 0, (N + M + N + K + 1) * sizeof *cur);
+    memset(steps, 0, ((size_t)T * K + 1) * sizeof *steps);
     cort_value **bo = cur + N + M;
     for (size_t i = 0; i < N; i++) cur[i] = cort_value_retain(states[i]);
     for (int64_t t = 0; t < T; t++) {
@@ -348,7 +364,7 @@ static cort_status *scan_core(cort_kernel_ctx *ctx, const cort_subgraph *body, c
             int64_t ax = in_axes ? in_axes[j] : 0;
             if (ax < 0) ax += (int64_t)v->rank;
             int64_t idx = in_dirs && in_dirs[j] ? T - 1 - t : t;
-            if ((st = take(v, (int)ax, idx, &cur[N + j]))) goto done;
+            if ((st = take(ctx, v, (int)ax, idx, &cur[N + j]))) goto done;
         }
         st = cort_subgraph_run(ctx, body, cur, N + M, bo, N + K);
         release_all(cur + N, M);
@@ -357,22 +373,22 @@ static cort_status *scan_core(cort_kernel_ctx *ctx, const cort_subgraph *body, c
         for (size_t k = 0; k < K; k++) { steps[(size_t)t * K + k] = bo[N + k]; bo[N + k] = NULL; }
     }
     for (size_t k = 0; k < K; k++) {
-        cort_value **items = cort_calloc((size_t)T + 1, sizeof *items);
+        cort_value **items = cort_kernel_scratch(ctx, ((size_t)T + 1) * sizeof *items);
         if (!items) { st = cort_error_oom(); goto done; }
         for (int64_t t = 0; t < T; t++) items[t] = steps[(size_t)t * K + k];
         int64_t ax = out_axes ? out_axes[k] : 0;
         if (ax < 0 && T) ax += (int64_t)items[0]->rank + 1;
         if (ax < 0) ax = 0;
-        st = stack(node, items, (size_t)T, (int)ax, out_dirs && out_dirs[k], cort_subgraph_output_info(body, N + k), &outs[N + k]);
-        cort_free(items);
+        st = stack(ctx, items, (size_t)T, (int)ax, out_dirs && out_dirs[k], cort_subgraph_output_info(body, N + k), &outs[N + k]);
+        cort_kernel_scratch_free(ctx, items);
         if (st) goto done;
     }
     for (size_t i = 0; i < N; i++) { outs[i] = cur[i]; cur[i] = NULL; }
 done:
     for (size_t i = 0; i < N + M + N + K; i++) cort_value_release(cur[i]);
     for (size_t i = 0; i < (size_t)T * K; i++) cort_value_release(steps[i]);
-    cort_free(cur);
-    cort_free(steps);
+    cort_kernel_scratch_free(ctx, cur);
+    cort_kernel_scratch_free(ctx, steps);
     if (st)
         for (size_t i = 0; i < N + K; i++) { cort_value_release(outs[i]); outs[i] = NULL; }
     return st;
@@ -424,7 +440,7 @@ static cort_status *scan_run(cort_kernel_ctx *ctx) {
             if (!in[i] || in[i]->kind != CORT_VKIND_TENSOR || in[i]->rank < 1 || in[i]->shape[0] != B)
                 st = cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu must have batch dimension %lld", i + 1,
                                      (long long)B);
-            else st = take(in[i], 0, b, &bin[i]);
+            else st = take(ctx, in[i], 0, b, &bin[i]);
         }
         if (!st) st = scan_core(ctx, s->body, bin, N, bin + N, (size_t)M, NULL, in_dirs, K, NULL, NULL, res + (size_t)b * (N + K));
         release_all(bin, nio);
@@ -434,7 +450,7 @@ static cort_status *scan_run(cort_kernel_ctx *ctx) {
         if (!items) { st = cort_error_oom(); break; }
         for (int64_t b = 0; b < B; b++) items[b] = res[(size_t)b * (N + K) + k];
         cort_value *o = NULL;
-        st = stack(node, items, (size_t)B, 0, 0, NULL, &o);
+        st = stack(ctx, items, (size_t)B, 0, 0, NULL, &o);
         cort_free(items);
         if (!st) cort_kernel_set_output(ctx, k, o);
     }
