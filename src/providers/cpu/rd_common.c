@@ -96,6 +96,20 @@ void rd_sort(int64_t *idx, int64_t *tmp, size_t n, rd_cmp_fn cmp, const void *ct
     if (src != idx) memcpy(idx, src, n * sizeof *idx);
 }
 
+static void fill_f64(const cort_value *t, double *d) {
+    if (t->type == CORT_TYPE_DOUBLE) memcpy(d, t->data, t->count * sizeof *d);
+    else if (t->type == CORT_TYPE_FLOAT) for (size_t i = 0; i < t->count; i++) d[i] = ((const float *)t->data)[i];
+    else for (size_t i = 0; i < t->count; i++) d[i] = cort_load_f64(t->data, t->type, i);
+}
+
+cort_status *rd_to_f64_scratch(cort_kernel_ctx *ctx, const cort_value *t, double **out) {
+    double *d = cort_kernel_scratch(ctx, (t->count ? t->count : 1) * sizeof *d);
+    if (!d) return cort_error_oom();
+    fill_f64(t, d);
+    *out = d;
+    return NULL;
+}
+
 cort_status *rd_to_f64(const cort_value *t, double **out) {
     double *d = cort_malloc((t->count ? t->count : 1) * sizeof *d);
     if (!d) return cort_error_oom();

@@ -51,6 +51,8 @@ void rd_sort(int64_t *idx, int64_t *tmp, size_t n, rd_cmp_fn cmp, const void *ct
 
 /* Copies a whole numeric tensor into a new double array (cort_malloc; caller frees). */
 cort_status *rd_to_f64(const cort_value *t, double **out);
+/* As rd_to_f64 into the session's recycled scratch (free with cort_kernel_scratch_free(ctx, *out)). */
+cort_status *rd_to_f64_scratch(cort_kernel_ctx *ctx, const cort_value *t, double **out);
 /* Converts a whole numeric tensor into a new float array. */
 cort_status *rd_to_f32(const cort_value *t, float **out);
 /* Writes n doubles into a numeric buffer of type t (integers: rounded to nearest, saturated). */

@@ -28,7 +28,7 @@ static cort_status *loss_init(const cort_node *node, void **state) {
 static cort_status *nll(cort_kernel_ctx *ctx, const loss_state *s, const double *logp, const cort_value *scores,
                         const cort_value *target, const cort_value *weight) {
     size_t N = (size_t)scores->shape[0], C = (size_t)scores->shape[1], D = rd_prod(scores->shape, 2, scores->rank);
-    double *loss = cort_malloc((N * D > 0 ? N * D : 1) * sizeof *loss);
+    double *loss = cort_kernel_scratch(ctx, (N * D > 0 ? N * D : 1) * sizeof *loss);
     if (!loss) return cort_error_oom();
     double total = 0, wsum = 0;
     for (size_t n = 0; n < N; n++)
@@ -36,7 +36,7 @@ static cort_status *nll(cort_kernel_ctx *ctx, const loss_state *s, const double 
             int64_t t = cort_load_i64(target->data, target->type, n * D + d);
             if (s->has_ignore && t == s->ignore_index) { loss[n * D + d] = 0; continue; }
             if (t < 0 || (size_t)t >= C) {
-                cort_free(loss);
+                cort_kernel_scratch_free(ctx, loss);
                 return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'target' entry %zu is %lld, expected [0,%zu)",
                                        n * D + d, (long long)t, C);
             }
@@ -58,7 +58,7 @@ static cort_status *nll(cort_kernel_ctx *ctx, const loss_state *s, const double 
         st = cort_kernel_output(ctx, 0, scores->type, NULL, 0, &y);
         if (!st) cort_store_f64(y->data, y->type, 0, s->reduction == LOSS_SUM ? total : total / wsum);
     }
-    cort_free(loss);
+    cort_kernel_scratch_free(ctx, loss);
     return st;
 }
 
@@ -82,9 +82,9 @@ static cort_status *nll_run(cort_kernel_ctx *ctx) {
     const cort_value *x = rd_input(ctx, 0), *t = rd_input(ctx, 1), *w = rd_input(ctx, 2);
     CORT_TRY(check_inputs(ctx, x, t, w));
     double *logp;
-    CORT_TRY(rd_to_f64(x, &logp));
+    CORT_TRY(rd_to_f64_scratch(ctx, x, &logp));
     cort_status *st = nll(ctx, ctx->state, logp, x, t, w);
-    cort_free(logp);
+    cort_kernel_scratch_free(ctx, logp);
     return st;
 }
 
@@ -92,7 +92,7 @@ static cort_status *sce_run(cort_kernel_ctx *ctx) {
     const cort_value *x = rd_input(ctx, 0), *t = rd_input(ctx, 1), *w = rd_input(ctx, 2);
     CORT_TRY(check_inputs(ctx, x, t, w));
     double *lp;
-    CORT_TRY(rd_to_f64(x, &lp));
+    CORT_TRY(rd_to_f64_scratch(ctx, x, &lp));
     size_t N = (size_t)x->shape[0], C = (size_t)x->shape[1], D = rd_prod(x->shape, 2, x->rank);
     for (size_t n = 0; n < N; n++)
         for (size_t d = 0; d < D; d++) {
@@ -108,7 +108,7 @@ static cort_status *sce_run(cort_kernel_ctx *ctx) {
         st = cort_kernel_output(ctx, 1, x->type, x->shape, x->rank, &y);
         if (!st) rd_store_f64_round(y->data, y->type, lp, y->count);
     }
-    cort_free(lp);
+    cort_kernel_scratch_free(ctx, lp);
     return st;
 }
 
