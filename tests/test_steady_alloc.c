@@ -71,6 +71,40 @@ static void check_vad(int threads) {
     cort_session_release(s);
 }
 
+/* Graph outputs that are constants (a folded Shape, a Constant node) come back as copies the caller
+ * may overwrite without changing later runs' results, and those copies come from the cache. */
+static void check_const_outputs(void) {
+    cort_session *s = NULL;
+    if (!CHECK_OK(cort_session_create("tests/models/const_outputs.onnx", NULL, &s))) return;
+    const int64_t xs[3] = { 2, 3, 4 };
+    cort_value *x = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, xs, 3, &x));
+    const char *in = "X", *outs[3] = { "S", "K", "Y" };
+    long counts[5];
+    for (int r = 0; r < 5; r++) {
+        cort_value *o[3] = { NULL, NULL, NULL };
+        cort_test_alloc_fail_at(0);
+        int ok = CHECK_OK(cort_session_run(s, NULL, &in, &x, 1, outs, 3, o));
+        counts[r] = cort_test_alloc_count();
+        if (ok) {
+            const int64_t *sh = cort_tensor_data(o[0]);
+            const float *k = cort_tensor_data(o[1]);
+            CHECK_MSG(sh[0] == 2 && sh[1] == 3 && sh[2] == 4, "run %d: Shape output %lld %lld %lld", r, (long long)sh[0],
+                      (long long)sh[1], (long long)sh[2]);
+            CHECK_MSG(k[0] == 1.5f && k[1] == -2.0f && k[2] == 3.25f, "run %d: Constant output %g %g %g", r, k[0], k[1], k[2]);
+            /* the caller owns these: scribbling over them must not reach the next run */
+            memset(cort_tensor_data(o[0]), 0xff, cort_tensor_bytes(o[0]));
+            memset(cort_tensor_data(o[1]), 0xff, cort_tensor_bytes(o[1]));
+        }
+        for (int i = 0; i < 3; i++) cort_value_release(o[i]);
+    }
+    printf("const_outputs: allocations per run: %ld (first), then %ld %ld %ld %ld\n", counts[0], counts[1], counts[2],
+           counts[3], counts[4]);
+    for (int r = 2; r < 5; r++) CHECK_MSG(counts[r] == 0, "const_outputs: run %d made %ld allocations", r, counts[r]);
+    cort_value_release(x);
+    cort_session_release(s);
+}
+
 /* The cache hands out the most recently freed block that fits (up to 4x bigger), so a tensor is
  * written where the caches still hold the lines: with a class-exact choice the first 100 KB
  * request below would get the block freed first (cold in a model), and the checks fail. */
@@ -112,5 +146,6 @@ int main(void) {
     check_model("tests/models/upsample_head.onnx", "X", head, 4, "Y", 2);
     check_vad(1);
     check_vad(2);
+    check_const_outputs();
     return tu_finish();
 }

@@ -1,6 +1,7 @@
 /* cort_session_run: argument validation, input checking against the declared types, execution,
  * and delivery into caller-preallocated outputs. */
 #include "session.h"
+#include "../core/bufcache.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -173,8 +174,17 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
     if (st) goto done;
     for (size_t k = 0; k < g->n_outputs; k++)
         if (results[k] && results[k]->kind == CORT_VKIND_TENSOR && session_owned(session, results[k])) {
+            /* a constant (folded or an initializer) is returned as a copy the caller may write; for
+             * fixed-size types the copy comes from the session's recycling cache, so steady-state
+             * runs of a graph with constant outputs do not allocate */
             cort_value *copy = NULL;
-            if ((st = cort_tensor_clone(results[k], &copy))) goto done;
+            const cort_value *r = results[k];
+            if (r->type != CORT_TYPE_STRING && session->cache) {
+                if ((st = cort_bufcache_tensor(session->cache, r->type, r->shape, r->rank, &copy))) goto done;
+                if (r->bytes) memcpy(copy->data, r->data, r->bytes);
+            } else if ((st = cort_tensor_clone(r, &copy))) {
+                goto done;
+            }
             cort_value_release(results[k]);
             results[k] = copy;
         }

@@ -126,4 +126,17 @@ g = helper.make_graph([helper.make_node("DFT", ["X"], ["Y"], axis=1, name="dft")
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="cort-tests")
 m.ir_version = 8
 save(m, "dft_dynamic.onnx")
+
+# const_outputs: S = Shape(X) of a static X (folded to a constant at creation) and K, a Constant node
+kv = numpy_helper.from_array(np.array([1.5, -2.0, 3.25], np.float32), "kv")
+g = helper.make_graph(
+    [helper.make_node("Shape", ["X"], ["S"], name="shape"),
+     helper.make_node("Constant", [], ["K"], value=kv, name="const"),
+     helper.make_node("Relu", ["X"], ["Y"], name="relu")],
+    "const_outputs", [helper.make_tensor_value_info("X", T.FLOAT, [2, 3, 4])],
+    [helper.make_tensor_value_info("S", T.INT64, [3]), helper.make_tensor_value_info("K", T.FLOAT, [3]),
+     helper.make_tensor_value_info("Y", T.FLOAT, [2, 3, 4])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="cort-tests")
+m.ir_version = 8
+save(m, "const_outputs.onnx")
 print("ok")
