@@ -61,7 +61,7 @@ done:
     for (int k = 0; k < 3; k++) cort_value_release(ref[k]);
 }
 
-static void check_resize_shapes(void) {
+static void check_kept_tables(void) {
     /* Resize linear 2x then nearest 3x: 36 outputs per input element */
     const int64_t shapes[3][4] = { { 1, 3, 5, 7 }, { 1, 3, 9, 4 }, { 1, 3, 1, 12 } };
     check_alternating("tests/models/resize_dynamic.onnx", shapes, 4, 36);
@@ -71,7 +71,7 @@ static void check_resize_shapes(void) {
 }
 
 int main(void) {
-    check_resize_shapes();
+    check_kept_tables();
     size_t base0 = in_use();
     cort_session *s = NULL;
     if (!CHECK_OK(cort_session_create("tests/models/realworld/vad_if_lstm/model.onnx", NULL, &s))) return tu_finish();

@@ -30,4 +30,16 @@ cort_status *cort_once_run(cort_once *once, cort_status *(*init)(void *arg), voi
 int cort_once_done(cort_once *once);
 /* Test hook: widen the window between the check and the publication (microseconds). */
 void cort_once_test_set_delay_us(int us);
+
+/* A slot holding one value published once, for tables a node builds on its first run and every
+ * later run (concurrent ones included) reads: cort_slot_publish stores p if the slot is still empty
+ * and returns 1 (the slot owns p from then on), else 0 (p stays the caller's); cort_slot_get reads
+ * it with acquire ordering, so the published value's contents are visible. Never replaced. */
+typedef struct cort_slot { _Atomic(void *) p; } cort_slot;
+static inline void cort_slot_init(cort_slot *s) { atomic_init(&s->p, NULL); }
+static inline void *cort_slot_get(cort_slot *s) { return atomic_load_explicit(&s->p, memory_order_acquire); }
+static inline int cort_slot_publish(cort_slot *s, void *p) {
+    void *none = NULL;
+    return atomic_compare_exchange_strong_explicit(&s->p, &none, p, memory_order_acq_rel, memory_order_acquire);
+}
 #endif

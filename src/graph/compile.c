@@ -394,6 +394,12 @@ static cort_status *wscratch_reserve(cort_graph *g, size_t bytes) {
     return g->wscratch ? NULL : cort_error_oom();
 }
 
+static void wscratch_drop(cort_graph *g) {
+    cort_free(g->wscratch);
+    g->wscratch = NULL;
+    g->wscratch_bytes = 0;
+}
+
 cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out) {
     const cort_value *v = cort_node_const_input_lazy(node, i);
     *out = NULL;
@@ -423,12 +429,6 @@ void cort_node_const_input_packed(const cort_node *node, size_t i) {
  * pack, and it is no graph output and g no subgraph (outer-scope readers are implicit inputs, never
  * kernels that pack). At the end (final = 1): only if every executed reader packed it. The rest are
  * copied into memory of their own now. */
-static void wscratch_drop(cort_graph *g) {
-    cort_free(g->wscratch);
-    g->wscratch = NULL;
-    g->wscratch_bytes = 0;
-}
-
 static cort_status *settle_lazy_consts(cort_graph *g, int final) {
     size_t biggest = 0;
     g->wscratch_last = 0;
@@ -984,9 +984,8 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     /* 5. inference, kernel resolution, constant folding — in execution order */
     for (size_t i = 0; i < g->n_nodes; i++) {
         if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
-        /* the last Conv that packs from the scratch has: it would otherwise stay resident while
-         * the remaining (MatMul/Gemm) weights are packed, on top of them (ResNet-50: 9 MB of
-         * 163 MB at the peak of creation) */
+        /* after the last Conv that packs from the scratch: freed now, it is not resident under the
+         * MatMul/Gemm weights packed later (ResNet-50: 9 MB of 163 MB at the peak of creation) */
         if (i + 1 == g->wscratch_last) wscratch_drop(g);
     }
 

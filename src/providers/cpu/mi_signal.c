@@ -1,16 +1,16 @@
 /* Signal operators (opset 17): DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
  * Transforms run in double precision through mi_fft and are stored in the input's type. */
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 #include "mi_common.h"
 #include "mi_fft.h"
+#include "../../core/once.h"
 
 /* The FFT plan of a DFT or STFT node: built by its first run and kept for the runs after it
  * (published once through an atomic pointer, then read-only); a run with another length or
  * direction builds and frees its own. */
 typedef struct sig_state {
-    _Atomic(mi_fft_plan *) plan;
+    cort_slot plan;
 } sig_state;
 
 static void sig_plan_release(mi_fft_plan *p) {
@@ -23,7 +23,7 @@ static cort_status *sig_init(const cort_node *node, void **state) {
     (void)node;
     sig_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
-    atomic_init(&s->plan, NULL);
+    cort_slot_init(&s->plan);
     *state = s;
     return NULL;
 }
@@ -31,7 +31,7 @@ static cort_status *sig_init(const cort_node *node, void **state) {
 static void sig_free(void *state) {
     sig_state *s = state;
     if (!s) return;
-    sig_plan_release(atomic_load_explicit(&s->plan, memory_order_acquire));
+    sig_plan_release(cort_slot_get(&s->plan));
     cort_free(s);
 }
 
@@ -39,19 +39,14 @@ static void sig_free(void *state) {
 static cort_status *sig_plan(const void *state, size_t n, int sign, const mi_fft_plan **out, mi_fft_plan **own) {
     sig_state *s = (sig_state *)state;   /* the plan slot is the only field a run writes, atomically */
     *own = NULL;
-    mi_fft_plan *p = atomic_load_explicit(&s->plan, memory_order_acquire);
+    mi_fft_plan *p = cort_slot_get(&s->plan);
     if (p && p->n == n && p->sign == sign) { *out = p; return NULL; }
     mi_fft_plan *mine = cort_calloc(1, sizeof *mine);
     if (!mine) return cort_error_oom();
     cort_status *st = mi_fft_plan_init(mine, n, sign);
     if (st) { cort_free(mine); return st; }
-    mi_fft_plan *none = NULL;
-    if (!p && atomic_compare_exchange_strong_explicit(&s->plan, &none, mine, memory_order_acq_rel,
-                                                      memory_order_acquire)) {
-        *out = mine;
-        return NULL;
-    }
-    *out = *own = mine;
+    *out = mine;
+    if (p || !cort_slot_publish(&s->plan, mine)) *own = mine;
     return NULL;
 }
 

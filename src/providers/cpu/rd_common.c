@@ -113,9 +113,7 @@ cort_status *rd_to_f64_scratch(cort_kernel_ctx *ctx, const cort_value *t, double
 cort_status *rd_to_f64(const cort_value *t, double **out) {
     double *d = cort_malloc((t->count ? t->count : 1) * sizeof *d);
     if (!d) return cort_error_oom();
-    if (t->type == CORT_TYPE_DOUBLE) memcpy(d, t->data, t->count * sizeof *d);
-    else if (t->type == CORT_TYPE_FLOAT) for (size_t i = 0; i < t->count; i++) d[i] = ((const float *)t->data)[i];
-    else for (size_t i = 0; i < t->count; i++) d[i] = cort_load_f64(t->data, t->type, i);
+    fill_f64(t, d);
     *out = d;
     return NULL;
 }

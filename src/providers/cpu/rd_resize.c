@@ -8,11 +8,11 @@
  * axes (N and C of an NCHW resize). Nearest is a pure N-D gather of element bytes (any type).
  * tf_crop_and_resize points outside the ROI on any axis take extrapolation_value. */
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 #include "rd_resize.h"
 #include "rd_ops.h"
 #include "simd/copy_ukernels.h"
+#include "../../core/once.h"
 
 typedef struct rs_axis {
     size_t in, out, ntaps;
@@ -406,34 +406,29 @@ typedef struct rs_state {
     int is_upsample;
     /* the first run's plan, published once and read by every later run (concurrent ones
      * included); never replaced: runs with other params build and free their own */
-    _Atomic(rs_plan *) plan;
+    cort_slot plan;
 } rs_state;
 
 /* The axes for p: the published plan when p matches it, else a new one, published if none is yet
  * (*own = NULL) or handed to the caller to free (*own). */
 static cort_status *plan_get(rs_state *s, const rd_resize_params *p, const rs_plan **out, rs_plan **own) {
     *own = NULL;
-    rs_plan *pl = atomic_load_explicit(&s->plan, memory_order_acquire);
+    rs_plan *pl = cort_slot_get(&s->plan);
     if (pl && params_equal(&pl->p, p)) { *out = pl; return NULL; }
     rs_plan *mine = cort_calloc(1, sizeof *mine);
     if (!mine) return cort_error_oom();
     mine->p = *p;
     cort_status *st = build_axes(p, mine->ax);
     if (st) { cort_free(mine); return st; }
-    rs_plan *none = NULL;
-    if (!pl && atomic_compare_exchange_strong_explicit(&s->plan, &none, mine, memory_order_acq_rel,
-                                                       memory_order_acquire)) {
-        *out = mine;
-        return NULL;
-    }
-    *out = *own = mine;
+    *out = mine;
+    if (pl || !cort_slot_publish(&s->plan, mine)) *own = mine;
     return NULL;
 }
 
 static void rs_free(void *state) {
     rs_state *s = state;
     if (!s) return;
-    plan_free(atomic_load_explicit(&s->plan, memory_order_acquire));
+    plan_free(cort_slot_get(&s->plan));
     cort_free(s);
 }
 
@@ -452,7 +447,7 @@ static cort_status *rs_init(const cort_node *node, void **state) {
     rs_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
     s->is_upsample = up;
-    atomic_init(&s->plan, NULL);
+    cort_slot_init(&s->plan);
     const char *m = cort_attr_str(node, "mode", "nearest");
     /* opset 10 Resize and Upsample spell linear "linear" but some exporters write "bilinear" */
     s->mode = lookup(m, modes, 3);
