@@ -73,7 +73,19 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
     const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;
     const float *b = args->b;
     float *c = args->c;
-    if (args->b_ind) {   /* indirect B (convolution taps read in place), A packed */
+    if (args->b_ind && args->b_prefetch) {
+        /* ... fetching another stream meanwhile (the next A panel, cold conv weights) */
+        const float *const *bi = args->b_ind;
+        const float *a = args->a, *pf = args->b_prefetch;
+        const size_t step = args->a_cs, off = args->b_off, pld = args->b_prefetch_ld;
+        for (size_t p = 0; p < kc; p++, a += step, pf += pld) {
+            _mm_prefetch((const char *)pf, _MM_HINT_T1);
+            const float *bp = bi[p] + off;
+            const __m512 b0 = _mm512_loadu_ps(bp), b1 = W > 1 ? _mm512_loadu_ps(bp + 16) : b0;
+            NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
+            NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
+        }
+    } else if (args->b_ind) {   /* indirect B (convolution taps read in place), A packed */
         const float *const *bi = args->b_ind;
         const float *a = args->a;
         const size_t step = args->a_cs, off = args->b_off;
