@@ -5,6 +5,9 @@
 #include <string.h>
 #include "nn_winograd.h"
 #include "../../core/alloc.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #define WT 16   /* tiles per vector */
 typedef float wv __attribute__((vector_size(WT * sizeof(float))));
@@ -253,10 +256,20 @@ typedef struct wino_job {
     int act_tiles;                    /* apply act to each transformed tile before it is stored */
 } wino_job;
 
+/* Floats between consecutive elements' matrices in v (rows C) and mo (rows M): rows * tb rounded to
+ * an odd number of cache lines. With a stride that is a multiple of 2 KB the 36 vectors a tile
+ * group stores (or the output transform loads) all fell into one or two L1 sets (a 96-channel
+ * block of 48 tiles: 18 KB apart, two sets for 36 lines); an odd number of lines spreads them. */
+static size_t wino_plane(size_t rows, size_t tb) {
+    size_t lines = (rows * tb + 15) / 16;
+    return (lines | 1) * 16;
+}
+
 static void wino_gemms(void *arg, size_t begin, size_t end) {   /* one per transformed element */
     const wino_job *j = arg;
+    const size_t sv = wino_plane(j->C, j->tb), sm = wino_plane(j->M, j->tb);
     for (size_t e = begin; e < end; e++)
-        nn_gemm_packed_a_plain_b(&j->w->u[e], j->tb, j->v + e * j->C * j->tb, j->tb, j->mo + e * j->M * j->tb, j->tb);
+        nn_gemm_packed_a_plain_b(&j->w->u[e], j->tb, j->v + e * sv, j->tb, j->mo + e * sm, j->tb);
 }
 
 /* Input transform of channels [begin, end) for the block's tiles; MT: output tile side (2 or 4). */
@@ -264,6 +277,7 @@ static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j
                                                                const int MT) {
     const int A = MT + 2, NE = A * A;
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const size_t sv = wino_plane(j->C, j->tb);
     wv d[36], v[36];
     for (size_t c = begin; c < end; c++) {
         const float *xc = j->x + c * (size_t)(H * W);
@@ -285,7 +299,7 @@ static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j
             }
             if (MT == 2) wino2_in(d, v);
             else wino_in(d, v);
-            for (int e = 0; e < NE; e++) memcpy(j->v + ((size_t)e * j->C + c) * j->tb + q, &v[e], sizeof(wv));
+            for (int e = 0; e < NE; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
         }
     }
 }
@@ -295,12 +309,13 @@ static inline __attribute__((always_inline)) void wino_out_body(const wino_job *
                                                                 const int MT) {
     const int NE = (MT + 2) * (MT + 2);
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const size_t sm = wino_plane(j->M, j->tb);
     wv m[36], o[16];
     for (size_t k = begin; k < end; k++) {
         float *yk = j->y + k * (size_t)(OH * OW);
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
-            for (int e = 0; e < NE; e++) memcpy(&m[e], j->mo + ((size_t)e * j->M + k) * j->tb + q, sizeof(wv));
+            for (int e = 0; e < NE; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
             if (MT == 2) wino2_out(m, o);
             else wino_out(m, o);
             if (j->act_tiles) {   /* + bias first: the activation sees the conv's output */
@@ -333,11 +348,152 @@ static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_bod
 static void wino2_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 2); }
 static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 2); }
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
-    wino_in_body(arg, begin, end, 4);
+/* The 6x6 windows of n tiles that lie side by side in one tile row (lanes [l0, l0 + n) of d[36]),
+ * the first one's top-left input pixel at (y0, x0), x0 > -16. Row r of the input holds all their
+ * row-r windows at columns x0 + 4 l + s, so each d[r][s] is a stride-4 deinterleave of 66 floats:
+ * two permutes of register pairs and a 256-bit shuffle, instead of 16 scalar inserts through the
+ * stack (which read back as vectors stalled on store forwarding: the input transform was 59 % of
+ * a 96 -> 24 conv at 160x160, the gemms 29 %). Rows and columns outside the image read as zero
+ * (masked loads, zeroed lanes), which is the padding. */
+__attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, int64_t H, int64_t W, int64_t y0,
+                                                               int64_t x0, size_t l0, size_t n, wv *d,
+                                                               const float *xpf) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i quad = _mm512_slli_epi32(lane, 2);                  /* 0, 4, ..., 60: lanes 0..7 used */
+    const __m512i shift = _mm512_sub_epi32(lane, _mm512_set1_epi32((int)l0));   /* lane l <- l - l0 */
+    const __mmask16 lanes = (__mmask16)(((1u << n) - 1u) << l0);
+    /* a window hanging over the left edge (x0 = -p < 0): the row is loaded from column 0 and
+     * moved up by p lanes, the p columns in front reading as zero */
+    const int64_t p = x0 < 0 ? -x0 : 0, from = x0 + p;
+    const int64_t avail = W - from, need = 4 * (int64_t)n + 2 - p;
+    const int64_t cnt = avail < need ? avail : need;
+    if (cnt <= 0) {   /* windows wholly right of the image (a wide right pad) */
+        for (int e = 0; e < 36; e++) d[e] = (wv)_mm512_mask_mov_ps((__m512)d[e], lanes, _mm512_setzero_ps());
+        return;
+    }
+    const __m512i up = _mm512_sub_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16)), _mm512_set1_epi32((int)p));
+    for (int r = 0; r < 6; r++) {
+        const int64_t y = y0 + r;
+        if (y < 0 || y >= H) {   /* padding rows */
+            for (int c = 0; c < 6; c++) d[r * 6 + c] = (wv)_mm512_mask_mov_ps((__m512)d[r * 6 + c], lanes, _mm512_setzero_ps());
+            continue;
+        }
+        const float *row = xc + y * W + from;
+        /* the same run of a channel a few planes on: its rows are short streams (a block's one
+         * or two tile rows per plane) that the hardware prefetcher does not catch in time */
+        if (xpf)
+            for (int64_t i = 0; i < cnt; i += 16) _mm_prefetch((const char *)(xpf + y * W + from + i), _MM_HINT_T0);
+        __m512 a[5], prev = _mm512_setzero_ps();
+        for (int i = 0; i < 5; i++) {
+            const int64_t left = cnt - 16 * i;
+            const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1u) : 0;
+            const __m512 raw = m ? _mm512_maskz_loadu_ps(m, row + 16 * i) : _mm512_setzero_ps();
+            a[i] = p ? _mm512_permutex2var_ps(prev, up, raw) : raw;
+            prev = raw;
+        }
+        __m512 v[6];
+        for (int c = 0; c < 4; c++) {
+            const __m512i idx = _mm512_add_epi32(quad, _mm512_set1_epi32(c));
+            const __m512 lo = _mm512_permutex2var_ps(a[0], idx, a[1]), hi = _mm512_permutex2var_ps(a[2], idx, a[3]);
+            v[c] = _mm512_shuffle_f32x4(lo, hi, 0x44);
+        }
+        /* columns 4 l + 4 and 4 l + 5: the lanes of columns 0 and 1 moved down by one, the last
+         * lane from the fifth vector (floats 64, 65) */
+        const __m512i a4 = _mm512_castps_si512(a[4]);
+        v[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(a4, _mm512_castps_si512(v[0]), 1));
+        v[5] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_alignr_epi32(a4, a4, 1), _mm512_castps_si512(v[1]), 1));
+        for (int c = 0; c < 6; c++) {
+            const __m512 t = l0 ? _mm512_permutexvar_ps(shift, v[c]) : v[c];
+            d[r * 6 + c] = (wv)_mm512_mask_mov_ps((__m512)d[r * 6 + c], lanes, t);
+        }
+    }
 }
+
+#define WINO_PF_PLANES 2
+/* wino_in_body for 4x4 tiles with the vector gather above for every run of tiles in one tile row
+ * (lanes past the last tile stay zero). */
+__attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
+    const wino_job *j = arg;
+    const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const size_t sv = wino_plane(j->C, j->tb);
+    wv d[36], v[36];
+    for (size_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * (size_t)(H * W);
+        for (size_t q = 0; q < j->tb; q += WT) {
+            /* every lane of a tile is written below; the lanes past the last tile must be zero */
+            if (j->t0 + q + WT > j->tiles)
+                for (int e = 0; e < 36; e++) d[e] = (wv)_mm512_setzero_ps();
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l, tx = t % j->tw;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)tx * 4 - pl;
+                if (x0 < -15) {   /* a left pad wider than a vector: one tile, scalar */
+                    for (int r = 0; r < 6; r++)
+                        for (int s = 0; s < 6; s++) {
+                            const int64_t yy = y0 + r, xx = x0 + s;
+                            d[r * 6 + s][l] = yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
+                        }
+                    l++;
+                    continue;
+                }
+                size_t n = WT - l;
+                if (n > j->tw - tx) n = j->tw - tx;
+                if (n > j->tiles - t) n = j->tiles - t;
+                wino_gather_run(xc, H, W, y0, x0, l, n, d, c + WINO_PF_PLANES < end ? xc + WINO_PF_PLANES * (size_t)(H * W) : NULL);
+                l += n;
+            }
+            wino_in(d, v);
+            for (int e = 0; e < 36; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+        }
+    }
+}
+/* wino_out_body for 4x4 tiles: each run of tiles side by side in one tile row stores its output
+ * rows as whole vectors, 4 tiles (16 floats) at a time interleaved from the 4 column vectors of a
+ * row by two permutes and a blend, instead of 16 scalar stores per vector read back through the
+ * stack. */
 __attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t begin, size_t end) {
-    wino_out_body(arg, begin, end, 4);
+    const wino_job *j = arg;
+    const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const size_t sm = wino_plane(j->M, j->tb);
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    /* output float i of a 4-tile vector: tile i / 4, column i % 4; columns 1 and 3 from the second
+     * operand of their pair */
+    const __m512i pick = _mm512_add_epi32(_mm512_srli_epi32(lane, 2),
+                                          _mm512_slli_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(1)), 4));
+    wv m[36], o[16];
+    for (size_t k = begin; k < end; k++) {
+        float *yk = j->y + k * (size_t)(OH * OW);
+        const float b = j->bias ? j->bias[k] : 0.0f;
+        for (size_t q = 0; q < j->tb; q += WT) {
+            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
+            wino_out(m, o);
+            for (int e = 0; e < 16; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l, tx = t % j->tw;
+                size_t n = WT - l;
+                if (n > j->tw - tx) n = j->tw - tx;
+                if (n > j->tiles - t) n = j->tiles - t;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)tx * 4;
+                const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
+                for (int r = 0; r < 4 && y0 + r < OH; r++) {
+                    float *dst = yk + (y0 + r) * OW + x0;
+                    const __m512 c0 = (__m512)o[r * 4], c1 = (__m512)o[r * 4 + 1];
+                    const __m512 c2 = (__m512)o[r * 4 + 2], c3 = (__m512)o[r * 4 + 3];
+                    for (int64_t v = 0; 16 * v < cols; v++) {
+                        const __m512i idx = _mm512_add_epi32(pick, _mm512_set1_epi32((int)(l + 4 * (size_t)v)));
+                        const __m512 a = _mm512_permutex2var_ps(c0, idx, c1), bb = _mm512_permutex2var_ps(c2, idx, c3);
+                        const __m512 out = _mm512_mask_blend_ps((__mmask16)0xCCCC, a, bb);
+                        const int64_t left = cols - 16 * v;
+                        const __mmask16 mk = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+                        _mm512_mask_storeu_ps(dst + 16 * v, mk, out);
+                    }
+                }
+                l += n;
+            }
+        }
+        /* the whole plane was just written (one block): activate it while it is in cache */
+        if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
+    }
 }
 __attribute__((target("avx512f"))) static void wino2_in_avx512(void *arg, size_t begin, size_t end) {
     wino_in_body(arg, begin, end, 2);
@@ -373,7 +529,7 @@ static void wino_tiles_run(void *arg, size_t begin, size_t end) {
     }
     wino_job j = tp->base;
     j.v = tp->scratch + slot * tp->slot_floats;
-    j.mo = j.v + (size_t)j.w->ne * j.C * tp->bt;
+    j.mo = j.v + (size_t)j.w->ne * wino_plane(j.C, tp->bt);
     for (size_t b = begin; b < end; b++) {
         j.t0 = b * tp->bt;
         j.tb = j.tiles - j.t0 < tp->bt ? (j.tiles - j.t0 + tp->step - 1) / tp->step * tp->step : tp->bt;
@@ -423,7 +579,7 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (threads > 1 && threads <= WINO_MAX_SLOTS && blocks >= 2 * threads) {
         wino_tp_job tp;
         tp.blocks = blocks; tp.bt = bt; tp.slots = threads; tp.step = step;
-        tp.slot_floats = bt * per_tile / sizeof(float);
+        tp.slot_floats = ne * (wino_plane(C, bt) + wino_plane(M, bt));
         tp.in_fn = in_fn; tp.out_fn = out_fn;
         tp.scratch = cort_kernel_scratch(ctx, tp.slots * tp.slot_floats * sizeof(float));
         if (!tp.scratch) return cort_error_oom();
@@ -438,9 +594,9 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
         cort_kernel_scratch_free(ctx, tp.scratch);
         return st;
     }
-    float *v = cort_kernel_scratch(ctx, tb * per_tile);
+    float *v = cort_kernel_scratch(ctx, ne * (wino_plane(C, tb) + wino_plane(M, tb)) * sizeof(float));
     if (!v) return cort_error_oom();
-    float *mo = v + ne * C * tb;
+    float *mo = v + ne * wino_plane(C, tb);
     for (size_t n = 0; n < s->N && !st; n++) {
         wino_job j = { g, C, M, tw, tiles, 0, tb, x + n * C * in_size, v, mo, bias, y + n * M * OH * OW, w, act, 0 };
         for (size_t t0 = 0; t0 < tiles && !st; t0 += tb) {
