@@ -1,4 +1,5 @@
-/* AVX-512F copies: the 2x repeat of nearest upsampling, the stride-2 gather (two 16-float loads and one permute per 16 outputs instead
+/* AVX-512F copies: the 2x repeat of nearest upsampling, the 2-way interleave of a 2x2 stride-2
+ * ConvTranspose, the stride-2 gather (two 16-float loads and one permute per 16 outputs instead
  * of 16 scalar loads; the input phase split of stride-2 convolutions was ~30 % of a stem conv) and
  * a 16x16 transpose (packing a transposed B, e.g. Gemm weights with transB = 1, at session
  * creation: scalar stores 128 bytes apart were ~15 % of creating mobilenet_v2). */
@@ -37,6 +38,25 @@ void nn_copy_rep2_avx512(const float *src, float *dst, size_t n) {
         const __mmask16 m1 = m <= 16 ? 0 : (__mmask16)((1u << (m - 16)) - 1u);
         _mm512_mask_storeu_ps(dst + i, m0, _mm512_permutexvar_ps(lo_idx, v));
         if (m1) _mm512_mask_storeu_ps(dst + i + 16, m1, _mm512_permutexvar_ps(hi_idx, v));
+    }
+}
+
+__attribute__((target("avx512f")))
+void nn_interleave2_avx512(const float *a, const float *b, float bias, float *dst, size_t n) {
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    /* output lane i: a[i / 2] for even i, b[i / 2] (second operand) for odd */
+    const __m512i lo = _mm512_add_epi32(_mm512_srli_epi32(lanes, 1),
+                                        _mm512_slli_epi32(_mm512_and_si512(lanes, _mm512_set1_epi32(1)), 4));
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    const __m512 vb = _mm512_set1_ps(bias);
+    for (size_t i = 0; i < n; i += 16) {
+        const size_t m = n - i < 16 ? n - i : 16;
+        const __mmask16 in = (__mmask16)((1u << m) - 1u);
+        const __m512 va = _mm512_maskz_loadu_ps(in, a + i), vbb = _mm512_maskz_loadu_ps(in, b + i);
+        const __mmask16 m0 = m >= 8 ? (__mmask16)0xffff : (__mmask16)((1u << (2 * m)) - 1u);
+        const __mmask16 m1 = m <= 8 ? 0 : m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (2 * (m - 8))) - 1u);
+        _mm512_mask_storeu_ps(dst + 2 * i, m0, _mm512_add_ps(_mm512_permutex2var_ps(va, lo, vbb), vb));
+        if (m1) _mm512_mask_storeu_ps(dst + 2 * i + 16, m1, _mm512_add_ps(_mm512_permutex2var_ps(va, hi, vbb), vb));
     }
 }
 

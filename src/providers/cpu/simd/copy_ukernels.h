@@ -11,6 +11,9 @@ void nn_copy_stride2_avx512(const float *src, float *dst, size_t n);
 /* dst[i] = src[i / 2] for i < n (each float twice: a 2x nearest upsampling row). Reads src[0 ..
  * (n - 1) / 2] only. */
 void nn_copy_rep2_avx512(const float *src, float *dst, size_t n);
+/* dst[2 i] = a[i] + bias, dst[2 i + 1] = b[i] + bias for i < n (the two column taps of a 2x2
+ * stride-2 ConvTranspose merged into one output row). */
+void nn_interleave2_avx512(const float *a, const float *b, float bias, float *dst, size_t n);
 /* dst[c * ldd + r] = src[r * ld + c] for r, c < 16. */
 void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd);
 /* dst[c * ldd + r] = scale * src[r * ld + c] for c < 16 and r < width (<= 16), zero for rows <= r <
