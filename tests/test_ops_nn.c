@@ -781,11 +781,12 @@ static void test_winograd(cort_pool *pool) {
         {2, 1, 40, 24, 1, {90, 101}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
         {2, 2, 17, 33, 1, {97, 95}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
     };
-    /* which tile size the conv init picks: 4x4 from 12x12 up, 2x2 on 7x7..11x11 maps with many
-     * channels, none for few channels or stride 2 */
+    /* which tile size the conv init picks: 4x4 from 12x12 up (from 8 input and 16 output
+     * channels), 2x2 on 7x7..11x11 maps with many channels, none for few channels or stride 2 */
     static const struct { size_t c, m; int64_t hw, stride; int tile; } picks[] = {
         {512, 512, 7, 1, 2}, {256, 256, 14, 1, 4}, {128, 128, 11, 1, 2}, {64, 64, 7, 1, 0},
-        {512, 512, 6, 1, 0}, {64, 64, 56, 1, 4}, {16, 64, 55, 1, 0}, {256, 256, 28, 2, 0},
+        {512, 512, 6, 1, 0}, {64, 64, 56, 1, 4}, {16, 64, 55, 1, 4}, {256, 256, 28, 2, 0},
+        {8, 16, 28, 1, 4}, {4, 64, 56, 1, 0}, {64, 8, 56, 1, 0}, {96, 24, 160, 1, 4}, {16, 16, 11, 1, 0},
     };
     for (size_t pi = 0; pi < sizeof picks / sizeof picks[0]; pi++) {
         const conv_case pc = {2, 1, picks[pi].c, picks[pi].m, 1, {picks[pi].hw, picks[pi].hw}, {3, 3},

@@ -22,10 +22,11 @@ int nn_wino_geometry_ok(const nn_conv_shape *s) {
 int nn_wino_applies(const nn_conv_shape *s) {
     if (!nn_wino_geometry_ok(s)) return 0;
     const size_t oh = (size_t)s->g.out[1], ow = (size_t)s->g.out[2];
-    /* few tiles make the 36 gemms too narrow; few channels leave the transforms dominant */
-    /* few output channels leave the input transform dominant unless there are many input channels
-     * (measured: M = 24 wins at C = 96 on 160x160, loses at C = 32-64) */
-    if (s->C >= 32 && (s->M >= 32 || (s->M >= 16 && s->C >= 96)) && oh >= 12 && ow >= 12) return 4;
+    /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant.
+     * Since the transforms move whole vectors (best of 200 runs, direct -> Winograd, 1 thread):
+     * 16 -> 64 at 56x56 0.55 -> 0.33 ms, 8 -> 32 0.158 -> 0.103, 32 -> 16 0.314 -> 0.209, 16 -> 16
+     * 0.146 -> 0.098; 4 input channels still lose (4 -> 32: 0.082 -> 0.111), 8 outputs break even */
+    if (s->C >= 8 && s->M >= 16 && oh >= 12 && ow >= 12) return 4;
     /* 7x7 .. 11x11 maps: 4x4 tiles would leave the gemms 4-9 columns wide, 2x2 tiles give 16-36;
      * with many channels the 16 gemms beat the direct conv (resnet50's 512-channel 7x7 convs) */
     if (s->C >= 128 && s->M >= 128 && oh >= 7 && ow >= 7 && oh <= 11 && ow <= 11) return 2;
