@@ -410,6 +410,15 @@ __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, 
     }
 }
 
+/* Tiles from t (in lane l of its group) that lie side by side in t's tile row: up to the group's
+ * last lane, the row's end and the last tile. */
+static size_t wino_run_len(const wino_job *j, size_t t, size_t l) {
+    size_t n = WT - l;
+    if (n > j->tw - t % j->tw) n = j->tw - t % j->tw;
+    if (n > j->tiles - t) n = j->tiles - t;
+    return n;
+}
+
 #define WINO_PF_PLANES 2
 /* wino_in_body for 4x4 tiles with the vector gather above for every run of tiles in one tile row
  * (lanes past the last tile stay zero). */
@@ -436,9 +445,7 @@ __attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t 
                     l++;
                     continue;
                 }
-                size_t n = WT - l;
-                if (n > j->tw - tx) n = j->tw - tx;
-                if (n > j->tiles - t) n = j->tiles - t;
+                const size_t n = wino_run_len(j, t, l);
                 wino_gather_run(xc, H, W, y0, x0, l, n, d, c + WINO_PF_PLANES < end ? xc + WINO_PF_PLANES * (size_t)(H * W) : NULL);
                 l += n;
             }
@@ -471,9 +478,7 @@ __attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t
             if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
             for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
                 const size_t t = j->t0 + q + l, tx = t % j->tw;
-                size_t n = WT - l;
-                if (n > j->tw - tx) n = j->tw - tx;
-                if (n > j->tiles - t) n = j->tiles - t;
+                const size_t n = wino_run_len(j, t, l);
                 const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)tx * 4;
                 const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
                 for (int r = 0; r < 4 && y0 + r < OH; r++) {
