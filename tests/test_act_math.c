@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "providers/cpu/nn_common.h"
+#include "providers/cpu/ops/nn/nn_common.h"
 
 enum { N = 200003 };
 

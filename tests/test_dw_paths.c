@@ -9,7 +9,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/threadpool.h"
-#include "providers/cpu/nn_conv.h"
+#include "providers/cpu/ops/nn/conv.h"
 #include "graph/op.h"
 
 static uint32_t rng_state = 4242;

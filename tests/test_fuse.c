@@ -9,8 +9,8 @@
 #include "testutil.h"
 #include "core/alloc.h"
 #include "core/threadpool.h"
-#include "providers/cpu/fu_common.h"
-#include "providers/cpu/fu_vec.h"
+#include "providers/cpu/ops/fused/fused.h"
+#include "providers/cpu/kernels/vec.h"
 
 #define MODEL(name) "tests/models/" name
 

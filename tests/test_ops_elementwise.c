@@ -8,7 +8,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/threadpool.h"
-#include "providers/cpu/ew_common.h"
+#include "providers/cpu/ops/math/elementwise.h"
 
 /* CHECK that can be used as a condition */
 static int echeck(int cond, int line, const char *expr) {

@@ -11,7 +11,7 @@
 #include "core/types.h"
 #include "core/value.h"
 #include "graph/ir.h"
-#include "providers/cpu/mi_fft.h"
+#include "providers/cpu/kernels/fft.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data/"
 

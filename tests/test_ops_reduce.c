@@ -9,11 +9,11 @@
 #include "core/alloc.h"
 #include "core/threadpool.h"
 #include "core/value.h"
-#include "providers/cpu/rd_reduce.h"
-#include "providers/cpu/rd_softmax.h"
-#include "providers/cpu/rd_resize.h"
-#include "providers/cpu/rd_einsum.h"
-#include "providers/cpu/simd/copy_ukernels.h"
+#include "providers/cpu/ops/reduce/reduce.h"
+#include "providers/cpu/ops/nn/softmax.h"
+#include "providers/cpu/ops/image/resize.h"
+#include "providers/cpu/ops/math/einsum.h"
+#include "providers/cpu/kernels/copy_ukernels.h"
 
 static uint32_t rng_state = 4242;
 static float frand(void) {

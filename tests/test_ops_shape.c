@@ -8,7 +8,7 @@
 #include "core/alloc.h"
 #include "core/threadpool.h"
 #include "core/value.h"
-#include "providers/cpu/sh_common.h"
+#include "providers/cpu/ops/tensor/tensor_common.h"
 
 static uint32_t rng = 777;
 static uint32_t urand(uint32_t n) { rng = rng * 1664525u + 1013904223u; return (rng >> 8) % n; }

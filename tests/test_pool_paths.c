@@ -7,7 +7,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/threadpool.h"
-#include "providers/cpu/nn_pool.h"
+#include "providers/cpu/ops/nn/pool.h"
 
 static uint32_t rng = 7u;
 static uint32_t urand(uint32_t n) {

@@ -1,6 +1,6 @@
 /* Operator list of the 'misc' family (see registry.c): recurrent nets, sequences and optionals,
  * signal processing, random generators, StringNormalizer and the preview training optimizers. */
-#include "mi_common.h"
+#include "ops/misc_common.h"
 
 const cort_op_def *const cort_ops_misc[] = {
     &mi_op_rnn, &mi_op_gru, &mi_op_lstm,

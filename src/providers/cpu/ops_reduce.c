@@ -1,5 +1,5 @@
 /* Operator list of the 'reduce' family (see registry.c). The kernels live in rd_*.c. */
-#include "rd_ops.h"
+#include "ops/reduce/reduce_ops.h"
 
 const cort_op_def *const cort_ops_reduce[] = {
     &rd_op_reduce_sum, &rd_op_reduce_mean, &rd_op_reduce_max, &rd_op_reduce_min, &rd_op_reduce_prod,

@@ -1,7 +1,7 @@
 /* Operator list of the 'shape' family (see registry.c): data movement and shape ops. The
  * implementations live in sh_*.c. */
 #include "../../graph/op.h"
-#include "sh_ops.h"
+#include "ops/tensor/tensor_ops.h"
 
 const cort_op_def *const cort_ops_shape[] = {
     &sh_op_reshape, &sh_op_flatten, &sh_op_squeeze, &sh_op_unsqueeze, &sh_op_identity,

@@ -1,0 +1,287 @@
+/* Depthwise convolution.
+ * - AVX-512, 2-D 3x3/5x5 at stride 1/2 without depth multiplier (MobileNet, EfficientNet): the
+ *   channel-blocked kernel, 16 channels in the vector lanes, transposed in and out of a per-task
+ *   scratch band by band, every activation (SiLU included) applied on registers before the
+ *   transpose out. Measured faster than the per-plane kernels at every plane size of those models
+ *   (7x7 .. 112x112), most at small planes where a row fills few lanes (7x7 5x5: 0.27 -> 0.08 ms).
+ * - Otherwise per output plane: the whole-plane kernel (same shapes, e.g. depth multiplier > 1)
+ *   or a row kernel (outputs along the row in the lanes), or the portable loops. */
+#include <string.h>
+#include "depthwise.h"
+#include "../../../core/alloc.h"
+#include "dw_ukernels.h"
+
+#define NN_DW_MAX_TAPS 64
+/* Output pixels per band of the channel-blocked kernel (its scratch holds a band). */
+#define NN_DW_CB_BAND_PIXELS 1024
+/* Widest output row of a 3x3 stride-2 conv sent through the channel-blocked kernel (wider rows take
+ * the plane kernel). */
+#define NN_DW_CB_MAX_OW_3X3_S2 28
+/* 3x3 output rows at least this wide (half as wide at stride 2) go to the plane kernel when it
+ * applies the activation itself */
+#define NN_DW_CB_MAX_OW_CHEAP_ACT 56
+/* Inputs from this size on stream from memory, not the caches (see nn_conv_depthwise_f32). */
+#define NN_DW_PREFETCH_MIN_BYTES ((size_t)16 << 20)
+/* Largest per-task scratch of the channel-blocked kernel, in floats (a band of very wide rows
+ * beyond it takes the plane kernel). */
+#define NN_DW_CB_MAX_SCRATCH (256 * 1024)
+
+typedef void (*dw_row_fn)(float *, int64_t, float, const float *const *, const float *, const int64_t *, int, int64_t,
+                          int64_t, const nn_dw_act *);
+
+#ifdef NN_HAVE_X86_UKERNELS
+static nn_dw_act dw_act_of(const nn_act *act) {
+    nn_dw_act a = { act ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
+    return a;
+}
+
+/* The activations the channel-blocked kernel applies (the others go through nn_act_apply). */
+static int dw_act_known(const nn_act *act) {
+    _Static_assert((int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
+    return !act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH);
+}
+
+/* The row and plane kernels take the cheap activations on their registers; Sigmoid/SiLU inlined
+ * there measured slower (56x56 SiLU: 0.50 vs 0.41 ms) than a second pass over the row or plane
+ * while it is in L1, where the epilogue loop overlaps two vectors. */
+static int dw_act_in_kernel(const nn_act *act) {
+    return !act || act->kind == CORT_ACT_NONE || act->kind == CORT_ACT_RELU || act->kind == CORT_ACT_CLIP ||
+           act->kind == CORT_ACT_LEAKY_RELU;
+}
+
+/* Depthwise plane through a row kernel: the taps of each output row are gathered first so the
+ * kernel can keep its accumulators in registers across all of them. */
+static int depthwise_plane_rows(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
+                                float *y, dw_row_fn row) {
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    if (KD * KH * KW > NN_DW_MAX_TAPS) return 0;
+    const int in_kernel = dw_act_in_kernel(act);
+    const nn_dw_act ka = dw_act_of(in_kernel ? act : NULL);
+    const float *rows[NN_DW_MAX_TAPS];
+    float wt[NN_DW_MAX_TAPS];
+    int64_t offs[NN_DW_MAX_TAPS];
+    for (int64_t od = 0; od < OD; od++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int nt = 0;
+            for (int64_t kd = 0; kd < KD; kd++) {
+                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                if (id < 0 || id >= ID) continue;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (ih < 0 || ih >= IH) continue;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        rows[nt] = x + (id * IH + ih) * IW;
+                        wt[nt] = w[(kd * KH + kh) * KW + kw];
+                        offs[nt] = kw * g->d[2] - g->pb[2];
+                        nt++;
+                    }
+                }
+            }
+            row(y + (od * OH + oh) * OW, OW, bias, rows, wt, offs, nt, IW, g->s[2], &ka);
+            if (!in_kernel) nn_act_apply(act, y + (od * OH + oh) * OW, (size_t)OW);
+        }
+    return 1;
+}
+
+/* 2-D square 3x3 / 5x5, dilation 1, equal strides 1 or 2: the shapes of the plane and
+ * channel-blocked kernels. */
+static int dw_is_kxk(const nn_geom *g) {
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->k[1] == g->k[2] && (g->k[1] == 3 || g->k[1] == 5) &&
+           g->d[1] == 1 && g->d[2] == 1 && g->s[1] == g->s[2] && (g->s[2] == 1 || g->s[2] == 2);
+}
+
+static void depthwise_kxk(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act, float *y,
+                          int prefetch) {
+    const int in_kernel = dw_act_in_kernel(act);
+    const nn_dw_act ka = dw_act_of(in_kernel ? act : NULL);
+    nn_dw_plane_avx512((int)g->k[1], x, g->in[1], g->in[2], w, bias, y, g->out[1], g->out[2], g->s[2], g->pb[1],
+                       g->pb[2], &ka, prefetch);
+    if (!in_kernel) nn_act_apply(act, y, (size_t)(g->out[1] * g->out[2]));
+}
+#endif
+
+/* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
+ * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
+static void depthwise_plane(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act,
+                            float *y) {
+    const int64_t ID = g->in[0], IH = g->in[1], IW = g->in[2];
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    const int64_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const int64_t sw = g->s[2];
+    for (int64_t od = 0; od < OD; od++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            float *yr = y + (od * OH + oh) * OW;
+            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bias;
+            for (int64_t kd = 0; kd < KD; kd++) {
+                int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                if (id < 0 || id >= ID) continue;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                    if (ih < 0 || ih >= IH) continue;
+                    const float *xr = x + (id * IH + ih) * IW;
+                    const float *wr = w + (kd * KH + kh) * KW;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const float wv = wr[kw];
+                        const int64_t off = kw * g->d[2] - g->pb[2];
+                        /* valid ow: 0 <= ow*sw + off < IW */
+                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                        int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
+                        if (hi > OW - 1) hi = OW - 1;
+                        if (sw == 1) {
+                            const float *xs = xr + off;
+                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xs[ow];
+                        } else {
+                            for (int64_t ow = lo; ow <= hi; ow++) yr[ow] += wv * xr[ow * sw + off];
+                        }
+                    }
+                }
+            }
+            nn_act_apply(act, yr, (size_t)OW);
+        }
+}
+
+typedef struct dw_job {
+    const nn_conv_shape *s;
+    const float *x, *w, *bias;
+    const nn_act *act;
+    float *y;
+    int isa;        /* 2: AVX-512, 1: AVX2, 0: portable */
+    int prefetch;   /* the plane kernel prefetches its next input rows */
+} dw_job;
+
+static void dw_run(void *arg, size_t begin, size_t end) {
+    const dw_job *j = arg;
+    const nn_conv_shape *s = j->s;
+    const size_t in_size = (size_t)nn_geom_in_size(&s->g), out_size = (size_t)nn_geom_out_size(&s->g);
+    const size_t ks = (size_t)nn_geom_k_size(&s->g), mult = s->M / s->group;
+    for (size_t t = begin; t < end; t++) {
+        size_t n = t / s->M, m = t % s->M, c = m / mult;
+        const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
+        float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
+#ifdef NN_HAVE_X86_UKERNELS
+        if (j->isa == 2 && dw_is_kxk(&s->g)) { depthwise_kxk(&s->g, xp, wp, bv, j->act, yp, j->prefetch); continue; }
+        if (j->isa == 2 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
+        if (j->isa == 1 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx2)) continue;
+#endif
+        depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
+    }
+}
+
+#ifdef NN_HAVE_X86_UKERNELS
+/* Channel-blocked path. Work items are (16-channel block, band of output rows) pairs; task t of
+ * ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. */
+typedef struct dw_cb_job {
+    const nn_conv_shape *s;
+    const float *x, *w, *bias;
+    nn_dw_act act;
+    float *y, *scratch;
+    size_t slot, ntasks, nitems, nbands;
+    int64_t hb;   /* output rows per band */
+} dw_cb_job;
+
+static void dw_cb_run(void *arg, size_t begin, size_t end) {
+    const dw_cb_job *j = arg;
+    const nn_conv_shape *s = j->s;
+    const nn_geom *g = &s->g;
+    const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
+    const size_t ks = (size_t)nn_geom_k_size(g), cblocks = (s->C + 15) / 16;
+    for (size_t t = begin; t < end; t++) {
+        float *sc = j->scratch + t * j->slot;
+        int fresh = 1;
+        for (size_t it = t * j->nitems / j->ntasks; it < (t + 1) * j->nitems / j->ntasks; it++) {
+            const size_t b = it / j->nbands, band = it % j->nbands;
+            const size_t n = b / cblocks, c0 = b % cblocks * 16, nc = s->C - c0 < 16 ? s->C - c0 : 16;
+            const int64_t oh0 = (int64_t)band * j->hb, oh1 = oh0 + j->hb < g->out[1] ? oh0 + j->hb : g->out[1];
+            nn_dw_cb_avx512((int)g->k[1], (int)g->s[2], j->x + (n * s->C + c0) * in_size, (int64_t)in_size, g->in[1],
+                            g->in[2], g->pb[1], g->pb[2], j->w + c0 * ks, j->bias ? j->bias + c0 : NULL, (int)nc,
+                            j->y + (n * s->M + c0) * out_size, (int64_t)out_size, g->out[2], oh0, oh1, j->hb,
+                            &j->act, sc, fresh);
+            fresh = 0;
+        }
+    }
+}
+
+/* Runs the channel-blocked path when the shape suits it and its scratch is available. */
+static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w, const float *bias,
+                        const nn_act *act, float *y, cort_kernel_ctx *ctx) {
+    const nn_geom *g = &s->g;
+    const int64_t OH = g->out[1], OW = g->out[2];
+    if (s->M != s->C || !dw_is_kxk(g) || !dw_act_known(act)) return 0;
+    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: measured against the plane
+     * kernel in isolation (1 thread), 56 -> 28: 0.075 vs 0.080 ms with Clip, 0.099 vs 0.105 with
+     * SiLU; 112 -> 56: 0.198 vs 0.196 with Clip, 0.264 vs 0.263 with SiLU. */
+    if (g->k[1] == 3 && g->s[2] == 2 && OW > NN_DW_CB_MAX_OW_3X3_S2) return 0;
+    /* In a model, where the input is the expand conv's fresh output, the plane kernel wins on wide
+     * rows when the activation runs on its registers (Relu, Clip): mobilenet_v2's 112x112 32-channel
+     * conv 0.22 -> 0.15 ms, 56 -> 28 0.107 -> 0.092; an OCR detector's 160x160 ones 1.45 -> 0.92
+     * and 1.25 -> 1.05 ms. With SiLU the channel-blocked kernel stays ahead (EfficientNet's 56x56:
+     * 0.30 vs 0.32 ms; its 28x28 and smaller up to 2x), on narrow rows for every activation, and
+     * for 5x5 (the detector's 80x80 ones: 0.72 vs 1.19 ms). */
+    if (g->k[1] == 3 && dw_act_in_kernel(act) &&
+        (g->s[2] == 1 ? OW >= NN_DW_CB_MAX_OW_CHEAP_ACT : OW >= NN_DW_CB_MAX_OW_CHEAP_ACT / 2))
+        return 0;
+    /* bands of about NN_DW_CB_BAND_PIXELS outputs, of equal height */
+    int64_t nbands = (OH * OW + NN_DW_CB_BAND_PIXELS - 1) / NN_DW_CB_BAND_PIXELS;
+    if (nbands > OH) nbands = OH;
+    const int64_t hb = (OH + nbands - 1) / nbands;
+    nbands = (OH + hb - 1) / hb;
+    const size_t slot = nn_dw_cb_scratch_floats((int)g->k[1], (int)g->s[2], hb, OW);
+    if (slot > NN_DW_CB_MAX_SCRATCH) return 0;
+    const size_t nitems = s->N * ((s->C + 15) / 16) * (size_t)nbands;
+    const size_t work = (size_t)nn_geom_out_size(g) * (size_t)nn_geom_k_size(g) * s->N * s->M;
+    if (work < 32768) pool = NULL;
+    size_t ntasks = (size_t)cort_pool_threads(pool);
+    if (ntasks > nitems) ntasks = nitems;
+    const size_t bytes = ntasks * slot * sizeof(float);
+    float *scratch = ctx ? cort_kernel_scratch(ctx, bytes) : cort_malloc(bytes);
+    if (!scratch) return 0;   /* the per-plane kernels need no scratch */
+    dw_cb_job j = { s, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, hb };
+    cort_parallel_for(pool, ntasks, 1, dw_cb_run, &j);
+    if (ctx) cort_kernel_scratch_free(ctx, scratch);
+    else cort_free(scratch);
+    return 1;
+}
+#endif
+
+void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
+                           const float *w, const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
+    const size_t out_size = (size_t)nn_geom_out_size(&s->g), ks = (size_t)nn_geom_k_size(&s->g);
+    /* an input this large comes from memory: the plane kernel fetches rows ahead (64 channels of
+     * 320x320, 3x3 stride 2: 3.3 -> 2.5 ms; 96 of 112x112, from the caches: 0.197 -> 0.219 with it) */
+    const int prefetch = s->N * s->C * (size_t)nn_geom_in_size(&s->g) * sizeof(float) >= NN_DW_PREFETCH_MIN_BYTES;
+    dw_job j = { s, x, w, bias, act, y, 0, prefetch };
+    (void)ctx;
+    (void)kernel;
+#ifdef NN_HAVE_X86_UKERNELS
+    j.isa = __builtin_cpu_supports("avx512f") ? 2
+          : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+    /* an explicit gemm kernel (tests) selects the depthwise kernel of the same ISA */
+    if (kernel && kernel->ukr == nn_ukr_avx2_6x16 && j.isa > 1) j.isa = 1;
+    if (kernel && kernel->ukr == nn_ukr_scalar_4x16) j.isa = 0;
+    if (j.isa == 2 && depthwise_cb(pool, s, x, w, bias, act, y, ctx)) return;
+#endif
+    size_t planes = s->N * s->M;
+    cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
+}
+
+void nn_conv_depthwise_planes_f32(const nn_geom *g, size_t c0, size_t c1, const float *x, size_t x_ps, const float *w,
+                                  const float *bias, const nn_act *act, float *y, size_t y_ps) {
+    const size_t ks = (size_t)nn_geom_k_size(g);
+    for (size_t c = c0; c < c1; c++) {
+        const float *xp = x + c * x_ps, *wp = w + c * ks;
+        const float bv = bias ? bias[c] : 0.0f;
+        float *yp = y + c * y_ps;
+#ifdef NN_HAVE_X86_UKERNELS
+        if (__builtin_cpu_supports("avx512f")) {
+            if (dw_is_kxk(g)) { depthwise_kxk(g, xp, wp, bv, act, yp, 0); continue; }
+            if (depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx512)) continue;
+        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                   depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx2)) {
+            continue;
+        }
+#endif
+        depthwise_plane(g, xp, wp, bv, act, yp);
+    }
+}

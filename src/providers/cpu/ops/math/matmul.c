@@ -1,0 +1,416 @@
+/* MatMul, Gemm, MatMulInteger, QLinearMatMul. Float types run on the packed SGEMM; integer MatMul
+ * and Gemm use exact 64-bit accumulation. */
+#include <string.h>
+#include "matmul.h"
+#include "../../kernels/gemm.h"
+#include "../quant/quant.h"
+
+static int64_t bdim(const int64_t *dims, int rank, int nb, int i) {   /* batch dim i of nb (right-aligned) */
+    int j = i - (nb - rank);
+    return j >= 0 ? dims[j] : 1;
+}
+
+cort_status *nn_mm_shape_make(const cort_kernel_ctx *ctx, size_t ai, size_t bi, nn_mm_shape *s) {
+    const cort_value *a = ctx->inputs[ai], *b = ctx->inputs[bi];
+    char sa[160], sb[160];
+    if (a->rank < 1 || b->rank < 1)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs have shapes %s and %s; MatMul needs "
+                               "rank >= 1", nn_shape(a, sa, sizeof sa), nn_shape(b, sb, sizeof sb));
+    memset(s, 0, sizeof *s);
+    int ra = (int)a->rank, rb = (int)b->rank;
+    s->M = ra == 1 ? 1 : (size_t)a->shape[ra - 2];
+    s->K = (size_t)a->shape[ra - 1];
+    size_t kb = rb == 1 ? (size_t)b->shape[0] : (size_t)b->shape[rb - 2];
+    s->N = rb == 1 ? 1 : (size_t)b->shape[rb - 1];
+    if (kb != s->K)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu has shape %s and input %zu has shape %s: inner dimensions %zu and %zu differ",
+                               ai, nn_shape(a, sa, sizeof sa), bi, nn_shape(b, sb, sizeof sb), s->K, kb);
+    int na = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
+    int nb = na > nbb ? na : nbb;
+    s->nb = (size_t)nb;
+    s->batch = 1;
+    for (int i = 0; i < nb; i++) {
+        int64_t da = bdim(a->shape, na, nb, i), db = bdim(b->shape, nbb, nb, i);
+        if (da != db && da != 1 && db != 1)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input %zu has shape %s and input %zu has shape %s: batch dimensions cannot be "
+                                   "broadcast", ai, nn_shape(a, sa, sizeof sa), bi, nn_shape(b, sb, sizeof sb));
+        s->bdims[i] = da == 1 ? db : da;
+        s->batch *= (size_t)s->bdims[i];
+    }
+    size_t sta = 1, stb = 1;
+    for (int i = nb - 1; i >= 0; i--) {
+        int64_t da = bdim(a->shape, na, nb, i), db = bdim(b->shape, nbb, nb, i);
+        s->astride[i] = da == 1 ? 0 : sta;
+        s->bstride[i] = db == 1 ? 0 : stb;
+        sta *= (size_t)da;
+        stb *= (size_t)db;
+    }
+    for (int i = 0; i < nb; i++) s->ydims[s->yrank++] = s->bdims[i];
+    if (ra > 1) s->ydims[s->yrank++] = (int64_t)s->M;
+    if (rb > 1) s->ydims[s->yrank++] = (int64_t)s->N;
+    return NULL;
+}
+
+void nn_mm_batch(const nn_mm_shape *s, size_t b, size_t *a_mat, size_t *b_mat) {
+    size_t am = 0, bm = 0;
+    for (size_t i = s->nb; i-- > 0;) {
+        size_t d = (size_t)s->bdims[i], idx = b % d;
+        b /= d;
+        am += idx * s->astride[i];
+        bm += idx * s->bstride[i];
+    }
+    *a_mat = am;
+    *b_mat = bm;
+}
+
+void nn_mm_infer(cort_infer_ctx *ctx, size_t ai, size_t bi, cort_type t) {
+    nn_infer_type(ctx, 0, t);
+    if (ctx->n_inputs <= ai || ctx->n_inputs <= bi) return;
+    const cort_tinfo *a = &ctx->inputs[ai], *b = &ctx->inputs[bi];
+    if (a->rank < 1 || b->rank < 1) return;
+    int na = a->rank > 2 ? a->rank - 2 : 0, nbb = b->rank > 2 ? b->rank - 2 : 0, nb = na > nbb ? na : nbb;
+    int64_t dims[CORT_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < nb; i++) {
+        int64_t da = bdim(a->dims, na, nb, i), db = bdim(b->dims, nbb, nb, i);
+        dims[r++] = da == 1 ? db : db == 1 ? da : da >= 0 ? da : db;
+    }
+    if (a->rank > 1) dims[r++] = a->dims[a->rank - 2];
+    if (b->rank > 1) dims[r++] = b->dims[b->rank - 1];
+    cort_tinfo_tensor_shape(&ctx->outputs[0], t, dims, r);
+}
+
+/* ---- constant B packed at creation (MatMul, Gemm) ---- */
+typedef struct mm_state {
+    nn_gemm_packed bpack;   /* data NULL when B is not a constant float matrix */
+    const cort_value *bsrc; /* the constant the pack was made from (it lives as long as the graph) */
+    int64_t        bdims[2];
+} mm_state;
+
+void nn_mm_free_packed_b(void *state) {
+    mm_state *s = state;
+    if (!s) return;
+    nn_gemm_packed_free(&s->bpack);
+    cort_free(s);
+}
+
+/* B still in the model file at a misaligned offset (b->ctx: its bytes; b->ld, b->trans as for a
+ * plain B): the region is copied row by row through a small aligned buffer into the panel, so
+ * packing needs no aligned copy of the whole weight (bert_encoder's peak RSS 347.6 -> 339.8 MB). */
+static void pack_b_bytes(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, size_t ncols, size_t nr, float *dst) {
+    const unsigned char *src = b->ctx;
+    if (!b->trans) {
+        for (size_t p = 0; p < kc; p++, dst += nr) {
+            memcpy(dst, src + ((k0 + p) * b->ld + j0) * sizeof(float), ncols * sizeof(float));
+            for (size_t j = ncols; j < nr; j++) dst[j] = 0.0f;
+        }
+        return;
+    }
+    float row[NN_GEMM_KC];
+    for (size_t j = 0; j < nr; j++) {
+        if (j < ncols) memcpy(row, src + ((j0 + j) * b->ld + k0) * sizeof(float), kc * sizeof(float));
+        for (size_t p = 0; p < kc; p++) dst[p * nr + j] = j < ncols ? row[p] : 0.0f;
+    }
+}
+
+/* Packs input 1 when it is a constant float matrix; trans: Gemm's transB. */
+cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans) {
+    mm_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    *state = s;
+    /* B may still be in the model file: packed from cort_node_const_data, never copied for good */
+    const cort_value *b = cort_node_const_input_lazy(node, 1);
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_FLOAT || b->rank != 2 || b->count == 0 ||
+        (!b->data && !b->lazy_src))
+        return NULL;
+    const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
+    cort_status *st = NULL;
+    nn_gemm_b gb = { pack_b_bytes, NULL, trans ? K : N, trans, b->lazy_src };
+    if (!b->lazy_src) {
+        const void *bd;
+        st = cort_node_const_data(node, 1, &bd);
+        if (st) {
+            nn_mm_free_packed_b(s);
+            *state = NULL;
+            return st;
+        }
+        gb = nn_gemm_b_matrix(bd, trans ? K : N, trans);
+    }
+    st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
+    if (st) {
+        nn_mm_free_packed_b(s);
+        *state = NULL;
+        return st;
+    }
+    s->bsrc = b;
+    s->bdims[0] = b->shape[0];
+    s->bdims[1] = b->shape[1];
+    cort_node_const_input_packed(node, 1);   /* runs read the packed copy */
+    return NULL;
+}
+
+static cort_status *matmul_init(const cort_node *node, void **state) { return nn_mm_init_packed_b(node, state, 0); }
+static cort_status *gemm_init(const cort_node *node, void **state) {
+    return nn_mm_init_packed_b(node, state, cort_attr_int(node, "transB", 0) != 0);
+}
+
+/* The prepacked B when it was made from exactly this input, else NULL (pack per run). */
+const nn_gemm_packed *nn_mm_packed_b(const cort_kernel_ctx *ctx) {
+    const mm_state *s = ctx->state;
+    const cort_value *b = ctx->inputs[1];
+    if (!s || !s->bpack.data || b != s->bsrc || b->type != CORT_TYPE_FLOAT || b->rank != 2 ||
+        b->shape[0] != s->bdims[0] || b->shape[1] != s->bdims[1])
+        return NULL;
+    return &s->bpack;
+}
+
+/* ---- MatMul ---- */
+static cort_status *matmul_infer(cort_infer_ctx *ctx) {
+    nn_mm_infer(ctx, 0, 1, ctx->inputs[0].elem);
+    return NULL;
+}
+
+/* Exact integer matmul of one matrix pair (wrapping arithmetic as the int types do). */
+static void imatmul(const void *a, size_t aoff, const void *b, size_t boff, void *y, size_t yoff, cort_type t,
+                    size_t M, size_t N, size_t K) {
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            uint64_t acc = 0;
+            for (size_t k = 0; k < K; k++)
+                acc += (uint64_t)cort_load_i64(a, t, aoff + i * K + k) * (uint64_t)cort_load_i64(b, t, boff + k * N + j);
+            cort_store_i64(y, t, yoff + i * N + j, (int64_t)acc);
+        }
+}
+
+static cort_status *matmul_run(cort_kernel_ctx *ctx) {
+    CORT_TRY(nn_check_input(ctx, 0, "A", 1, -1));
+    CORT_TRY(nn_check_input(ctx, 1, "B", 1, -1));
+    const cort_value *a = ctx->inputs[0], *b = ctx->inputs[1];
+    if (a->type != b->type)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A' and 'B' have types %s and %s",
+                               cort_type_name(a->type), cort_type_name(b->type));
+    nn_mm_shape s;
+    CORT_TRY(nn_mm_shape_make(ctx, 0, 1, &s));
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, a->type, s.ydims, s.yrank, &y));
+    const size_t M = s.M, N = s.N, K = s.K;
+    if (!cort_type_is_float(a->type)) {
+        for (size_t bt = 0; bt < s.batch; bt++) {
+            size_t am, bm;
+            nn_mm_batch(&s, bt, &am, &bm);
+            imatmul(a->data, am * M * K, b->data, bm * K * N, y->data, bt * M * N, a->type, M, N, K);
+        }
+        return NULL;
+    }
+    nn_fbuf fa = { 0 }, fb = { 0 }, fy = { 0 };
+    cort_status *st = nn_fbuf_in(a, &fa);
+    if (!st) st = nn_fbuf_in(b, &fb);
+    if (!st) st = nn_fbuf_out(y, &fy);
+    /* B shared by every batch and A contiguous: one tall gemm */
+    int fold = s.batch > 1 && b->rank <= 2;
+    for (size_t i = 0; i < s.nb && fold; i++) if (s.astride[i] == 0) fold = 0;
+    const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
+    nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, &act, ctx };
+    if (!st && fold) {
+        nn_gemm_b gb = nn_gemm_b_matrix(fb.p, N, 0);
+        st = nn_sgemm_opt(ctx->pool, NULL, s.batch * M, N, K, 1.0f, fa.p, K, 0, &gb, 0.0f, fy.p, N, &o);
+    } else {
+        for (size_t bt = 0; bt < s.batch && !st; bt++) {
+            size_t am, bm;
+            nn_mm_batch(&s, bt, &am, &bm);
+            nn_gemm_b gb = nn_gemm_b_matrix(fb.p ? fb.p + bm * K * N : NULL, N, 0);   /* NULL: packed, in the file */
+            o.bpack = bm == 0 ? nn_mm_packed_b(ctx) : NULL;
+            st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, 1.0f, fa.p + am * M * K, K, 0, &gb, 0.0f, fy.p + bt * M * N, N,
+                              &o);
+        }
+    }
+    if (!st) nn_fbuf_commit(&fy, y);
+    nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fy);
+    return st;
+}
+
+/* ---- Gemm ---- */
+static cort_status *gemm_infer(cort_infer_ctx *ctx) {
+    const cort_tinfo *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+    nn_infer_type(ctx, 0, a->elem);
+    if (a->rank != 2 || b->rank != 2) return NULL;
+    int ta = cort_attr_int(ctx->node, "transA", 0) != 0, tb = cort_attr_int(ctx->node, "transB", 0) != 0;
+    int64_t dims[2] = { a->dims[ta ? 1 : 0], b->dims[tb ? 0 : 1] };
+    cort_tinfo_tensor_shape(&ctx->outputs[0], a->elem, dims, 2);
+    return NULL;
+}
+
+static cort_status *gemm_run(cort_kernel_ctx *ctx) {
+    CORT_TRY(nn_check_input(ctx, 0, "A", 2, 2));
+    CORT_TRY(nn_check_input(ctx, 1, "B", 2, 2));
+    const cort_value *a = ctx->inputs[0], *b = ctx->inputs[1], *c = nn_opt_input(ctx, 2);
+    const int ta = cort_attr_int(ctx->node, "transA", 0) != 0, tb = cort_attr_int(ctx->node, "transB", 0) != 0;
+    const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f), beta = cort_attr_float(ctx->node, "beta", 1.0f);
+    const size_t M = (size_t)a->shape[ta ? 1 : 0], K = (size_t)a->shape[ta ? 0 : 1];
+    const size_t KB = (size_t)b->shape[tb ? 1 : 0], N = (size_t)b->shape[tb ? 0 : 1];
+    char sa[160], sb[160];
+    if (K != KB || a->type != b->type)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input 0 'A' is %s%s (transA=%d) and input 1 'B' is %s%s (transB=%d): inner dimensions "
+                               "%zu and %zu", cort_type_name(a->type), nn_shape(a, sa, sizeof sa), ta,
+                               cort_type_name(b->type), nn_shape(b, sb, sizeof sb), tb, K, KB);
+    int64_t ydims[2] = { (int64_t)M, (int64_t)N }, cstr[2] = { 0, 0 };
+    if (c) {
+        if (c->kind != CORT_VKIND_TENSOR || c->rank > 2 || c->type != a->type)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 2 'C' is %s%s, expected %s "
+                                   "broadcastable to [%zu,%zu]", cort_type_name(c->type), nn_shape(c, sa, sizeof sa),
+                                   cort_type_name(a->type), M, N);
+        for (size_t i = 0; i < c->rank; i++) {
+            int64_t d = c->shape[c->rank - 1 - i], want = ydims[1 - i];
+            if (d != 1 && d != want)
+                return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                       "input 2 'C' has shape %s, not broadcastable to [%zu,%zu]",
+                                       nn_shape(c, sa, sizeof sa), M, N);
+        }
+        cort_broadcast_strides(ydims, 2, c->shape, c->rank, cstr);
+    }
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, a->type, ydims, 2, &y));
+    if (!cort_type_is_float(a->type)) {
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < N; j++) {
+                uint64_t acc = 0;
+                for (size_t k = 0; k < K; k++)
+                    acc += (uint64_t)cort_load_i64(a->data, a->type, ta ? k * M + i : i * K + k) *
+                           (uint64_t)cort_load_i64(b->data, b->type, tb ? j * K + k : k * N + j);
+                double r = (double)alpha * (double)(int64_t)acc;
+                if (c) r += (double)beta * (double)cort_load_i64(c->data, c->type, (size_t)(i * cstr[0] + j * cstr[1]));
+                cort_store_i64(y->data, y->type, i * N + j, (int64_t)r);
+            }
+        return NULL;
+    }
+    nn_fbuf fa = { 0 }, fb = { 0 }, fc = { 0 }, fy = { 0 };
+    cort_status *st = nn_fbuf_in(a, &fa);
+    if (!st) st = nn_fbuf_in(b, &fb);
+    if (!st && c) st = nn_fbuf_in(c, &fc);
+    if (!st) st = nn_fbuf_out(y, &fy);
+    if (!st) {
+        float gbeta = 0.0f;
+        if (c && beta != 0.0f && M && N) {
+            for (size_t i = 0; i < M; i++)
+                for (size_t j = 0; j < N; j++) fy.p[i * N + j] = fc.p[i * cstr[0] + j * cstr[1]];
+            gbeta = beta;
+        }
+        nn_gemm_b gb = nn_gemm_b_matrix(fb.p, tb ? K : N, tb);
+        const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer */
+        nn_gemm_opts o = { NULL, nn_mm_packed_b(ctx), NULL, &act, ctx };
+        st = nn_sgemm_opt(ctx->pool, NULL, M, N, K, alpha, fa.p, ta ? M : K, ta, &gb, gbeta, fy.p, N, &o);
+        if (!st) nn_fbuf_commit(&fy, y);
+    }
+    nn_fbuf_free(&fa); nn_fbuf_free(&fb); nn_fbuf_free(&fc); nn_fbuf_free(&fy);
+    return st;
+}
+
+/* ---- MatMulInteger / QLinearMatMul ---- */
+/* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
+static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size_t bi, size_t bzi, nn_mm_shape *s,
+                               int32_t **out) {
+    CORT_TRY(nn_check_input(ctx, ai, "A", 1, -1));
+    CORT_TRY(nn_check_input(ctx, bi, "B", 1, -1));
+    const cort_value *a = ctx->inputs[ai], *b = ctx->inputs[bi];
+    const cort_value *az = nn_opt_input(ctx, azi), *bz = nn_opt_input(ctx, bzi);
+    if (!nn_q_is_8bit(a->type) || !nn_q_is_8bit(b->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A'/'B' have types %s/%s, expected int8 "
+                               "or uint8", cort_type_name(a->type), cort_type_name(b->type));
+    CORT_TRY(nn_mm_shape_make(ctx, ai, bi, s));
+    char buf[160];
+    if (az && az->count != 1 && az->count != s->M)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'a_zero_point' has shape %s, expected a scalar or [%zu]", azi,
+                               nn_shape(az, buf, sizeof buf), s->M);
+    if (bz && bz->count != 1 && bz->count != s->N)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'b_zero_point' has shape %s, expected a scalar or [%zu]", bzi,
+                               nn_shape(bz, buf, sizeof buf), s->N);
+    const size_t M = s->M, N = s->N, K = s->K;
+    int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
+    int32_t *bcol = cort_kernel_scratch(ctx, (K + 1) * sizeof(int32_t));
+    if (!acc || !bcol) { cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, bcol); return cort_error_oom(); }
+    for (size_t bt = 0; bt < s->batch; bt++) {
+        size_t am, bm;
+        nn_mm_batch(s, bt, &am, &bm);
+        for (size_t j = 0; j < N; j++) {
+            int32_t zb = !bz ? 0 : nn_q_load(bz, bz->count == 1 ? 0 : j);
+            for (size_t k = 0; k < K; k++) bcol[k] = nn_q_load(b, bm * K * N + k * N + j) - zb;
+            for (size_t i = 0; i < M; i++) {
+                int32_t za = !az ? 0 : nn_q_load(az, az->count == 1 ? 0 : i), sum = 0;
+                size_t base = am * M * K + i * K;
+                for (size_t k = 0; k < K; k++) sum += (nn_q_load(a, base + k) - za) * bcol[k];
+                acc[bt * M * N + i * N + j] = sum;
+            }
+        }
+    }
+    cort_kernel_scratch_free(ctx, bcol);
+    *out = acc;
+    return NULL;
+}
+
+static cort_status *mmint_infer(cort_infer_ctx *ctx) {
+    nn_mm_infer(ctx, 0, 1, CORT_TYPE_INT32);
+    return NULL;
+}
+
+static cort_status *mmint_run(cort_kernel_ctx *ctx) {
+    nn_mm_shape s;
+    int32_t *acc;
+    CORT_TRY(int_matmul(ctx, 0, 2, 1, 3, &s, &acc));
+    cort_value *y;
+    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s.ydims, s.yrank, &y);
+    if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
+    cort_kernel_scratch_free(ctx, acc);
+    return st;
+}
+
+/* inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp */
+static cort_status *qlmm_infer(cort_infer_ctx *ctx) {
+    cort_type t = ctx->n_inputs > 7 && ctx->inputs[7].elem ? ctx->inputs[7].elem : ctx->inputs[0].elem;
+    nn_mm_infer(ctx, 0, 3, t);
+    return NULL;
+}
+
+static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
+    for (size_t i = 0; i < 8; i++)
+        if (!nn_opt_input(ctx, i) && i != 2 && i != 5 && i != 7)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is missing", i);
+    const cort_value *as = ctx->inputs[1], *bs = ctx->inputs[4], *ys = ctx->inputs[6], *yz = nn_opt_input(ctx, 7);
+    char buf[160];
+    if (as->count != 1 || bs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "scales and y_zero_point must be scalars "
+                               "(b_scale has shape %s)", nn_shape(bs, buf, sizeof buf));
+    nn_mm_shape s;
+    int32_t *acc;
+    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, &acc));
+    cort_value *y;
+    cort_status *st = cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y);
+    if (!st) {
+        float mult = nn_q_scale(as, 0) * nn_q_scale(bs, 0) / nn_q_scale(ys, 0);
+        int32_t zp = yz ? nn_q_load(yz, 0) : 0;
+        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)acc[i] * mult), zp));
+    }
+    cort_kernel_scratch_free(ctx, acc);
+    return st;
+}
+
+#define NN_MM_TYPES (CORT_TMASK_FLOATS | CORT_TBIT(CORT_TYPE_INT32) | CORT_TBIT(CORT_TYPE_INT64) | \
+                     CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
+const cort_op_def nn_op_matmul = {
+    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .init = matmul_init, .free_state = nn_mm_free_packed_b, .infer = matmul_infer, .run = matmul_run,
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
+const cort_op_def nn_op_gemm = {
+    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .init = gemm_init, .free_state = nn_mm_free_packed_b, .infer = gemm_infer, .run = gemm_run,
+    .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
+const cort_op_def nn_op_matmul_integer = {
+    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = mmint_infer, .run = mmint_run };
+const cort_op_def nn_op_qlinear_matmul = {
+    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .infer = qlmm_infer, .run = qlmm_run };
