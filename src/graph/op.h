@@ -107,6 +107,10 @@ void cort_apply_activation(const cort_node *node, float *y, size_t n);
 #define CORT_OP_FUSES_SUM        4u   /* run adds input node->sum_input (same shape as output 0) before node->act */
 #define CORT_OP_OUTPUT_VIEW      8u   /* run allocates output 0 once through cort_kernel_output (may get a view) */
 
+/* max_opset of an entry that is the op's newest version: it handles every later opset of its
+ * domain until ONNX defines a new version of the op (the highest ai.onnx opset ONNX 1.23 defines). */
+#define CORT_OPSET_MAX 28
+
 struct cort_op_def {
     const char *name;
     const char *domain;          /* "" for ai.onnx */
@@ -125,6 +129,9 @@ struct cort_op_def {
 const cort_op_def *cort_op_find(const char *domain, const char *op_type, int opset);
 /* Whether any version of (domain, op_type) exists (for better error messages). */
 int cort_op_known(const char *domain, const char *op_type, int *min_opset, int *max_opset);
+/* The whole table (src/providers/cpu/op_table.c), sorted by (domain, name, min_opset): for tests
+ * and tools that list what cort implements. */
+size_t cort_op_table(const cort_op_def *const **out);
 
 /* ---- errors ---- */
 /* A status whose message starts with "node 'NAME' (OP_TYPE): ". */

@@ -207,10 +207,12 @@ done:
     return st;
 }
 
-static const cort_op_def conv_def = { "Conv", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, conv_init, conv_free,
-                                      xnn_infer, conv_run };
-static const cort_op_def convt_def = { "ConvTranspose", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, conv_init, conv_free,
-                                       xnn_infer, conv_run };
+static const cort_op_def conv_def = { .name = "Conv", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = conv_init, .free_state = conv_free, .infer = xnn_infer,
+    .run = conv_run };
+static const cort_op_def convt_def = { .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = conv_init, .free_state = conv_free, .infer = xnn_infer,
+    .run = conv_run };
 
 const xnn_kind xnn_conv_kinds[] = {
     { "Conv", 1, conv_supports, &conv_def, 1 },

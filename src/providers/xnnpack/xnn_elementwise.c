@@ -396,10 +396,14 @@ int cort_xnnpack_test_passthrough(const struct cort_node *node) {
     return s->op == U_CLAMP ? s->passthrough : -1;
 }
 
-#define BIN_DEF(var, name) \
-    static const cort_op_def var = { name, "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, binary_init, xnn_free_state, xnn_infer, binary_run }
-#define UN_DEF(var, name) \
-    static const cort_op_def var = { name, "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, unary_init, unary_free, xnn_infer, unary_run }
+#define BIN_DEF(var, P_NAME) \
+    static const cort_op_def var = { .name = P_NAME, .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = binary_init, .free_state = xnn_free_state, \
+    .infer = xnn_infer, .run = binary_run }
+#define UN_DEF(var, P_NAME) \
+    static const cort_op_def var = { .name = P_NAME, .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = unary_init, .free_state = unary_free, \
+    .infer = xnn_infer, .run = unary_run }
 BIN_DEF(add_def, "Add"); BIN_DEF(sub_def, "Sub"); BIN_DEF(mul_def, "Mul"); BIN_DEF(div_def, "Div");
 BIN_DEF(min_def, "Min"); BIN_DEF(max_def, "Max");
 UN_DEF(relu_def, "Relu"); UN_DEF(clip_def, "Clip"); UN_DEF(sigmoid_def, "Sigmoid"); UN_DEF(hardswish_def, "HardSwish");

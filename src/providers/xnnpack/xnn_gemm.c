@@ -120,9 +120,12 @@ static cort_status *fc_run(cort_kernel_ctx *ctx) {
     return xs == xnn_status_success ? NULL : xnn_call_error(node, call, xs);
 }
 
-static const cort_op_def gemm_def = { "Gemm", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, fc_init, fc_free, xnn_infer, fc_run };
-static const cort_op_def matmul_def = { "MatMul", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, fc_init, fc_free, xnn_infer,
-                                        fc_run };
+static const cort_op_def gemm_def = { .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = fc_init, .free_state = fc_free, .infer = xnn_infer,
+    .run = fc_run };
+static const cort_op_def matmul_def = { .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = fc_init, .free_state = fc_free, .infer = xnn_infer,
+    .run = fc_run };
 
 const xnn_kind xnn_gemm_kinds[] = {
     { "Gemm", 7, fc_supports, &gemm_def, 1 },

@@ -171,12 +171,15 @@ done:
     return st;
 }
 
-static const cort_op_def maxpool_def = { "MaxPool", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, pool_init, xnn_free_state,
-                                         xnn_infer, pool_run };
-static const cort_op_def avgpool_def = { "AveragePool", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, pool_init,
-                                         xnn_free_state, xnn_infer, pool_run };
-static const cort_op_def gavgpool_def = { "GlobalAveragePool", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, pool_init,
-                                          xnn_free_state, xnn_infer, pool_run };
+static const cort_op_def maxpool_def = { .name = "MaxPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = pool_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = pool_run };
+static const cort_op_def avgpool_def = { .name = "AveragePool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = pool_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = pool_run };
+static const cort_op_def gavgpool_def = { .name = "GlobalAveragePool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = pool_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = pool_run };
 
 const xnn_kind xnn_pool_kinds[] = {
     { "MaxPool", 1, pool_supports, &maxpool_def, 1 },

@@ -363,15 +363,19 @@ static cort_status *concat_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-static const cort_op_def concat_def = { "Concat", "", 4, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, concat_init,
-                                        xnn_free_state, xnn_infer, concat_run };
+static const cort_op_def concat_def = { .name = "Concat", .domain = "", .min_opset = 4, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = concat_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = concat_run };
 
-static const cort_op_def resize_def = { "Resize", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, resize_init, xnn_free_state,
-                                        xnn_infer, resize_run };
-static const cort_op_def pad_def = { "Pad", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, pad_init, xnn_free_state, xnn_infer,
-                                     pad_run };
-static const cort_op_def d2s_def = { "DepthToSpace", "", 1, 99, CORT_TBIT(CORT_TYPE_FLOAT), 0, d2s_init, xnn_free_state,
-                                     xnn_infer, d2s_run };
+static const cort_op_def resize_def = { .name = "Resize", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = resize_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = resize_run };
+static const cort_op_def pad_def = { .name = "Pad", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = pad_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = pad_run };
+static const cort_op_def d2s_def = { .name = "DepthToSpace", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = d2s_init, .free_state = xnn_free_state,
+    .infer = xnn_infer, .run = d2s_run };
 
 const xnn_kind xnn_shape_kinds[] = {
     { "Resize", 10, resize_supports, &resize_def, 0 },

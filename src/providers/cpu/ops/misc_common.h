@@ -1,5 +1,5 @@
 /* Shared helpers of the 'misc' operator family (mi_*.c): output bookkeeping, scalar reads and the
- * op definitions each mi_*.c file exports to ops_misc.c. */
+ * op definitions each mi_*.c file exports (listed in op_table.c). */
 #ifndef CORT_CPU_MI_COMMON_H
 #define CORT_CPU_MI_COMMON_H
 #include "../../../graph/op.h"

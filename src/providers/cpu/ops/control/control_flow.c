@@ -154,7 +154,8 @@ static cort_status *if_run(cort_kernel_ctx *ctx) {
     return cort_subgraph_run(ctx, cond ? s->then_g : s->else_g, NULL, 0, ctx->outputs, ctx->n_outputs);
 }
 
-static const cort_op_def op_if = { "If", "", 1, 99, 0, 0, if_init, if_free, if_infer, if_run };
+const cort_op_def ctl_op_if = { .name = "If", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .init = if_init, .free_state = if_free, .infer = if_infer, .run = if_run };
 
 /* ---------------------------------------------------------------- Loop */
 typedef struct body_state { cort_subgraph *body; } body_state;
@@ -302,7 +303,8 @@ done:
     return st;
 }
 
-static const cort_op_def op_loop = { "Loop", "", 1, 99, 0, 0, body_init, body_free, loop_infer, loop_run };
+const cort_op_def ctl_op_loop = { .name = "Loop", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .init = body_init, .free_state = body_free, .infer = loop_infer, .run = loop_run };
 
 /* ---------------------------------------------------------------- Scan */
 static cort_status *scan_infer(cort_infer_ctx *ctx) {
@@ -459,7 +461,8 @@ static cort_status *scan_run(cort_kernel_ctx *ctx) {
     return st;
 }
 
-static const cort_op_def op_scan = { "Scan", "", 8, 99, 0, 0, body_init, body_free, scan_infer, scan_run };
+const cort_op_def ctl_op_scan = { .name = "Scan", .domain = "", .min_opset = 8, .max_opset = CORT_OPSET_MAX,
+    .init = body_init, .free_state = body_free, .infer = scan_infer, .run = scan_run };
 
 
 /* ---------------------------------------------------------------- SequenceMap */
@@ -515,9 +518,5 @@ static cort_status *seqmap_run(cort_kernel_ctx *ctx) {
     return st;
 }
 
-static const cort_op_def op_sequence_map = { "SequenceMap", "", 17, 99, 0, 0, body_init, body_free, seqmap_infer, seqmap_run };
-
-const cort_op_def *const cort_ops_control[] = {
-    &op_if, &op_loop, &op_scan, &op_sequence_map,
-    NULL
-};
+const cort_op_def ctl_op_sequence_map = { .name = "SequenceMap", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .init = body_init, .free_state = body_free, .infer = seqmap_infer, .run = seqmap_run };

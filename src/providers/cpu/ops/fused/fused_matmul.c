@@ -119,5 +119,6 @@ static cort_status *fmm_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def fu_op_fused_matmul = { "FusedMatMul", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, fmm_init,
-                                         nn_mm_free_packed_b, fmm_infer, fmm_run, CORT_OP_FUSES_ACTIVATION };
+const cort_op_def fu_op_fused_matmul = { .name = "FusedMatMul", .domain = "cort", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = fmm_init, .free_state = nn_mm_free_packed_b,
+    .infer = fmm_infer, .run = fmm_run, .flags = CORT_OP_FUSES_ACTIVATION };

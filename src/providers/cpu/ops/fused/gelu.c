@@ -78,5 +78,5 @@ static cort_status *gelu_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def fu_op_gelu = { "Gelu", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, NULL, NULL,
-                                 gelu_infer, gelu_run };
+const cort_op_def fu_op_gelu = { .name = "Gelu", .domain = "cort", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .infer = gelu_infer, .run = gelu_run };

@@ -90,5 +90,5 @@ static cort_status *ln_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def fu_op_layernorm = { "LayerNorm", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, NULL, NULL,
-                                      ln_infer, ln_run };
+const cort_op_def fu_op_layernorm = { .name = "LayerNorm", .domain = "cort", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .infer = ln_infer, .run = ln_run };

@@ -209,5 +209,6 @@ static cort_status *pwdw_run(cort_kernel_ctx *ctx) {
     return err;
 }
 
-const cort_op_def fu_op_pwdw_conv = { "PwDwConv", "cort", 1, 1 << 30, CORT_TBIT(CORT_TYPE_FLOAT), 0, pwdw_init,
-                                      pwdw_free, pwdw_infer, pwdw_run, 0 };
+const cort_op_def fu_op_pwdw_conv = { .name = "PwDwConv", .domain = "cort", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = pwdw_init, .free_state = pwdw_free, .infer = pwdw_infer,
+    .run = pwdw_run };

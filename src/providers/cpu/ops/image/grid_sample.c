@@ -153,4 +153,5 @@ static cort_status *gs_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_grid_sample = { "GridSample", "", 16, 18, CORT_TMASK_FLOATS, 0, NULL, NULL, gs_infer, gs_run };
+const cort_op_def rd_op_grid_sample = { .name = "GridSample", .domain = "", .min_opset = 16, .max_opset = 18,
+    .types = CORT_TMASK_FLOATS, .infer = gs_infer, .run = gs_run };

@@ -723,5 +723,8 @@ static cort_status *rs_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_resize = { "Resize", "", 10, 19, 0, 0, rs_init, rs_free, rs_infer, rs_run, CORT_OP_OUTPUT_VIEW };
-const cort_op_def rd_op_upsample = { "Upsample", "", 7, 9, 0, 0, rs_init, rs_free, rs_infer, rs_run };
+const cort_op_def rd_op_resize = { .name = "Resize", .domain = "", .min_opset = 10, .max_opset = 19,
+    .init = rs_init, .free_state = rs_free, .infer = rs_infer, .run = rs_run,
+    .flags = CORT_OP_OUTPUT_VIEW };
+const cort_op_def rd_op_upsample = { .name = "Upsample", .domain = "", .min_opset = 7, .max_opset = 9,
+    .init = rs_init, .free_state = rs_free, .infer = rs_infer, .run = rs_run };

@@ -26,8 +26,9 @@ static cort_status *run_bitshift(cort_kernel_ctx *ctx) {
     const ew_params *s = (const ew_params *)ctx->state;
     return ew_binary_run(ctx, (s && s->flag) ? &shl_desc : &shr_desc, NULL);
 }
-const cort_op_def ew_op_bitshift = { "BitShift", "", 11, EW_OPSET_MAX, CORT_TMASK_UINTS, 0, init_bitshift,
-                                     ew_state_free, ew_infer_binary, run_bitshift };
+const cort_op_def ew_op_bitshift = { .name = "BitShift", .domain = "", .min_opset = 11, .max_opset = 22,
+    .types = CORT_TMASK_UINTS, .init = init_bitshift, .free_state = ew_state_free,
+    .infer = ew_infer_binary, .run = run_bitshift };
 
 /* ---- BitwiseAnd/Or/Xor (all integer types) and And/Or/Xor (bool) ---- */
 #define EW_BAND(T, UT, x, y) ((T)((x) & (y)))
@@ -54,7 +55,8 @@ static const ew_row_fn lxor_tbl[EW_NTYPES] = { [CORT_TYPE_BOOL] = lxor_b };
 #define EW_BIT(var, NAME, MINV, MASK, TBL) \
     static const ew_binary_desc desc_##var = { TBL, -1, 0, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { NAME, "", MINV, EW_OPSET_MAX, MASK, 0, NULL, NULL, ew_infer_binary, run_##var };
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    .types = MASK, .infer = ew_infer_binary, .run = run_##var };
 EW_BIT(bitwise_and, "BitwiseAnd", 18, CORT_TMASK_INTS, band_tbl)
 EW_BIT(bitwise_or, "BitwiseOr", 18, CORT_TMASK_INTS, bor_tbl)
 EW_BIT(bitwise_xor, "BitwiseXor", 18, CORT_TMASK_INTS, bxor_tbl)

@@ -44,9 +44,9 @@ EW_CMP_OPS(le, <=)
 #define EW_CMP(var, NAME, MINV, TBL) \
     static const ew_binary_desc desc_##var = { TBL, -1, 1, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { NAME, "", MINV, EW_OPSET_MAX, \
-                                      CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING), 0, \
-                                      NULL, NULL, ew_infer_binary_bool, run_##var };
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    .types = CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING), \
+    .infer = ew_infer_binary_bool, .run = run_##var };
 EW_CMP(equal, "Equal", 1, eq_tbl)
 EW_CMP(greater, "Greater", 1, gt_tbl)
 EW_CMP(greater_or_equal, "GreaterOrEqual", 12, ge_tbl)

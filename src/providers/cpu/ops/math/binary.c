@@ -122,8 +122,8 @@ static const ew_row_fn div_tbl[EW_NTYPES] = { EW_TBL_NUM(div) };
 #define EW_BIN(var, NAME, MINV, TBL, SIMD) \
     static const ew_binary_desc desc_##var = { TBL, SIMD, 0, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { NAME, "", MINV, EW_OPSET_MAX, CORT_TMASK_NUMERIC, 0, NULL, NULL, \
-                                      ew_infer_binary, run_##var };
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    .types = CORT_TMASK_NUMERIC, .infer = ew_infer_binary, .run = run_##var };
 EW_BIN(add, "Add", 1, add_tbl, EW_FB_ADD)
 EW_BIN(sub, "Sub", 1, sub_tbl, EW_FB_SUB)
 EW_BIN(mul, "Mul", 1, mul_tbl, EW_FB_MUL)
@@ -164,8 +164,9 @@ static cort_status *run_mod(cort_kernel_ctx *ctx) {
     const ew_params *s = (const ew_params *)ctx->state;
     return ew_binary_run(ctx, (s && s->flag) ? &fmod_desc : &pmod_desc, NULL);
 }
-const cort_op_def ew_op_mod = { "Mod", "", 10, EW_OPSET_MAX, CORT_TMASK_NUMERIC, 0, init_mod, ew_state_free,
-                                ew_infer_binary, run_mod };
+const cort_op_def ew_op_mod = { .name = "Mod", .domain = "", .min_opset = 10, .max_opset = 22,
+    .types = CORT_TMASK_NUMERIC, .init = init_mod, .free_state = ew_state_free, .infer = ew_infer_binary,
+    .run = run_mod };
 
 /* ---- Pow: base type T, exponent type T1 (may differ); output type T ---- */
 static inline int64_t ew_ipow(int64_t x, int64_t e) {
@@ -237,4 +238,5 @@ static cort_status *run_pow(cort_kernel_ctx *ctx) {
     if (err) return err;
     return ew_run_nary(ctx, 2, in, dims, ranks, NULL, tb, pow_mixed_row, &p, EW_GRAIN_HEAVY, NULL);
 }
-const cort_op_def ew_op_pow = { "Pow", "", 1, EW_OPSET_MAX, CORT_TMASK_NUMERIC, 0, NULL, NULL, ew_infer_binary, run_pow };
+const cort_op_def ew_op_pow = { .name = "Pow", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = CORT_TMASK_NUMERIC, .infer = ew_infer_binary, .run = run_pow };

@@ -75,4 +75,5 @@ static cort_status *cumsum_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_cumsum = { "CumSum", "", 11, 18, CORT_TMASK_NUMERIC, 0, NULL, NULL, cort_infer_same, cumsum_run };
+const cort_op_def rd_op_cumsum = { .name = "CumSum", .domain = "", .min_opset = 11, .max_opset = 18,
+    .types = CORT_TMASK_NUMERIC, .infer = cort_infer_same, .run = cumsum_run };

@@ -433,4 +433,5 @@ static cort_status *einsum_infer(cort_infer_ctx *ctx) {
     return st;
 }
 
-const cort_op_def rd_op_einsum = { "Einsum", "", 12, 18, CORT_TMASK_NUMERIC, 0, NULL, NULL, einsum_infer, einsum_run };
+const cort_op_def rd_op_einsum = { .name = "Einsum", .domain = "", .min_opset = 12, .max_opset = 18,
+    .types = CORT_TMASK_NUMERIC, .infer = einsum_infer, .run = einsum_run };

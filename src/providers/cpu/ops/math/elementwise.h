@@ -13,7 +13,6 @@
 #include "../../kernels/elementwise.h"
 
 /* Highest opset for which the entries of this family are known to be current. */
-#define EW_OPSET_MAX 22
 #define EW_MAX_IN 3
 /* Elements per parallel task: cheap ops (add, relu) and expensive ones (exp, pow, erf). */
 #define EW_GRAIN_CHEAP 16384

@@ -1,4 +1,4 @@
-/* Operator definitions of the elementwise family, listed in ops_elementwise.c. */
+/* Operator definitions of the elementwise family, declared for the files that define them; the provider lists them in op_table.c. */
 #ifndef CORT_CPU_EW_OPS_H
 #define CORT_CPU_EW_OPS_H
 #include "../../../../graph/op.h"

@@ -104,8 +104,8 @@ static cort_status *ew_variadic_run(cort_kernel_ctx *ctx, const ew_variadic_desc
 #define EW_VAR(var, NAME, TBL, SIMD, MEAN) \
     static const ew_variadic_desc desc_##var = { TBL, SIMD, MEAN }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_variadic_run(ctx, &desc_##var); } \
-    const cort_op_def ew_op_##var = { NAME, "", 1, EW_OPSET_MAX, CORT_TMASK_NUMERIC, 0, NULL, NULL, \
-                                      cort_infer_broadcast, run_##var };
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = 1, .max_opset = 22, \
+    .types = CORT_TMASK_NUMERIC, .infer = cort_infer_broadcast, .run = run_##var };
 EW_VAR(sum, "Sum", vsum_tbl, EW_FB_ADD, 0)
 EW_VAR(mean, "Mean", vsum_tbl, EW_FB_ADD, 1)
 EW_VAR(max, "Max", vmax_tbl, EW_FB_MAX, 0)

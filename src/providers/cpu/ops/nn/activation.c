@@ -66,8 +66,8 @@ static cort_status *init_shrink(const cort_node *n, void **st) {
 #define EW_ACT(var, NAME, MINV, MASK, INIT, TBL, SIMD, HEAVY) \
     static const ew_unary_desc desc_##var = { TBL, SIMD, 0, HEAVY }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_unary_run(ctx, &desc_##var); } \
-    const cort_op_def ew_op_##var = { NAME, "", MINV, EW_OPSET_MAX, MASK, 0, INIT, ew_state_free, \
-                                      cort_infer_same, run_##var };
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    .types = MASK, .init = INIT, .free_state = ew_state_free, .infer = cort_infer_same, .run = run_##var };
 
 #define F CORT_TMASK_FLOATS
 EW_ACT(relu, "Relu", 1, F | CORT_TMASK_SINTS, NULL, relu_tbl, EW_FU_RELU, 0)
@@ -155,8 +155,9 @@ static cort_status *run_clip(cort_kernel_ctx *ctx) {
     return ew_run_map(ctx, x, t, fn, &p, EW_GRAIN_CHEAP);
 }
 
-const cort_op_def ew_op_clip = { "Clip", "", 1, EW_OPSET_MAX, CORT_TMASK_NUMERIC, 0, init_clip, ew_state_free,
-                                 cort_infer_same, run_clip };
+const cort_op_def ew_op_clip = { .name = "Clip", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = CORT_TMASK_NUMERIC, .init = init_clip, .free_state = ew_state_free,
+    .infer = cort_infer_same, .run = run_clip };
 
 /* ---- PRelu: y = x < 0 ? slope * x : x, slope broadcast to x ---- */
 #define EW_PRELU_S(T, UT, x, y) ((x) < 0 ? (T)((UT)(x) * (UT)(y)) : (x))
@@ -199,5 +200,5 @@ static cort_status *run_prelu(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def ew_op_prelu = { "PRelu", "", 1, EW_OPSET_MAX, CORT_TMASK_FLOATS | CORT_TMASK_INTS, 0, NULL, NULL,
-                                  cort_infer_same, run_prelu };
+const cort_op_def ew_op_prelu = { .name = "PRelu", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = CORT_TMASK_FLOATS | CORT_TMASK_INTS, .infer = cort_infer_same, .run = run_prelu };

@@ -130,5 +130,9 @@ static cort_status *loss_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_nll_loss = { "NegativeLogLikelihoodLoss", "", 12, 18, CORT_TMASK_FLOATS, 0, loss_init, cort_free, loss_infer, nll_run };
-const cort_op_def rd_op_sce_loss = { "SoftmaxCrossEntropyLoss", "", 12, 18, CORT_TMASK_FLOATS, 0, loss_init, cort_free, loss_infer, sce_run };
+const cort_op_def rd_op_nll_loss = { .name = "NegativeLogLikelihoodLoss", .domain = "", .min_opset = 12, .max_opset = 18,
+    .types = CORT_TMASK_FLOATS, .init = loss_init, .free_state = cort_free, .infer = loss_infer,
+    .run = nll_run };
+const cort_op_def rd_op_sce_loss = { .name = "SoftmaxCrossEntropyLoss", .domain = "", .min_opset = 12, .max_opset = 18,
+    .types = CORT_TMASK_FLOATS, .init = loss_init, .free_state = cort_free, .infer = loss_infer,
+    .run = sce_run };

@@ -115,4 +115,5 @@ static cort_status *nms_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_nms = { "NonMaxSuppression", "", 10, 18, 0, 0, NULL, NULL, nms_infer, nms_run };
+const cort_op_def rd_op_nms = { .name = "NonMaxSuppression", .domain = "", .min_opset = 10, .max_opset = 18,
+    .infer = nms_infer, .run = nms_run };

@@ -102,8 +102,9 @@ static cort_status *get_element_run(cort_kernel_ctx *ctx) {
                            (int)in->kind);
 }
 
-const cort_op_def mi_op_optional = { "Optional", "", 15, 99, 0, 0, NULL, NULL, optional_infer, optional_run };
-const cort_op_def mi_op_optional_has_element = { "OptionalHasElement", "", 15, 99, 0, 0, NULL, NULL, has_element_infer,
-                                                 has_element_run };
-const cort_op_def mi_op_optional_get_element = { "OptionalGetElement", "", 15, 99, 0, 0, NULL, NULL, get_element_infer,
-                                                 get_element_run };
+const cort_op_def mi_op_optional = { .name = "Optional", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
+    .infer = optional_infer, .run = optional_run };
+const cort_op_def mi_op_optional_has_element = { .name = "OptionalHasElement", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
+    .infer = has_element_infer, .run = has_element_run };
+const cort_op_def mi_op_optional_get_element = { .name = "OptionalGetElement", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
+    .infer = get_element_infer, .run = get_element_run };

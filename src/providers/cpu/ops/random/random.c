@@ -210,9 +210,15 @@ static cort_status *multinomial_run(cort_kernel_ctx *ctx) {
 }
 
 #define FLOATS (CORT_TBIT(CORT_TYPE_FLOAT) | CORT_TBIT(CORT_TYPE_DOUBLE) | CORT_TBIT(CORT_TYPE_FLOAT16) | CORT_TBIT(CORT_TYPE_BFLOAT16))
-const cort_op_def mi_op_random_normal = { "RandomNormal", "", 1, 99, 0, 0, random_init, NULL, random_infer, random_normal_run };
-const cort_op_def mi_op_random_uniform = { "RandomUniform", "", 1, 99, 0, 0, random_init, NULL, random_infer, random_uniform_run };
-const cort_op_def mi_op_random_normal_like = { "RandomNormalLike", "", 1, 99, 0, 0, NULL, NULL, like_infer, normal_like_run };
-const cort_op_def mi_op_random_uniform_like = { "RandomUniformLike", "", 1, 99, 0, 0, NULL, NULL, like_infer, uniform_like_run };
-const cort_op_def mi_op_multinomial = { "Multinomial", "", 7, 99, FLOATS, 0, NULL, NULL, multinomial_infer, multinomial_run };
-const cort_op_def mi_op_bernoulli = { "Bernoulli", "", 15, 99, FLOATS, 0, NULL, NULL, like_infer, bernoulli_run };
+const cort_op_def mi_op_random_normal = { .name = "RandomNormal", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .init = random_init, .infer = random_infer, .run = random_normal_run };
+const cort_op_def mi_op_random_uniform = { .name = "RandomUniform", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .init = random_init, .infer = random_infer, .run = random_uniform_run };
+const cort_op_def mi_op_random_normal_like = { .name = "RandomNormalLike", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .infer = like_infer, .run = normal_like_run };
+const cort_op_def mi_op_random_uniform_like = { .name = "RandomUniformLike", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .infer = like_infer, .run = uniform_like_run };
+const cort_op_def mi_op_multinomial = { .name = "Multinomial", .domain = "", .min_opset = 7, .max_opset = CORT_OPSET_MAX,
+    .types = FLOATS, .infer = multinomial_infer, .run = multinomial_run };
+const cort_op_def mi_op_bernoulli = { .name = "Bernoulli", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
+    .types = FLOATS, .infer = like_infer, .run = bernoulli_run };

@@ -450,8 +450,9 @@ static cort_status *reduce_infer(cort_infer_ctx *ctx) {
 
 #define RD_REDUCE_OP(sym, opname, kind)                                                          \
     static cort_status *run_##sym(cort_kernel_ctx *ctx) { return reduce_run(ctx, kind); }       \
-    const cort_op_def rd_op_##sym = { opname, "", 1, 18, CORT_TMASK_NUMERIC, 0, reduce_init,     \
-                                      cort_free, reduce_infer, run_##sym };
+    const cort_op_def rd_op_##sym = { .name = opname, .domain = "", .min_opset = 1, .max_opset = 18, \
+    .types = CORT_TMASK_NUMERIC, .init = reduce_init, .free_state = cort_free, .infer = reduce_infer, \
+    .run = run_##sym };
 
 RD_REDUCE_OP(reduce_sum, "ReduceSum", RD_SUM)
 RD_REDUCE_OP(reduce_mean, "ReduceMean", RD_MEAN)

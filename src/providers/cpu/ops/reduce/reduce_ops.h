@@ -1,4 +1,4 @@
-/* Operator definitions of the 'reduce' family, one per rd_*.c file group; listed in ops_reduce.c. */
+/* Operator definitions of the 'reduce' family, declared for the files that define them; the provider lists them in op_table.c. */
 #ifndef CORT_CPU_RD_OPS_H
 #define CORT_CPU_RD_OPS_H
 #include "../../../../graph/op.h"

@@ -256,6 +256,12 @@ done:
 }
 
 #define MI_RNN_TYPES (CORT_TBIT(CORT_TYPE_FLOAT) | CORT_TBIT(CORT_TYPE_DOUBLE))
-const cort_op_def mi_op_rnn = { "RNN", "", 1, 22, MI_RNN_TYPES, 0, rnn_init_rnn, rnn_free, rnn_infer, rnn_run };
-const cort_op_def mi_op_gru = { "GRU", "", 1, 22, MI_RNN_TYPES, 0, rnn_init_gru, rnn_free, rnn_infer, rnn_run };
-const cort_op_def mi_op_lstm = { "LSTM", "", 1, 22, MI_RNN_TYPES, 0, rnn_init_lstm, rnn_free, rnn_infer, rnn_run };
+const cort_op_def mi_op_rnn = { .name = "RNN", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = MI_RNN_TYPES, .init = rnn_init_rnn, .free_state = rnn_free, .infer = rnn_infer,
+    .run = rnn_run };
+const cort_op_def mi_op_gru = { .name = "GRU", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = MI_RNN_TYPES, .init = rnn_init_gru, .free_state = rnn_free, .infer = rnn_infer,
+    .run = rnn_run };
+const cort_op_def mi_op_lstm = { .name = "LSTM", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = MI_RNN_TYPES, .init = rnn_init_lstm, .free_state = rnn_free, .infer = rnn_infer,
+    .run = rnn_run };

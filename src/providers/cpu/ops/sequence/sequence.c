@@ -305,8 +305,9 @@ static cort_status *concat_from_seq_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-#define SEQ_OP(var, name, init, infer, run) \
-    const cort_op_def var = { name, "", 11, 99, 0, 0, init, NULL, infer, run }
+#define SEQ_OP(var, P_NAME, P_INIT, P_INFER, P_RUN) \
+    const cort_op_def var = { .name = P_NAME, .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX, \
+    .init = P_INIT, .infer = P_INFER, .run = P_RUN }
 SEQ_OP(mi_op_sequence_empty, "SequenceEmpty", NULL, seq_empty_infer, seq_empty_run);
 SEQ_OP(mi_op_sequence_construct, "SequenceConstruct", NULL, infer_seq_like_input0, seq_construct_run);
 SEQ_OP(mi_op_sequence_at, "SequenceAt", NULL, seq_at_infer, seq_at_run);

@@ -318,9 +318,15 @@ done:
     return err;
 }
 
-const cort_op_def mi_op_dft = { "DFT", "", 17, 19, SIG_TYPES, 0, sig_init, sig_free, dft_infer, dft_run };
-const cort_op_def mi_op_stft = { "STFT", "", 17, 99, SIG_TYPES, 0, sig_init, sig_free, stft_infer, stft_run };
-const cort_op_def mi_op_hann_window = { "HannWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, hann_run };
-const cort_op_def mi_op_hamming_window = { "HammingWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, hamming_run };
-const cort_op_def mi_op_blackman_window = { "BlackmanWindow", "", 17, 99, 0, 0, NULL, NULL, window_infer, blackman_run };
-const cort_op_def mi_op_mel_weight_matrix = { "MelWeightMatrix", "", 17, 99, 0, 0, NULL, NULL, mel_infer, mel_run };
+const cort_op_def mi_op_dft = { .name = "DFT", .domain = "", .min_opset = 17, .max_opset = 19,
+    .types = SIG_TYPES, .init = sig_init, .free_state = sig_free, .infer = dft_infer, .run = dft_run };
+const cort_op_def mi_op_stft = { .name = "STFT", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .types = SIG_TYPES, .init = sig_init, .free_state = sig_free, .infer = stft_infer, .run = stft_run };
+const cort_op_def mi_op_hann_window = { .name = "HannWindow", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .infer = window_infer, .run = hann_run };
+const cort_op_def mi_op_hamming_window = { .name = "HammingWindow", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .infer = window_infer, .run = hamming_run };
+const cort_op_def mi_op_blackman_window = { .name = "BlackmanWindow", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .infer = window_infer, .run = blackman_run };
+const cort_op_def mi_op_mel_weight_matrix = { .name = "MelWeightMatrix", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
+    .infer = mel_infer, .run = mel_run };

@@ -272,7 +272,8 @@ static cort_status *infer_cast_like(cort_infer_ctx *ctx) {
 }
 
 #define EW_CAST_TYPES (CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING))
-const cort_op_def ew_op_cast = { "Cast", "", 1, EW_OPSET_MAX, EW_CAST_TYPES, 0, init_cast, ew_state_free,
-                                 infer_cast, run_cast };
-const cort_op_def ew_op_cast_like = { "CastLike", "", 15, EW_OPSET_MAX, EW_CAST_TYPES, 0, NULL, NULL,
-                                      infer_cast_like, run_cast_like };
+const cort_op_def ew_op_cast = { .name = "Cast", .domain = "", .min_opset = 1, .max_opset = 22,
+    .types = EW_CAST_TYPES, .init = init_cast, .free_state = ew_state_free, .infer = infer_cast,
+    .run = run_cast };
+const cort_op_def ew_op_cast_like = { .name = "CastLike", .domain = "", .min_opset = 15, .max_opset = 22,
+    .types = EW_CAST_TYPES, .infer = infer_cast_like, .run = run_cast_like };

@@ -100,7 +100,8 @@ static cort_status *constant_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_constant = { "Constant", "", 1, 18, 0, 0, constant_init, constant_free, constant_infer, constant_run, 0 };
+const cort_op_def sh_op_constant = { .name = "Constant", .domain = "", .min_opset = 1, .max_opset = 18,
+    .init = constant_init, .free_state = constant_free, .infer = constant_infer, .run = constant_run };
 
 /* ---------------- ConstantOfShape ---------------- */
 
@@ -145,8 +146,8 @@ static cort_status *cos_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_constant_of_shape = { "ConstantOfShape", "", 9, 18, CORT_TBIT(CORT_TYPE_INT64), 0, cos_init, NULL,
-                                              cos_infer, cos_run, 0 };
+const cort_op_def sh_op_constant_of_shape = { .name = "ConstantOfShape", .domain = "", .min_opset = 9, .max_opset = 18,
+    .types = CORT_TBIT(CORT_TYPE_INT64), .init = cos_init, .infer = cos_infer, .run = cos_run };
 
 /* ---------------- Shape / Size ---------------- */
 
@@ -187,7 +188,8 @@ static cort_status *shape_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_shape = { "Shape", "", 1, 18, 0, 0, NULL, NULL, shape_infer, shape_run, 0 };
+const cort_op_def sh_op_shape = { .name = "Shape", .domain = "", .min_opset = 1, .max_opset = 18,
+    .infer = shape_infer, .run = shape_run };
 
 static cort_status *size_infer(cort_infer_ctx *ctx) {
     cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_INT64, NULL, 0);
@@ -202,7 +204,8 @@ static cort_status *size_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_size = { "Size", "", 1, 18, 0, 0, NULL, NULL, size_infer, size_run, 0 };
+const cort_op_def sh_op_size = { .name = "Size", .domain = "", .min_opset = 1, .max_opset = 18,
+    .infer = size_infer, .run = size_run };
 
 /* ---------------- Range ---------------- */
 
@@ -279,7 +282,8 @@ static cort_status *range_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_range = { "Range", "", 11, 18, RANGE_TYPES, 0, NULL, NULL, range_infer, range_run, 0 };
+const cort_op_def sh_op_range = { .name = "Range", .domain = "", .min_opset = 11, .max_opset = 18,
+    .types = RANGE_TYPES, .infer = range_infer, .run = range_run };
 
 /* ---------------- EyeLike ---------------- */
 
@@ -330,7 +334,8 @@ static cort_status *eye_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_eye_like = { "EyeLike", "", 9, 18, SH_TYPES_ALL, 0, eye_init, NULL, eye_infer, eye_run, 0 };
+const cort_op_def sh_op_eye_like = { .name = "EyeLike", .domain = "", .min_opset = 9, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = eye_init, .infer = eye_infer, .run = eye_run };
 
 /* ---------------- OneHot ---------------- */
 
@@ -393,4 +398,5 @@ static cort_status *onehot_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_one_hot = { "OneHot", "", 9, 18, CORT_TMASK_NUMERIC, 0, NULL, NULL, onehot_infer, onehot_run, 0 };
+const cort_op_def sh_op_one_hot = { .name = "OneHot", .domain = "", .min_opset = 9, .max_opset = 18,
+    .types = CORT_TMASK_NUMERIC, .infer = onehot_infer, .run = onehot_run };

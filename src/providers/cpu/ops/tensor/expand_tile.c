@@ -72,7 +72,8 @@ static cort_status *expand_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_expand = { "Expand", "", 8, 18, SH_TYPES_ALL, 0, NULL, NULL, expand_infer, expand_run, 0 };
+const cort_op_def sh_op_expand = { .name = "Expand", .domain = "", .min_opset = 8, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = expand_infer, .run = expand_run };
 
 /* ---------------- Tile ---------------- */
 
@@ -145,4 +146,5 @@ static cort_status *tile_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_tile = { "Tile", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, tile_infer, tile_run, 0 };
+const cort_op_def sh_op_tile = { .name = "Tile", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = tile_infer, .run = tile_run };

@@ -78,7 +78,8 @@ static cort_status *gather_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather = { "Gather", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_infer, gather_run, 0 };
+const cort_op_def sh_op_gather = { .name = "Gather", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = gather_infer, .run = gather_run };
 
 /* ---------------- GatherElements ---------------- */
 
@@ -130,8 +131,8 @@ static cort_status *gather_el_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather_elements = { "GatherElements", "", 11, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_el_infer,
-                                            gather_el_run, 0 };
+const cort_op_def sh_op_gather_elements = { .name = "GatherElements", .domain = "", .min_opset = 11, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = gather_el_infer, .run = gather_el_run };
 
 /* ---------------- GatherND ---------------- */
 
@@ -205,4 +206,5 @@ static cort_status *gather_nd_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather_nd = { "GatherND", "", 11, 18, SH_TYPES_ALL, 0, NULL, NULL, gather_nd_infer, gather_nd_run, 0 };
+const cort_op_def sh_op_gather_nd = { .name = "GatherND", .domain = "", .min_opset = 11, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = gather_nd_infer, .run = gather_nd_run };

@@ -161,7 +161,8 @@ static cort_status *reshape_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, n);
 }
 
-const cort_op_def sh_op_reshape = { "Reshape", "", 1, 18, SH_TYPES_ALL, 0, reshape_init, NULL, reshape_infer, reshape_run, 0 };
+const cort_op_def sh_op_reshape = { .name = "Reshape", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = reshape_init, .infer = reshape_infer, .run = reshape_run };
 
 /* ---------------- Flatten ---------------- */
 
@@ -196,7 +197,8 @@ static cort_status *flatten_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, 2);
 }
 
-const cort_op_def sh_op_flatten = { "Flatten", "", 1, 18, SH_TYPES_ALL, 0, NULL, NULL, flatten_infer, flatten_run, 0 };
+const cort_op_def sh_op_flatten = { .name = "Flatten", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = flatten_infer, .run = flatten_run };
 
 /* ---------------- Squeeze / Unsqueeze ---------------- */
 
@@ -318,7 +320,8 @@ static cort_status *squeeze_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, r);
 }
 
-const cort_op_def sh_op_squeeze = { "Squeeze", "", 1, 18, SH_TYPES_ALL, 0, squeeze_init, NULL, squeeze_infer, squeeze_run, 0 };
+const cort_op_def sh_op_squeeze = { .name = "Squeeze", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = squeeze_init, .infer = squeeze_infer, .run = squeeze_run };
 
 static int unsqueeze_dims(const int64_t *in, size_t rank, const int64_t *axes, size_t n, int64_t *out, size_t *bad) {
     size_t out_rank = rank + n;
@@ -362,8 +365,8 @@ static cort_status *unsqueeze_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, in->rank + n);
 }
 
-const cort_op_def sh_op_unsqueeze = { "Unsqueeze", "", 1, 18, SH_TYPES_ALL, 0, unsqueeze_init, NULL, unsqueeze_infer,
-                                      unsqueeze_run, 0 };
+const cort_op_def sh_op_unsqueeze = { .name = "Unsqueeze", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = unsqueeze_init, .infer = unsqueeze_infer, .run = unsqueeze_run };
 
 /* ---------------- Identity (any value kind: tensor, sequence, optional) ---------------- */
 
@@ -386,4 +389,5 @@ static cort_status *identity_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_identity = { "Identity", "", 1, 18, 0, 0, NULL, NULL, identity_infer, identity_run, 0 };
+const cort_op_def sh_op_identity = { .name = "Identity", .domain = "", .min_opset = 1, .max_opset = 18,
+    .infer = identity_infer, .run = identity_run };

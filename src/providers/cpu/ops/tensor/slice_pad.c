@@ -171,7 +171,8 @@ static cort_status *slice_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_slice = { "Slice", "", 1, 18, SH_TYPES_ALL, 0, slice_init, NULL, slice_infer, slice_run, 0 };
+const cort_op_def sh_op_slice = { .name = "Slice", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = slice_init, .infer = slice_infer, .run = slice_run };
 
 /* ---------------- Pad ---------------- */
 
@@ -385,7 +386,8 @@ static cort_status *pad_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_pad = { "Pad", "", 1, 18, SH_TYPES_ALL, 0, pad_init, NULL, pad_infer, pad_run, 0 };
+const cort_op_def sh_op_pad = { .name = "Pad", .domain = "", .min_opset = 1, .max_opset = 18,
+    .types = SH_TYPES_ALL, .init = pad_init, .infer = pad_infer, .run = pad_run };
 
 /* ---------------- CenterCropPad ---------------- */
 
@@ -454,4 +456,5 @@ static cort_status *ccp_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_center_crop_pad = { "CenterCropPad", "", 18, 18, SH_TYPES_ALL, 0, NULL, NULL, ccp_infer, ccp_run, 0 };
+const cort_op_def sh_op_center_crop_pad = { .name = "CenterCropPad", .domain = "", .min_opset = 18, .max_opset = 18,
+    .types = SH_TYPES_ALL, .infer = ccp_infer, .run = ccp_run };

@@ -207,5 +207,6 @@ done:
     return err;
 }
 
-const cort_op_def mi_op_string_normalizer = { "StringNormalizer", "", 10, 99, CORT_TBIT(CORT_TYPE_STRING), 0, strnorm_init,
-                                              strnorm_free, strnorm_infer, strnorm_run };
+const cort_op_def mi_op_string_normalizer = { .name = "StringNormalizer", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_STRING), .init = strnorm_init, .free_state = strnorm_free,
+    .infer = strnorm_infer, .run = strnorm_run };

@@ -275,4 +275,6 @@ done:
 }
 
 #define TFIDF_TYPES (CORT_TBIT(CORT_TYPE_INT32) | CORT_TBIT(CORT_TYPE_INT64) | CORT_TBIT(CORT_TYPE_STRING))
-const cort_op_def mi_op_tfidf_vectorizer = { "TfIdfVectorizer", "", 9, 1000, TFIDF_TYPES, 0, tfidf_init, tfidf_free, tfidf_infer, tfidf_run };
+const cort_op_def mi_op_tfidf_vectorizer = { .name = "TfIdfVectorizer", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
+    .types = TFIDF_TYPES, .init = tfidf_init, .free_state = tfidf_free, .infer = tfidf_infer,
+    .run = tfidf_run };

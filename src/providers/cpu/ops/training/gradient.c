@@ -419,4 +419,5 @@ done:
     return err;
 }
 
-const cort_op_def mi_op_gradient = { "Gradient", GRAD_DOMAIN, 1, 1, 0, 0, grad_init, grad_free, grad_infer, grad_run };
+const cort_op_def mi_op_gradient = { .name = "Gradient", .domain = GRAD_DOMAIN, .min_opset = 1, .max_opset = 1,
+    .init = grad_init, .free_state = grad_free, .infer = grad_infer, .run = grad_run };

@@ -120,6 +120,9 @@ static cort_status *adagrad_run(cort_kernel_ctx *ctx) { return train_run(ctx, OP
 static cort_status *adam_run(cort_kernel_ctx *ctx) { return train_run(ctx, OPT_ADAM); }
 static cort_status *momentum_run(cort_kernel_ctx *ctx) { return train_run(ctx, OPT_MOMENTUM); }
 
-const cort_op_def mi_op_adagrad = { "Adagrad", TRAIN_DOMAIN, 1, 1, 0, 0, adagrad_init, NULL, adagrad_infer, adagrad_run };
-const cort_op_def mi_op_adam = { "Adam", TRAIN_DOMAIN, 1, 1, 0, 0, adam_init, NULL, adam_infer, adam_run };
-const cort_op_def mi_op_momentum = { "Momentum", TRAIN_DOMAIN, 1, 1, 0, 0, momentum_init, NULL, momentum_infer, momentum_run };
+const cort_op_def mi_op_adagrad = { .name = "Adagrad", .domain = TRAIN_DOMAIN, .min_opset = 1, .max_opset = 1,
+    .init = adagrad_init, .infer = adagrad_infer, .run = adagrad_run };
+const cort_op_def mi_op_adam = { .name = "Adam", .domain = TRAIN_DOMAIN, .min_opset = 1, .max_opset = 1,
+    .init = adam_init, .infer = adam_infer, .run = adam_run };
+const cort_op_def mi_op_momentum = { .name = "Momentum", .domain = TRAIN_DOMAIN, .min_opset = 1, .max_opset = 1,
+    .init = momentum_init, .infer = momentum_infer, .run = momentum_run };

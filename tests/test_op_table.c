@@ -1,0 +1,37 @@
+/* The CPU provider's op table (src/providers/cpu/op_table.c): sorted by (domain, name, first
+ * version) as its binary search assumes, version ranges of one op disjoint, every entry complete,
+ * and lookups find exactly the entry whose range holds the opset. */
+#include <string.h>
+#include "testutil.h"
+#include "graph/op.h"
+
+int main(void) {
+    const cort_op_def *const *t = NULL;
+    size_t n = cort_op_table(&t);
+    CHECK(n > 150);
+    for (size_t i = 0; i < n; i++) {
+        const cort_op_def *e = t[i];
+        CHECK(e->name && e->name[0] && e->domain && e->infer && e->run);
+        CHECK(strcmp(e->domain, "ai.onnx") != 0);   /* ai.onnx is spelled "" */
+        CHECK(e->min_opset >= 1 && e->min_opset <= e->max_opset && e->max_opset <= CORT_OPSET_MAX);
+        if (i) {
+            const cort_op_def *p = t[i - 1];
+            int c = strcmp(p->domain, e->domain);
+            if (!c) c = strcmp(p->name, e->name);
+            CHECK_MSG(c < 0 || (c == 0 && p->max_opset < e->min_opset), "%s:%s %d-%d after %s:%s %d-%d", e->domain,
+                      e->name, e->min_opset, e->max_opset, p->domain, p->name, p->min_opset, p->max_opset);
+        }
+        CHECK(cort_op_find(e->domain, e->name, e->min_opset) == e);
+        CHECK(cort_op_find(e->domain, e->name, e->max_opset) == e);
+        int lo = 0, hi = 0;
+        CHECK(cort_op_known(e->domain, e->name, &lo, &hi) && lo <= e->min_opset && hi >= e->max_opset);
+    }
+    CHECK(cort_op_find("ai.onnx", "Relu", 14) == cort_op_find("", "Relu", 14));
+    CHECK(cort_op_find("", "Relu", 14) != NULL);
+    CHECK(cort_op_find("", "Conv", 0) == NULL);
+    CHECK(cort_op_find("", "NoSuchOp", 13) == NULL);
+    CHECK(cort_op_find("com.example", "Relu", 13) == NULL);
+    CHECK(!cort_op_known("", "NoSuchOp", NULL, NULL));
+    CHECK(cort_op_find("", "Resize", 9) == NULL && cort_op_find("", "Upsample", 9) != NULL);
+    return tu_finish();
+}
