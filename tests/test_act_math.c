@@ -146,15 +146,16 @@ static void check_exp_shift_sum(void) {
 
 int main(void) {
 #ifdef NN_HAVE_X86_UKERNELS
-    if (__builtin_cpu_supports("avx512f")) check_exp_shift_sum();
+    if (nn_isa()->exp_shift_sum) check_exp_shift_sum();
 #endif
     float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
     if (!x || !y) return 1;
     const size_t n = fill_inputs(x);
     run_entry("nn_act_apply", via_apply, x, y, n);
 #ifdef NN_HAVE_X86_UKERNELS
-    if (__builtin_cpu_supports("avx512f")) run_entry("avx512", via_avx512, x, y, n);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) run_entry("avx2", nn_act_avx2, x, y, n);
+    /* the kernels of the level in use (CORT_ISA selects it; the per-ISA lanes run every level) */
+    if (nn_isa()->act_all == nn_act_avx512) run_entry("avx512", via_avx512, x, y, n);
+    if (nn_isa()->act_sigmoid_silu == nn_act_avx2) run_entry("avx2", nn_act_avx2, x, y, n);
 #endif
     free(x);
     free(y);

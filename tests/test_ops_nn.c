@@ -653,7 +653,7 @@ static void test_act_epilogue(void) {
         nn_act a = { kinds[t & 1], 0.0f, 0.0f };
         if (t < 2) nn_act_apply(&a, y, n);
 #ifdef NN_HAVE_X86_UKERNELS
-        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) nn_act_avx2(a.kind, y, n);
+        else if (nn_isa()->act_sigmoid_silu) nn_isa()->act_sigmoid_silu(a.kind, y, n);
 #endif
         else nn_act_apply(&a, y, n);
         double worst = 0.0;

@@ -14,6 +14,7 @@
 #include "providers/cpu/ops/image/resize.h"
 #include "providers/cpu/ops/math/einsum.h"
 #include "providers/cpu/kernels/copy_ukernels.h"
+#include "providers/cpu/kernels/isa_config.h"
 
 static uint32_t rng_state = 4242;
 static float frand(void) {
@@ -95,13 +96,13 @@ static void test_softmax(cort_pool *pool) {
  * every tail), sources allocated to exactly the floats it may read, a guard after the output. */
 static void test_rep2(void) {
 #ifdef NN_HAVE_X86_UKERNELS
-    if (!__builtin_cpu_supports("avx512f")) return;
+    if (!nn_isa()->copy_rep2) return;
     for (size_t n = 0; n <= 100; n++) {
         const size_t m = (n + 1) / 2;
         float *src = malloc((m ? m : 1) * sizeof *src), *dst = malloc((n + 1) * sizeof *dst);
         for (size_t i = 0; i < m; i++) src[i] = (float)i + 0.5f;
         for (size_t i = 0; i <= n; i++) dst[i] = -1.0f;
-        nn_copy_rep2_avx512(src, dst, n);
+        nn_isa()->copy_rep2(src, dst, n);
         int ok = dst[n] == -1.0f;
         for (size_t i = 0; i < n; i++) ok &= dst[i] == src[i / 2];
         CHECK_MSG(ok, "rep2 length %zu", n);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "../ops/nn/conv.h"
 #include "depthwise.h"
-#include "copy_ukernels.h"
+#include "isa_config.h"
 
 typedef struct im2col_ctx {
     const float   *x;     /* first input channel of the group */
@@ -195,14 +195,14 @@ static void col2im_run(void *arg, size_t begin, size_t end) {
     const nn_geom *g = &j->s->g;
     const int64_t in_size = nn_geom_in_size(g), out_size = nn_geom_out_size(g), ks = nn_geom_k_size(g);
     const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
-#ifdef NN_HAVE_X86_UKERNELS
+    void (*const interleave2)(const float *, const float *, float, float *, size_t) = nn_isa()->interleave2;
     /* 2 x KH kernel with stride (KH, 2), no padding or dilation (an upsampling ConvTranspose):
      * every output pixel gets exactly one tap, and each output row is the two column taps' rows
      * interleaved; one vector pass instead of a bias fill and two stride-2 scalar scatter-adds
      * (col2im was 4 % of an OCR detector) */
     if (g->in[0] == 1 && g->k[0] == 1 && g->k[2] == 2 && g->s[2] == 2 && g->s[1] == g->k[1] && g->d[1] == 1 &&
         g->d[2] == 1 && g->pb[1] == 0 && g->pb[2] == 0 && OH == g->in[1] * g->k[1] && OW == 2 * g->in[2] &&
-        __builtin_cpu_supports("avx512f")) {
+        interleave2) {
         const int64_t IH = g->in[1], IW = g->in[2], KH = g->k[1];
         for (size_t m = begin; m < end; m++) {
             float *ym = j->y + (int64_t)m * out_size;
@@ -210,13 +210,12 @@ static void col2im_run(void *arg, size_t begin, size_t end) {
             for (int64_t ih = 0; ih < IH; ih++)
                 for (int64_t kh = 0; kh < KH; kh++) {
                     const float *c0 = j->col + ((int64_t)m * ks + kh * 2) * in_size + ih * IW;
-                    nn_interleave2_avx512(c0, c0 + in_size, bv, ym + (ih * KH + kh) * OW, (size_t)IW);
+                    interleave2(c0, c0 + in_size, bv, ym + (ih * KH + kh) * OW, (size_t)IW);
                 }
             nn_act_apply(j->act, ym, (size_t)out_size);
         }
         return;
     }
-#endif
     for (size_t m = begin; m < end; m++) {
         float *ym = j->y + (int64_t)m * out_size;
         float bv = j->bias ? j->bias[m] : 0.0f;

@@ -14,7 +14,7 @@
  * instead of packing K*OH*OW floats, plus (Wv - OW)/Wv junk columns of compute. */
 #include <string.h>
 #include "../ops/nn/conv.h"
-#include "copy_ukernels.h"
+#include "isa_config.h"
 #include "../../../core/alloc.h"
 
 /* Column panels per task. Each row stream of Y is written in runs of bp * NR floats, and cold Y
@@ -89,7 +89,7 @@ typedef struct pad_job {
     const ind_geom *q;
     const float *x;
     float *buf;
-    int avx512;
+    void (*stride2)(const float *src, float *dst, size_t n);   /* the level's vector gather, or NULL */
 } pad_job;
 
 /* Channel c -> its padded plane (S = 1) or its four phase planes (S = 2), zero outside the input. */
@@ -124,10 +124,8 @@ static void pad_run(void *arg, size_t begin, size_t end) {
                     if (lo > hi) lo = hi;
                     for (int64_t jj = 0; jj < lo; jj++) d[jj] = 0.0f;
                     const float *xs = xr + off;
-#ifdef NN_HAVE_X86_UKERNELS
-                    if (hi > lo && j->avx512) nn_copy_stride2_avx512(xs + 2 * lo, d + lo, (size_t)(hi - lo));
+                    if (hi > lo && j->stride2) j->stride2(xs + 2 * lo, d + lo, (size_t)(hi - lo));
                     else
-#endif
                     for (int64_t jj = lo; jj < hi; jj++) d[jj] = xs[2 * jj];
                     for (int64_t jj = hi; jj < (int64_t)q->Wp; jj++) d[jj] = 0.0f;
                 }
@@ -364,16 +362,12 @@ cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const
     if (bm == 0) bm = 1;
     const size_t tasks = (mpanels + bm - 1) / bm * tasks_n;
     for (size_t n = 0; n < s->N; n++) {
-        pad_job pj = { &q, x + n * q.C * in_size, buf, 0 };
-#ifdef NN_HAVE_X86_UKERNELS
-        pj.avx512 = __builtin_cpu_supports("avx512f");
-#endif
+        pad_job pj = { &q, x + n * q.C * in_size, buf, NULL };
+        pj.stride2 = nn_isa()->copy_stride2;
         cort_parallel_for(q.C * in_size < 16384 ? NULL : pool, q.C, 1, pad_run, &pj);
         ind_job j = { &q, wpack, taps, bias, act && act->kind != CORT_ACT_NONE ? act : NULL,
                       y + n * q.M * out_size, sum ? sum + n * q.M * out_size : NULL, ctx, tasks_n, bm, bp, 0 };
-#ifdef NN_HAVE_X86_UKERNELS
-        j.multi = wpack->k->ukr == nn_ukr_avx512_12x32;
-#endif
+        j.multi = wpack->k->ext;
         cort_parallel_for(p, tasks, 1, ind_run, &j);
         if (ctx && cort_kernel_cancelled(ctx)) break;
     }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "../ops/nn/conv.h"
 #include "../../../core/alloc.h"
-#include "copy_ukernels.h"
+#include "isa_config.h"
 
 #define SMALL_MAX_POSITIONS 256
 
@@ -106,19 +106,15 @@ typedef struct small_out_job {
 static void small_out_run(void *arg, size_t begin, size_t end) {
     const small_out_job *j = arg;
     const size_t P = j->P, M = j->M;
-#ifdef NN_HAVE_X86_UKERNELS
-    const int avx512 = __builtin_cpu_supports("avx512f");
-#endif
+    void (*const t16)(const float *, size_t, float *, size_t) = nn_isa()->transpose16;
     for (size_t blk = begin; blk < end; blk++) {
         const size_t m0 = blk * 16, m1 = m0 + 16 < M ? m0 + 16 : M;
         for (size_t p0 = 0; p0 < P; p0 += 16) {
             const size_t p1 = p0 + 16 < P ? p0 + 16 : P;
-#ifdef NN_HAVE_X86_UKERNELS
-            if (avx512 && m1 - m0 == 16 && p1 - p0 == 16) {
-                nn_transpose16_avx512(j->yt + p0 * M + m0, M, j->y + m0 * P + p0, P);
+            if (t16 && m1 - m0 == 16 && p1 - p0 == 16) {
+                t16(j->yt + p0 * M + m0, M, j->y + m0 * P + p0, P);
                 continue;
             }
-#endif
             for (size_t m = m0; m < m1; m++) {
                 float *ym = j->y + m * P;
                 for (size_t p = p0; p < p1; p++) ym[p] = j->yt[p * M + m];
@@ -185,9 +181,10 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
 }
 
 static int tstore_usable(const nn_gemm_packed *wt, const nn_act *act) {
+    /* the transposed-store variant exists for the 12x32 kernel only, which its level's config chose */
     return wt->k->ukr == nn_ukr_avx512_12x32 && wt->k->mr == 12 && wt->k->nr == 32 &&
            (!act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH)) &&
-           __builtin_cpu_supports("avx512f");
+           wt->k == nn_gemm_best_kernel();
 }
 #endif
 

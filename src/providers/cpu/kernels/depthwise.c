@@ -142,12 +142,32 @@ static void depthwise_plane(const nn_geom *g, const float *x, const float *w, fl
         }
 }
 
+/* What each ISA level runs: a row kernel for the plane path, and whether the AVX-512 whole-plane
+ * KxK kernel and the channel-blocked path are used. */
+typedef struct dw_kernels {
+    dw_row_fn row;           /* NULL: the portable plane loop */
+    int kxk, channel_blocked;
+} dw_kernels;
+static const dw_kernels dw_generic = { NULL, 0, 0 };
+#ifdef NN_HAVE_X86_UKERNELS
+static const dw_kernels dw_avx2 = { nn_dw_row_avx2, 0, 0 };
+static const dw_kernels dw_avx512 = { nn_dw_row_avx512, 1, 1 };
+#endif
+static const dw_kernels *dw_config(cort_isa_level l) {
+#ifdef NN_HAVE_X86_UKERNELS
+    if (l == CORT_ISA_AVX512) return &dw_avx512;
+    if (l == CORT_ISA_AVX2) return &dw_avx2;
+#endif
+    (void)l;
+    return &dw_generic;
+}
+
 typedef struct dw_job {
     const nn_conv_shape *s;
     const float *x, *w, *bias;
     const nn_act *act;
     float *y;
-    int isa;        /* 2: AVX-512, 1: AVX2, 0: portable */
+    const dw_kernels *k;
     int prefetch;   /* the plane kernel prefetches its next input rows */
 } dw_job;
 
@@ -161,10 +181,9 @@ static void dw_run(void *arg, size_t begin, size_t end) {
         const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
         float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
 #ifdef NN_HAVE_X86_UKERNELS
-        if (j->isa == 2 && dw_is_kxk(&s->g)) { depthwise_kxk(&s->g, xp, wp, bv, j->act, yp, j->prefetch); continue; }
-        if (j->isa == 2 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx512)) continue;
-        if (j->isa == 1 && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, nn_dw_row_avx2)) continue;
+        if (j->k->kxk && dw_is_kxk(&s->g)) { depthwise_kxk(&s->g, xp, wp, bv, j->act, yp, j->prefetch); continue; }
 #endif
+        if (j->k->row && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, j->k->row)) continue;
         depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
     }
 }
@@ -251,16 +270,12 @@ void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const 
     /* an input this large comes from memory: the plane kernel fetches rows ahead (64 channels of
      * 320x320, 3x3 stride 2: 3.3 -> 2.5 ms; 96 of 112x112, from the caches: 0.197 -> 0.219 with it) */
     const int prefetch = s->N * s->C * (size_t)nn_geom_in_size(&s->g) * sizeof(float) >= NN_DW_PREFETCH_MIN_BYTES;
-    dw_job j = { s, x, w, bias, act, y, 0, prefetch };
+    /* an explicit gemm kernel (tests) selects the depthwise kernels of its ISA level */
+    dw_job j = { s, x, w, bias, act, y, dw_config(kernel ? kernel->isa : cort_cpu_isa()), prefetch };
     (void)ctx;
     (void)kernel;
 #ifdef NN_HAVE_X86_UKERNELS
-    j.isa = __builtin_cpu_supports("avx512f") ? 2
-          : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-    /* an explicit gemm kernel (tests) selects the depthwise kernel of the same ISA */
-    if (kernel && kernel->ukr == nn_ukr_avx2_6x16 && j.isa > 1) j.isa = 1;
-    if (kernel && kernel->ukr == nn_ukr_scalar_4x16) j.isa = 0;
-    if (j.isa == 2 && depthwise_cb(pool, s, x, w, bias, act, y, ctx)) return;
+    if (j.k->channel_blocked && depthwise_cb(pool, s, x, w, bias, act, y, ctx)) return;
 #endif
     size_t planes = s->N * s->M;
     cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);
@@ -269,19 +284,15 @@ void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const 
 void nn_conv_depthwise_planes_f32(const nn_geom *g, size_t c0, size_t c1, const float *x, size_t x_ps, const float *w,
                                   const float *bias, const nn_act *act, float *y, size_t y_ps) {
     const size_t ks = (size_t)nn_geom_k_size(g);
+    const dw_kernels *k = dw_config(cort_cpu_isa());
     for (size_t c = c0; c < c1; c++) {
         const float *xp = x + c * x_ps, *wp = w + c * ks;
         const float bv = bias ? bias[c] : 0.0f;
         float *yp = y + c * y_ps;
 #ifdef NN_HAVE_X86_UKERNELS
-        if (__builtin_cpu_supports("avx512f")) {
-            if (dw_is_kxk(g)) { depthwise_kxk(g, xp, wp, bv, act, yp, 0); continue; }
-            if (depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx512)) continue;
-        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                   depthwise_plane_rows(g, xp, wp, bv, act, yp, nn_dw_row_avx2)) {
-            continue;
-        }
+        if (k->kxk && dw_is_kxk(g)) { depthwise_kxk(g, xp, wp, bv, act, yp, 0); continue; }
 #endif
+        if (k->row && depthwise_plane_rows(g, xp, wp, bv, act, yp, k->row)) continue;
         depthwise_plane(g, xp, wp, bv, act, yp);
     }
 }

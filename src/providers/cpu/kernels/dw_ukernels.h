@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include "gemm_ukernels.h"
 
-#ifdef NN_HAVE_X86_UKERNELS
 typedef struct nn_dw_act { int act; float lo, hi; } nn_dw_act;
+typedef void (*nn_dw_row_fn)(float *y, int64_t OW, float bias, const float *const *rows, const float *w,
+                             const int64_t *offs, int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act);
+#ifdef NN_HAVE_X86_UKERNELS
 void nn_dw_row_avx512(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
                       int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act);
 /* Whole output plane of a KxK (K = 3 or 5), dilation 1, stride sw (1 or 2) depthwise conv with pads pt

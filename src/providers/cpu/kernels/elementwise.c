@@ -1,4 +1,5 @@
 /* Instantiates the float32 kernels of ew_simd_body.h per ISA level and picks one at run time. */
+#include "../../../core/cpu_features.h"
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -51,8 +52,9 @@ const ew_f32_kernels *ew_f32_level(int level) {
     switch (level) {
     case 0: return &ew_kernels_ref;
 #ifdef EW_X86
-    case 1: return (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? &ew_kernels_avx2 : NULL;
-    case 2: return __builtin_cpu_supports("avx512f") ? &ew_kernels_avx512 : NULL;
+    /* levels are numbered as cort_isa_level: usable up to the level in use */
+    case 1: return cort_cpu_isa() == CORT_ISA_AVX2 || cort_cpu_isa() == CORT_ISA_AVX512 ? &ew_kernels_avx2 : NULL;
+    case 2: return cort_cpu_isa() == CORT_ISA_AVX512 ? &ew_kernels_avx512 : NULL;
 #endif
     default: return NULL;
     }

@@ -6,6 +6,7 @@
 #include "gemm.h"
 #include "../../../core/alloc.h"
 #include "copy_ukernels.h"
+#include "isa_config.h"
 
 #define NN_KC NN_GEMM_KC        /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
@@ -19,34 +20,43 @@
 #define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
 #define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */
 
-static const nn_gemm_kernel k_scalar = { "scalar_4x16", 4, 16, nn_ukr_scalar_4x16, 0 };
+static const nn_gemm_kernel k_scalar = { "scalar_4x16", CORT_ISA_GENERIC, 4, 16, nn_ukr_scalar_4x16, 0, 0, NULL };
 #ifdef NN_HAVE_X86_UKERNELS
-static const nn_gemm_kernel k_avx2 = { "avx2_6x16", 6, 16, nn_ukr_avx2_6x16, 0 };
-static const nn_gemm_kernel k_avx512 = { "avx512_12x32", 12, 32, nn_ukr_avx512_12x32, 1 };
-static const nn_gemm_kernel *const all_kernels[] = { &k_avx512, &k_avx2, &k_scalar };
-
-static int kernel_supported(const nn_gemm_kernel *k) {
-    if (k == &k_avx512) return __builtin_cpu_supports("avx512f");
-    if (k == &k_avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return 1;
-}
-#else
-static const nn_gemm_kernel *const all_kernels[] = { &k_scalar };
-static int kernel_supported(const nn_gemm_kernel *k) { (void)k; return 1; }
+static const nn_gemm_kernel k_avx2 = { "avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_ukr_avx2_6x16, 0, 0, NULL };
+static const nn_gemm_kernel k_avx512 = { "avx512_12x32", CORT_ISA_AVX512, 12, 32, nn_ukr_avx512_12x32, 1, 1,
+                                            nn_gemv_panel_avx512_32 };
 #endif
 
-const nn_gemm_kernel *nn_gemm_best_kernel(void) {
-    for (size_t i = 0; i < sizeof all_kernels / sizeof all_kernels[0]; i++)
-        if (kernel_supported(all_kernels[i])) return all_kernels[i];
-    return &k_scalar;
-}
+/* The micro-kernels usable at each ISA level, best first (tests run every one). */
+typedef struct gemm_config {
+    const nn_gemm_kernel *const *kernels;
+    size_t n_kernels;
+} gemm_config;
+
+static const nn_gemm_kernel *const kernels_generic[] = { &k_scalar };
+#ifdef NN_HAVE_X86_UKERNELS
+static const nn_gemm_kernel *const kernels_avx2[] = { &k_avx2, &k_scalar };
+static const nn_gemm_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_scalar };
+#endif
+static const gemm_config gemm_configs[] = {
+    [CORT_ISA_GENERIC] = { kernels_generic, 1 },
+    [CORT_ISA_NEON] = { kernels_generic, 1 },
+#ifdef NN_HAVE_X86_UKERNELS
+    [CORT_ISA_AVX2] = { kernels_avx2, 2 },
+    [CORT_ISA_AVX512] = { kernels_avx512, 3 },
+#else
+    [CORT_ISA_AVX2] = { kernels_generic, 1 },
+    [CORT_ISA_AVX512] = { kernels_generic, 1 },
+#endif
+};
+
+static const gemm_config *gemm_cfg(void) { return &gemm_configs[cort_cpu_isa()]; }
+
+const nn_gemm_kernel *nn_gemm_best_kernel(void) { return gemm_cfg()->kernels[0]; }
 
 size_t nn_gemm_kernels(const nn_gemm_kernel *const **out) {
-    /* all_kernels is ordered best-first and every kernel after a supported one is supported too */
-    size_t n = sizeof all_kernels / sizeof all_kernels[0], first = 0;
-    while (first + 1 < n && !kernel_supported(all_kernels[first])) first++;
-    *out = all_kernels + first;
-    return n - first;
+    *out = gemm_cfg()->kernels;
+    return gemm_cfg()->n_kernels;
 }
 
 static void pack_b_matrix(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, size_t ncols, size_t nr, float *dst) {
@@ -58,18 +68,17 @@ static void pack_b_matrix(const nn_gemm_b *b, size_t k0, size_t kc, size_t j0, s
         }
     } else {
         size_t jv = 0;
-#ifdef NN_HAVE_X86_UKERNELS
         /* 16x16 blocks transposed in registers */
-        if (kc >= 16 && ncols >= 16 && __builtin_cpu_supports("avx512f")) {
+        void (*const t16)(const float *, size_t, float *, size_t) = nn_isa()->transpose16;
+        if (t16 && kc >= 16 && ncols >= 16) {
             const size_t kv = kc / 16 * 16;
             for (; jv + 16 <= ncols; jv += 16) {
                 const float *src = b->data + (j0 + jv) * b->ld + k0;
-                for (size_t p = 0; p < kv; p += 16) nn_transpose16_avx512(src + p, b->ld, dst + p * nr + jv, nr);
+                for (size_t p = 0; p < kv; p += 16) t16(src + p, b->ld, dst + p * nr + jv, nr);
                 for (size_t j = jv; j < jv + 16; j++)
                     for (size_t p = kv; p < kc; p++) dst[p * nr + j] = src[(j - jv) * b->ld + p];
             }
         }
-#endif
         for (size_t j = jv; j < ncols; j++) {
             const float *src = b->data + (j0 + j) * b->ld + k0;
             for (size_t p = 0; p < kc; p++) dst[p * nr + j] = src[p];
@@ -89,13 +98,12 @@ static void pack_a_panel(const float *A, size_t lda, int transA, float alpha, si
                          size_t kc, size_t mr, float *dst) {
     if (!transA) {
         size_t pv = 0;
-#ifdef NN_HAVE_X86_UKERNELS
         /* 16 columns of the panel's rows at a time, transposed in registers (padding rows zeroed) */
-        if (mr <= 16 && kc >= 16 && __builtin_cpu_supports("avx512f")) {
+        void (*const ta)(const float *, size_t, size_t, float, float *, size_t, size_t) = nn_isa()->transpose_scaled;
+        if (ta && mr <= 16 && kc >= 16) {
             for (; pv + 16 <= kc; pv += 16)
-                nn_transpose_avx512(A + i0 * lda + k0 + pv, lda, rows, alpha, dst + pv * mr, mr, mr);
+                ta(A + i0 * lda + k0 + pv, lda, rows, alpha, dst + pv * mr, mr, mr);
         }
-#endif
         for (size_t i = 0; i < rows; i++) {
             const float *src = A + (i0 + i) * lda + k0;
             for (size_t p = pv; p < kc; p++) dst[p * mr + i] = alpha * src[p];
@@ -461,9 +469,7 @@ static void gemv_packed_run(void *arg, size_t begin, size_t end) {
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             const size_t kc = slice_len(j->K, k0);
             const float *bp = j->bpre + k0 * j->npanels * nr + jp * nr * kc, *a = j->a + k0 * j->inca;
-#ifdef NN_HAVE_X86_UKERNELS
-            if (j->k == &k_avx512) { nn_gemv_panel_avx512_32(kc, a, j->inca, bp, acc); continue; }
-#endif
+            if (j->k->gemv_panel) { j->k->gemv_panel(kc, a, j->inca, bp, acc); continue; }
             for (size_t p = 0; p < kc; p++, bp += nr) {
                 const float ap = a[p * j->inca];
                 for (size_t q = 0; q < nr; q++) acc[q] += ap * bp[q];
@@ -513,7 +519,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     const nn_gemm_kernel *kk = kernel ? kernel : nn_gemm_best_kernel();
     /* the AVX-512 kernel starts its accumulators from the column bias (C written once); every
      * other path gets C prefilled with it */
-    if (col_bias && (beta != 0.0f || M == 1 || kk != &k_avx512)) {
+    if (col_bias && (beta != 0.0f || M == 1 || !kk->ext)) {
         for (size_t i = 0; i < M; i++) {
             float *c = C + i * ldc;
             if (beta == 0.0f) memcpy(c, col_bias, N * sizeof(float));
@@ -591,7 +597,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     /* ... where the AVX-512 kernel takes a sweep's full tiles in one call (B read in place: its
      * tiles are NR columns apart), so the per-tile set-up is paid once per sweep (a 16 -> 64
      * channel 1x1 conv at 55x55: 0.071 -> 0.063 ms, best of 8) */
-    j.multi = j.rows_outer && j.b_direct && j.k == &k_avx512;
+    j.multi = j.rows_outer && j.b_direct && j.k->ext;
     /* a cold C (a big activation) is written faster in long row runs than in many short ones */
     j.sweep = NN_SWEEP_FLOATS / (nr * K);
     if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;

@@ -9,6 +9,7 @@
 #define CORT_CPU_SIMD_GEMM_UKERNELS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "../../../core/cpu_features.h"
 
 typedef struct nn_ukr_args {
     size_t       kc;
@@ -43,9 +44,13 @@ typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
 
 typedef struct nn_gemm_kernel {
     const char    *name;
+    cort_isa_level isa;    /* the level whose config chooses it */
     size_t         mr, nr;
     nn_gemm_ukr_fn ukr;
     int            edge;   /* ukr honours rows/cols (else edge tiles go through a scratch tile) */
+    int            ext;    /* ukr honours col_bias, panels and perm too */
+    /* acc[0..nr) += sum_p a[p * inca] * b[p * nr + j] over a packed B panel (M = 1), or NULL */
+    void (*gemv_panel)(size_t kc, const float *a, size_t inca, const float *b, float *acc);
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);

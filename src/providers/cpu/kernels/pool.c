@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../ops/nn/pool.h"
 #include "pool_ukernels.h"
+#include "isa_config.h"
 
 typedef struct krange { int64_t lo, hi, start, clip_size; } krange;
 
@@ -112,9 +113,9 @@ typedef struct pool_job {
     float *y;
     int64_t *idx;
     int fast;                /* the separable path applies */
-    int avx512;
+    const nn_isa_config *isa;
     size_t row_chunks;       /* tasks per plane (fast path): output rows split so 2 threads have work */
-    int fused;               /* inner outputs go to nn_pool_{max,avg}2d_avx512 */
+    int fused;               /* inner outputs go to the level's pool_{max,avg}2d */
     int64_t lpad;            /* fused: left padding the kernel handles itself (no border outputs) */
     int64_t ow_lo, ow_hi;    /* outputs [ow_lo, ow_hi) of a row go to the row kernels, the rest are borders */
     int64_t oh_lo, oh_hi;    /* output rows whose window rows are all inside the input */
@@ -218,7 +219,6 @@ static void fast_rows(const pool_job *j, const float *x, float *y, int64_t oh, i
     if (ow_hi == ow_lo) return;
     const float scale = 1.0f / (float)((j->p->count_include_pad ? rh->clip_size : nr) * k);
     const int64_t c0 = ow_lo * sw - pl;
-#ifdef NN_HAVE_X86_UKERNELS
     if (j->fused) {
         /* x at the first existing column (c0 + lpad >= 0): no pointer before the row is formed */
         const nn_pool2d_rows a = { x0 + (c0 + j->lpad), (size_t)IW, (size_t)step, (size_t)nr, (size_t)j->lpad,
@@ -226,11 +226,10 @@ static void fast_rows(const pool_job *j, const float *x, float *y, int64_t oh, i
                                    y0 + ow_lo, (size_t)OW, scale,
                                    (size_t)(j->p->count_include_pad ? rh->clip_size : nr),
                                    (size_t)(IW - c0 + g->pe[2]), j->p->count_include_pad };
-        if (is_max) nn_pool_max2d_avx512(&a);
-        else nn_pool_avg2d_avx512(&a);
+        if (is_max) j->isa->pool_max2d(&a);
+        else j->isa->pool_avg2d(&a);
         return;
     }
-#endif
     const int64_t block = (POOL_BUF - k) / sw + 1;
     for (int64_t i = 0; i < n; i++)
         for (int64_t o0 = ow_lo; o0 < ow_hi; o0 += block) {
@@ -238,13 +237,9 @@ static void fast_rows(const pool_job *j, const float *x, float *y, int64_t oh, i
             const size_t width = (nb - 1) * (size_t)sw + (size_t)k;
             const float *xc = x0 + i * step + o0 * sw - pl;
             float *yc = y0 + i * OW + o0;
-#ifdef NN_HAVE_X86_UKERNELS
-            if (j->avx512) {
-                if (is_max) nn_pool_rows_max_avx512(xc, (size_t)IW, (size_t)nr, width, buf);
-                else nn_pool_rows_sum_avx512(xc, (size_t)IW, (size_t)nr, width, buf);
-            } else
-#endif
-            {
+            if (is_max && j->isa->pool_rows_max) j->isa->pool_rows_max(xc, (size_t)IW, (size_t)nr, width, buf);
+            else if (!is_max && j->isa->pool_rows_sum) j->isa->pool_rows_sum(xc, (size_t)IW, (size_t)nr, width, buf);
+            else {
                 if (is_max) rows_max_ref(xc, (size_t)IW, (size_t)nr, width, buf);
                 else rows_sum_ref(xc, (size_t)IW, (size_t)nr, width, buf);
             }
@@ -295,13 +290,10 @@ void nn_pool_f32(cort_pool *pool, const nn_pool_params *p, const nn_geom *g, siz
     j.p = p; j.g = g; j.x = x; j.y = y; j.idx = indices;
     j.fast = fast_applies(p, g, indices);
     j.row_chunks = 1;
-#ifdef NN_HAVE_X86_UKERNELS
-    j.avx512 = __builtin_cpu_supports("avx512f");
-#endif
+    j.isa = nn_isa();
     if (j.fast) {
         inner_outputs(g, 2, &j.ow_lo, &j.ow_hi);
-#ifdef NN_HAVE_X86_UKERNELS
-        j.fused = j.avx512 && g->s[2] <= 2 && g->k[2] <= NN_POOL_FUSED_KMAX;
+        j.fused = j.isa->pool_max2d && j.isa->pool_avg2d && g->s[2] <= 2 && g->k[2] <= NN_POOL_FUSED_KMAX;
         if (j.fused && g->pb[2] < g->k[2] && g->pb[2] < 16) {
             /* the kernel handles the row padding too; MaxPool leaves windows all in the end padding
              * (-FLT_MAX) to the border code */
@@ -311,7 +303,6 @@ void nn_pool_f32(cort_pool *pool, const nn_pool_params *p, const nn_geom *g, siz
             j.ow_lo = 0;
             j.ow_hi = p->kind == NN_POOL_AVG || starts_inside > g->out[2] ? g->out[2] : starts_inside;
         }
-#endif
         inner_outputs(g, 1, &j.oh_lo, &j.oh_hi);
         const int64_t n_border = j.ow_lo + g->out[2] - j.ow_hi;
         for (int64_t b = 0; b < n_border && b < POOL_BORDER_MAX; b++)

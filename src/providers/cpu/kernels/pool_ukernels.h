@@ -11,6 +11,16 @@
 #include <stddef.h>
 #include "gemm_ukernels.h"
 
+#define NN_POOL_FUSED_KMAX 17
+typedef struct nn_pool2d_rows {
+    const float *x;
+    size_t x_stride, x_step, nrows, lpad, avail, k, sw, count, out_rows;
+    float *y;
+    size_t y_stride;
+    float scale;
+    size_t row_count, pad_end;
+    int include_pad;
+} nn_pool2d_rows;
 #ifdef NN_HAVE_X86_UKERNELS
 /* buf[i] = NaN-ignoring max over r < nrows of x[r * stride + i] (-inf if all NaN), i < n */
 void nn_pool_rows_max_avx512(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
@@ -25,16 +35,7 @@ void nn_pool_rows_sum_avx512(const float *x, size_t stride, size_t nrows, size_t
  * avg: the sum over existing columns divided by row_count * (include_pad ? the window's columns
  * before pad_end : its existing columns), 0 if that is 0; windows inside [lpad, avail) are
  * multiplied by scale (= 1 / (row_count * k)) instead. */
-#define NN_POOL_FUSED_KMAX 17
-typedef struct nn_pool2d_rows {
-    const float *x;
-    size_t x_stride, x_step, nrows, lpad, avail, k, sw, count, out_rows;
-    float *y;
-    size_t y_stride;
-    float scale;
-    size_t row_count, pad_end;
-    int include_pad;
-} nn_pool2d_rows;
+
 void nn_pool_max2d_avx512(const nn_pool2d_rows *a);
 void nn_pool_avg2d_avx512(const nn_pool2d_rows *a);
 /* Sum of x[0..n) (16 lanes x 4 accumulators, then a lane reduction). */

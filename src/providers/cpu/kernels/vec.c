@@ -1,4 +1,5 @@
 /* Instantiates fu_vec_body.h per ISA level and picks one at run time. */
+#include "../../../core/cpu_features.h"
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
@@ -41,8 +42,9 @@ const fu_vec_kernels *fu_vec_level(int level) {
     switch (level) {
     case 0: return &fv_kernels_ref;
 #ifdef FV_X86
-    case 1: return (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? &fv_kernels_avx2 : NULL;
-    case 2: return __builtin_cpu_supports("avx512f") ? &fv_kernels_avx512 : NULL;
+    /* levels are numbered as cort_isa_level: usable up to the level in use */
+    case 1: return cort_cpu_isa() == CORT_ISA_AVX2 || cort_cpu_isa() == CORT_ISA_AVX512 ? &fv_kernels_avx2 : NULL;
+    case 2: return cort_cpu_isa() == CORT_ISA_AVX512 ? &fv_kernels_avx512 : NULL;
 #endif
     default: return NULL;
     }

@@ -1,6 +1,7 @@
 /* Winograd F(4x4, 3x3) (Lavin & Gray) on top of the packed SGEMM. Tiles are processed in blocks
  * so the transformed input and the gemm outputs of one block stay in L2/L3; the transforms run on
  * 16 tiles at once in GCC/Clang vector types (zmm registers on AVX-512 CPUs). */
+#include "../../../core/cpu_features.h"
 #include <stdatomic.h>
 #include <string.h>
 #include "winograd.h"
@@ -95,6 +96,8 @@ static inline __attribute__((always_inline)) void wino2_filter_body(const float 
         }
 }
 
+static void wino_filter_isa(const float *w, size_t M, size_t C, int m, float *u);
+
 static void wino_filter_generic(const float *w, size_t M, size_t C, int m, float *u) {
     if (m == 2) wino2_filter_body(w, M, C, u);
     else wino_filter_body(w, M, C, u);
@@ -149,11 +152,7 @@ cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t 
     if (!u) { nn_wino_free(out); return cort_error_oom(); }
     for (size_t r0 = 0; r0 < M; r0 += chunk) {
         const size_t rows = M - r0 < chunk ? M - r0 : chunk;
-#if defined(__x86_64__) || defined(__i386__)
-        if (__builtin_cpu_supports("avx512f")) wino_filter_avx512(w + r0 * C * 9, rows, C, out->m, u);
-        else
-#endif
-            wino_filter_generic(w + r0 * C * 9, rows, C, out->m, u);
+        wino_filter_isa(w + r0 * C * 9, rows, C, out->m, u);
         /* the element matrices are packed independently: spread them over the session's threads */
         wino_pack_job j = { u, M, C, r0, rows, out };
         cort_parallel_for(pool, out->ne, 1, wino_pack_run, &j);
@@ -509,6 +508,26 @@ __attribute__((target("avx512f"))) static void wino2_out_avx512(void *arg, size_
 }
 #endif
 
+/* The transforms each ISA level runs (filter, then input/output for F(4x4) and F(2x2)). */
+typedef struct wino_kernels {
+    void (*filter)(const float *w, size_t M, size_t C, int m, float *u);
+    void (*in_f4)(void *, size_t, size_t), (*out_f4)(void *, size_t, size_t);
+    void (*in_f2)(void *, size_t, size_t), (*out_f2)(void *, size_t, size_t);
+} wino_kernels;
+static const wino_kernels wino_generic = { wino_filter_generic, wino_in_generic, wino_out_generic, wino2_in_generic,
+                                           wino2_out_generic };
+#if defined(__x86_64__) || defined(__i386__)
+static const wino_kernels wino_avx512 = { wino_filter_avx512, wino_in_avx512, wino_out_avx512, wino2_in_avx512,
+                                          wino2_out_avx512 };
+#endif
+static const wino_kernels *wino_isa(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (cort_cpu_isa() == CORT_ISA_AVX512) return &wino_avx512;
+#endif
+    return &wino_generic;
+}
+static void wino_filter_isa(const float *w, size_t M, size_t C, int m, float *u) { wino_isa()->filter(w, M, C, m, u); }
+
 /* Tile-parallel mode: each task takes whole blocks of tiles through the input transform, the
  * gemms and the output transform on one thread, in a scratch slot it claims for the duration (at
  * most `threads` tasks run at once, so a slot is always free; the job lives on the caller's
@@ -565,14 +584,9 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (tb < step) tb = step;
     const size_t tiles_up = (tiles + step - 1) / step * step;
     if (tb > tiles_up) tb = tiles_up;
-    void (*in_fn)(void *, size_t, size_t) = mt == 2 ? wino2_in_generic : wino_in_generic;
-    void (*out_fn)(void *, size_t, size_t) = mt == 2 ? wino2_out_generic : wino_out_generic;
-#if defined(__x86_64__) || defined(__i386__)
-    if (__builtin_cpu_supports("avx512f")) {
-        in_fn = mt == 2 ? wino2_in_avx512 : wino_in_avx512;
-        out_fn = mt == 2 ? wino2_out_avx512 : wino_out_avx512;
-    }
-#endif
+    const wino_kernels *wk = wino_isa();
+    void (*const in_fn)(void *, size_t, size_t) = mt == 2 ? wk->in_f2 : wk->in_f4;
+    void (*const out_fn)(void *, size_t, size_t) = mt == 2 ? wk->out_f2 : wk->out_f4;
     cort_status *st = NULL;
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
     /* tile-parallel when every thread gets at least two blocks of its own (about 1 MB each): in a

@@ -7,19 +7,17 @@
 #include "../../kernels/elementwise.h"
 #include "../nn/nn_common.h"
 #include "../../kernels/vec.h"
-#include "../../kernels/act_ukernels.h"
+#include "../../kernels/isa_config.h"
 
 #define FU_GELU_CHUNK 512
 
 void fu_gelu_f32(const float *x, float *y, size_t n) {
-#ifdef NN_HAVE_X86_UKERNELS
-    /* one pass, no division: 393K values 0.45 -> 0.39 ms as a separate op (it now mostly runs on
-     * gemm tiles in L1, cort.FusedMatMul) */
-    if (__builtin_cpu_supports("avx512f")) {
-        nn_gelu_avx512(x, y, n);
+    /* one pass, no division, where the level has the kernel */
+    void (*const gelu)(const float *, float *, size_t) = nn_isa()->gelu;
+    if (gelu) {
+        gelu(x, y, n);
         return;
     }
-#endif
     fu_gelu_f32_chunks(x, y, n);
 }
 

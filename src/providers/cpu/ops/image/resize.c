@@ -11,7 +11,7 @@
 #include <string.h>
 #include "resize.h"
 #include "../reduce/reduce_ops.h"
-#include "../../kernels/copy_ukernels.h"
+#include "../../kernels/isa_config.h"
 #include "../../../../core/once.h"
 
 typedef struct rs_axis {
@@ -150,7 +150,7 @@ typedef struct gather_job {
     size_t in_stride[CORT_MAX_RANK];
     const void *extrap;       /* element bytes of extrapolation_value */
     int rep2;                 /* the last axis doubles every element (idx[w] == w / 2): 2x upsampling */
-    int avx512;               /* rep2 rows of floats through nn_copy_rep2_avx512 */
+    void (*rep2_f32)(const float *src, float *dst, size_t n);   /* rep2 rows of floats: the level's kernel, or NULL */
 } gather_job;
 
 static void gather_rows(void *arg, size_t begin, size_t end) {
@@ -187,9 +187,7 @@ static void gather_rows(void *arg, size_t begin, size_t end) {
             const uint32_t *xs = (const uint32_t *)xr;
             uint32_t *ys = (uint32_t *)yr;
             if (j->rep2) {
-#ifdef NN_HAVE_X86_UKERNELS
-                if (j->avx512) { nn_copy_rep2_avx512((const float *)xs, (float *)ys, W); continue; }
-#endif
+                if (j->rep2_f32) { j->rep2_f32((const float *)xs, (float *)ys, W); continue; }
                 size_t w = 0;
                 for (; w + 2 <= W; w += 2) ys[w] = ys[w + 1] = xs[w / 2];
                 if (w < W) ys[w] = xs[w / 2];
@@ -338,12 +336,10 @@ static void resize_f32_axes(const rd_resize_params *p, const rs_axis *ax, const 
                             cort_pool *pool) {
     if (p->mode == RS_NEAREST) {
         float ev = (float)p->extrapolation;
-        gather_job j = { p, ax, (const uint8_t *)x, (uint8_t *)y, 4, {0}, &ev, 1, 0 };
+        gather_job j = { p, ax, (const uint8_t *)x, (uint8_t *)y, 4, {0}, &ev, 1, NULL };
         const rs_axis *la = &ax[p->rank - 1];
         for (size_t w = 0; w < la->out && j.rep2; w++) j.rep2 = la->ntaps == 1 && la->idx[w] == (int64_t)(w / 2);
-#ifdef NN_HAVE_X86_UKERNELS
-        j.avx512 = j.rep2 && __builtin_cpu_supports("avx512f");
-#endif
+        j.rep2_f32 = j.rep2 ? nn_isa()->copy_rep2 : NULL;
         size_t s = 1;
         for (size_t d = p->rank; d-- > 0;) { j.in_stride[d] = s; s *= (size_t)p->in[d]; }
         size_t rows = rd_prod(p->out, 0, p->rank - 1);
@@ -656,7 +652,7 @@ static cort_status *rs_run(cort_kernel_ctx *ctx) {
         uint8_t ev[16] = {0};
         double e = p.extrapolation;
         if (numeric) rd_store_f64_round(ev, x->type, &e, 1);
-        gather_job j = { &p, ax, x->data, y->data, cort_type_size(x->type), {0}, ev, 0, 0 };
+        gather_job j = { &p, ax, x->data, y->data, cort_type_size(x->type), {0}, ev, 0, NULL };
         size_t sst = 1;
         for (size_t d = p.rank; d-- > 0;) { j.in_stride[d] = sst; sst *= (size_t)p.in[d]; }
         size_t rows = rd_prod(p.out, 0, p.rank - 1);

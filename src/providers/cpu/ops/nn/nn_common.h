@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "../../../../graph/op.h"
 #include "../../kernels/act_ukernels.h"
+#include "../../kernels/isa_config.h"
 #include "../fused/fused.h"   /* fu_gelu_f32: CORT_ACT_GELU */
 
 /* Spatial ranks handled by Conv/Pool kernels: 1-D and 2-D are run as 3-D with leading unit dims. */
@@ -71,23 +72,21 @@ static inline nn_act nn_act_of(const cort_node *node) {
 static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
     if (!act || act->kind == CORT_ACT_NONE) return;
     const float lo = act->alpha, hi = act->beta;
-#ifdef NN_HAVE_X86_UKERNELS
     _Static_assert((int)CORT_ACT_RELU == (int)NN_ACT_KIND_RELU && (int)CORT_ACT_CLIP == (int)NN_ACT_KIND_CLIP &&
                    (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU &&
                    (int)CORT_ACT_SIGMOID == (int)NN_ACT_KIND_SIGMOID &&
                    (int)CORT_ACT_HARD_SIGMOID == (int)NN_ACT_KIND_HARD_SIGMOID &&
                    (int)CORT_ACT_SILU == (int)NN_ACT_KIND_SILU &&
                    (int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
-    if (act->kind <= CORT_ACT_HARD_SWISH && __builtin_cpu_supports("avx512f")) {
-        nn_act_avx512(act->kind, lo, hi, y, n);
+    const nn_isa_config *isa = nn_isa();
+    if (act->kind <= CORT_ACT_HARD_SWISH && isa->act_all) {
+        isa->act_all(act->kind, lo, hi, y, n);
         return;
     }
-    if ((act->kind == CORT_ACT_SIGMOID || act->kind == CORT_ACT_SILU) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma")) {
-        nn_act_avx2(act->kind, y, n);
+    if ((act->kind == CORT_ACT_SIGMOID || act->kind == CORT_ACT_SILU) && isa->act_sigmoid_silu) {
+        isa->act_sigmoid_silu(act->kind, y, n);
         return;
     }
-#endif
     switch (act->kind) {
     case CORT_ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
     case CORT_ACT_CLIP:
@@ -101,7 +100,14 @@ static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
             y[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
         }
         break;
-    case CORT_ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i])); break;
+    case CORT_ACT_SILU:
+        /* below -87.3, 1 + exp(-x) overflows in float: x * exp(x) in double keeps the tiny result
+         * exact, and -inf gives the limit -0 (as the vector kernels do) */
+        for (size_t i = 0; i < n; i++) {
+            const float v = y[i];
+            y[i] = v >= -87.0f || v != v ? v / (1.0f + expf(-v)) : v == -INFINITY ? -0.0f : (float)((double)v * exp((double)v));
+        }
+        break;
     case CORT_ACT_GELU: fu_gelu_f32(y, y, n); break;   /* dispatches to AVX-512 itself */
     case CORT_ACT_HARD_SWISH:
         for (size_t i = 0; i < n; i++) {

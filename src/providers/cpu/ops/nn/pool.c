@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "pool.h"
-#include "../../kernels/pool_ukernels.h"
+#include "../../kernels/isa_config.h"
 
 typedef struct pool_state {
     nn_window      w;
@@ -76,20 +76,15 @@ typedef struct gpool_job { int kind; float p; size_t plane; const float *x; floa
 
 static void gpool_run(void *arg, size_t begin, size_t end) {
     const gpool_job *j = arg;
-    int avx512 = 0;
-#ifdef NN_HAVE_X86_UKERNELS
-    avx512 = j->plane > 0 && __builtin_cpu_supports("avx512f");
-#endif
+    const nn_isa_config *isa = nn_isa();
+    const int vec = j->plane > 0 && isa->pool_max && isa->pool_sum;
     for (size_t c = begin; c < end; c++) {
         const float *x = j->x + c * j->plane;
         float r;
-#ifdef NN_HAVE_X86_UKERNELS
-        if (avx512 && j->kind != NN_POOL_LP) {
-            j->y[c] = j->kind == NN_POOL_MAX ? nn_pool_max_avx512(x, j->plane)
-                                             : nn_pool_sum_avx512(x, j->plane) / (float)j->plane;
+        if (vec && j->kind != NN_POOL_LP) {
+            j->y[c] = j->kind == NN_POOL_MAX ? isa->pool_max(x, j->plane) : isa->pool_sum(x, j->plane) / (float)j->plane;
             continue;
         }
-#endif
         if (j->kind == NN_POOL_MAX) {
             r = -FLT_MAX;
             for (size_t i = 0; i < j->plane; i++) if (x[i] > r || i == 0) r = x[i];

@@ -8,7 +8,7 @@
 #include "softmax.h"
 #include "../../kernels/elementwise.h"
 #include "../../kernels/vec.h"
-#include "../../kernels/act_ukernels.h"
+#include "../../kernels/isa_config.h"
 
 typedef struct sm_job {
     rd_softmax_kind kind;
@@ -95,14 +95,12 @@ SM_DEFINE(double, exp, log, f64)
 static void row_f32_fast(rd_softmax_kind k, const float *x, float *y, size_t n, const fu_vec_kernels *v,
                          ew_f32_un vexp) {
     const float m = v->max(x, n);
-#ifdef NN_HAVE_X86_UKERNELS
-    /* softmax on AVX-512: subtract, exp and sum in one pass (ocr_rec's 80 x 6625 softmax 0.226 ->
-     * 0.12 ms) */
-    if (k == RD_SOFTMAX && __builtin_cpu_supports("avx512f")) {
-        v->scale(y, n, 1.0f / nn_exp_shift_sum_avx512(x, y, n, m));
+    /* softmax: subtract, exp and sum in one pass where the level has the kernel */
+    float (*const exp_shift_sum)(const float *, float *, size_t, float) = nn_isa()->exp_shift_sum;
+    if (k == RD_SOFTMAX && exp_shift_sum) {
+        v->scale(y, n, 1.0f / exp_shift_sum(x, y, n, m));
         return;
     }
-#endif
     float s = 0.0f, tmp[SM_CHUNK];
     for (size_t i = 0; i < n; i += SM_CHUNK) {
         const size_t c = n - i < SM_CHUNK ? n - i : SM_CHUNK;

@@ -1,0 +1,44 @@
+/* One nn_isa_config per ISA level; see isa_config.h. */
+#include "isa_config.h"
+#include "copy_ukernels.h"
+#include "act_ukernels.h"
+
+static const nn_isa_config generic_config = { .isa = CORT_ISA_GENERIC };
+static const nn_isa_config neon_config = { .isa = CORT_ISA_NEON };
+
+#ifdef NN_HAVE_X86_UKERNELS
+static const nn_isa_config avx2_config = {
+    .isa = CORT_ISA_AVX2,
+    .act_sigmoid_silu = nn_act_avx2,
+};
+
+static const nn_isa_config avx512_config = {
+    .isa = CORT_ISA_AVX512,
+    .copy_stride2 = nn_copy_stride2_avx512,
+    .copy_rep2 = nn_copy_rep2_avx512,
+    .interleave2 = nn_interleave2_avx512,
+    .transpose16 = nn_transpose16_avx512,
+    .transpose_scaled = nn_transpose_avx512,
+    .pool_rows_max = nn_pool_rows_max_avx512,
+    .pool_rows_sum = nn_pool_rows_sum_avx512,
+    .pool_max2d = nn_pool_max2d_avx512,
+    .pool_avg2d = nn_pool_avg2d_avx512,
+    .pool_sum = nn_pool_sum_avx512,
+    .pool_max = nn_pool_max_avx512,
+    .act_all = nn_act_avx512,
+    .act_sigmoid_silu = nn_act_avx2,
+    .gelu = nn_gelu_avx512,
+    .exp_shift_sum = nn_exp_shift_sum_avx512,
+};
+#endif
+
+const nn_isa_config *nn_isa(void) {
+    switch (cort_cpu_isa()) {
+#ifdef NN_HAVE_X86_UKERNELS
+    case CORT_ISA_AVX512: return &avx512_config;
+    case CORT_ISA_AVX2: return &avx2_config;
+#endif
+    case CORT_ISA_NEON: return &neon_config;
+    default: return &generic_config;
+    }
+}

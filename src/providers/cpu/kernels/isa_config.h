@@ -1,0 +1,40 @@
+/* The kernels each ISA level runs, chosen once from the level in use (core/cpu_features: the
+ * detected CPU capped by CORT_ISA). Callers take an entry and call it; a NULL entry means the level
+ * has no special kernel there and the caller's portable loop runs. Nothing below src/providers/cpu
+ * asks the CPU itself. Engines whose ISA variants are static functions of their own file
+ * (gemm micro-kernels, Winograd transforms, depthwise planes, the small-plane conv's tile stores)
+ * keep a table of the same kind indexed by cort_cpu_isa() next to those functions. */
+#ifndef CORT_CPU_KERNELS_ISA_CONFIG_H
+#define CORT_CPU_KERNELS_ISA_CONFIG_H
+#include <stddef.h>
+#include "../../../core/cpu_features.h"
+#include "pool_ukernels.h"
+
+typedef struct nn_isa_config {
+    cort_isa_level isa;
+    /* copies (see copy_ukernels.h for what each computes) */
+    void (*copy_stride2)(const float *src, float *dst, size_t n);
+    void (*copy_rep2)(const float *src, float *dst, size_t n);
+    void (*interleave2)(const float *a, const float *b, float bias, float *dst, size_t n);
+    void (*transpose16)(const float *src, size_t ld, float *dst, size_t ldd);
+    void (*transpose_scaled)(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd,
+                             size_t width);
+    /* pooling (pool_ukernels.h) */
+    void (*pool_rows_max)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
+    void (*pool_rows_sum)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
+    void (*pool_max2d)(const nn_pool2d_rows *a);
+    void (*pool_avg2d)(const nn_pool2d_rows *a);
+    float (*pool_sum)(const float *x, size_t n);
+    float (*pool_max)(const float *x, size_t n);
+    /* activations in place (act_ukernels.h): every NN_ACT_KIND_* up to hard swish, or only
+     * sigmoid and SiLU */
+    void (*act_all)(int kind, float lo, float hi, float *y, size_t n);
+    void (*act_sigmoid_silu)(int kind, float *y, size_t n);
+    void (*gelu)(const float *x, float *y, size_t n);
+    /* y = exp(x - m), returns the sum (Softmax) */
+    float (*exp_shift_sum)(const float *x, float *y, size_t n, float m);
+} nn_isa_config;
+
+/* The configuration of the level in use. Never NULL; the same pointer for the process's life. */
+const nn_isa_config *nn_isa(void);
+#endif
