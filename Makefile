@@ -4,7 +4,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PY     ?= /usr/bin/python3
 CMAKE_FLAGS ?=
 
-.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz bench clean
+.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz bench clean aarch64 check-aarch64
 
 all: build/Makefile
 	@$(MAKE) --no-print-directory -C build -j$(JOBS)
@@ -43,6 +43,15 @@ asan-check: deps asan
 tsan-check: deps tsan
 	@CORT_LANE=tsan scripts/run_tests.sh build-tsan
 
+# 64-bit ARM: cross-built with Debian's gcc-aarch64-linux-gnu, tested under qemu-aarch64 (generic level).
+AARCH64_EMU ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+build-aarch64/Makefile: CMakeLists.txt cmake/aarch64-linux-gnu.cmake
+	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+aarch64: build-aarch64/Makefile
+	@$(MAKE) --no-print-directory -C build-aarch64 -j$(JOBS)
+check-aarch64: deps aarch64
+	@CORT_LANE=aarch64 CORT_TEST_EMULATOR="$(AARCH64_EMU)" scripts/run_tests.sh build-aarch64
+
 install: all
 	@cmake --install build --prefix $(PREFIX)
 
@@ -57,4 +66,4 @@ bench: all
 	@$(PY) bench/run_bench.py $(BENCH_ARGS)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack
+	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack build-aarch64

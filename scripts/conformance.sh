@@ -8,7 +8,8 @@
 # listed test that passes: remove it from the list). CORT_CONFORMANCE_UPDATE=1 rewrites the list
 # with the current failures instead (existing reasons are kept, new entries get "TODO: <message>").
 # Other knobs: CORT_CONFORMANCE_LIST (list file), CORT_TESTDATA (data folder), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
-# CORT_CONFORMANCE_TIMEOUT (seconds per test, default 300), CORT_CONFORMANCE_ARGS (extra `cort test` options).
+# CORT_CONFORMANCE_TIMEOUT (seconds per test, default 300), CORT_CONFORMANCE_ARGS (extra `cort test` options),
+# CORT_TEST_EMULATOR (command that runs a cross-built cort, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu").
 set -u
 
 if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
@@ -42,7 +43,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 start=$(date +%s)
 # shellcheck disable=SC2086
-"$CORT" test --quiet --jobs "$JOBS" --timeout "$TIMEOUT" --list-failures "$TMP/failures" ${CORT_CONFORMANCE_ARGS:-} $DIRS \
+${CORT_TEST_EMULATOR:-} "$CORT" test --quiet --jobs "$JOBS" --timeout "$TIMEOUT" --list-failures "$TMP/failures" ${CORT_CONFORMANCE_ARGS:-} $DIRS \
     > "$TMP/out"
 rc=$?
 elapsed=$(( $(date +%s) - start ))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <string.h>
+#include <unistd.h>
 
 int tu_passed, tu_failed;
 
@@ -48,12 +49,33 @@ void *tu_read_file(const char *path, size_t *len) {
 
 extern char **environ;
 
+int tu_spawn_self(pid_t *pid, char *const args[], char *const envp[]) {
+    /* Under an emulator (qemu-aarch64 for the cross-built tests) /proc/self/exe is the emulator's
+     * host binary: CORT_TEST_EMULATOR names the command that runs a test binary, and the child is
+     * spawned through it. */
+    const char *emu = getenv("CORT_TEST_EMULATOR");
+    if (!emu || !*emu) return posix_spawn(pid, "/proc/self/exe", NULL, NULL, args, envp);
+    char buf[512], *argv[64];
+    size_t n = 0, len = strlen(emu);
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, emu, len + 1);
+    for (char *tok = strtok(buf, " "); tok && n < 32; tok = strtok(NULL, " ")) argv[n++] = tok;
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);   /* qemu-user reports the guest binary */
+    if (sl <= 0) return -1;
+    self[sl] = 0;
+    argv[n++] = self;
+    for (size_t i = 1; args[i] && n < 63; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    return posix_spawnp(pid, argv[0], NULL, NULL, argv, envp);
+}
+
 int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expect_failures) {
     int failed = 0, crashed = 0;
     for (int t = 0; t < trials; t++) {
         char *args[] = { argv0, (char *)"--trial", NULL };
         pid_t pid;
-        if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ)) { perror("posix_spawn"); return 2; }
+        if (tu_spawn_self(&pid, args, environ)) { perror("posix_spawn"); return 2; }
         int status = 0;
         waitpid(pid, &status, 0);
         if (!WIFEXITED(status)) crashed++;

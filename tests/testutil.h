@@ -3,6 +3,7 @@
 #ifndef CORT_TESTUTIL_H
 #define CORT_TESTUTIL_H
 #include <stdio.h>
+#include <sys/types.h>
 #include "cort.h"
 
 extern int tu_passed, tu_failed;
@@ -25,6 +26,9 @@ int tu_finish(void);
  * "--trial", counts the trials that failed (nonzero exit or a crash), prints "NAME trials: N, failed: F",
  * and records a check: with expect_failures (a negative control) at least half must fail, else none.
  * Returns 0, or 2 if a trial could not be started. */
+/* Starts this test binary again (args[0] is ignored; args[1..] are passed) with envp; honours
+ * CORT_TEST_EMULATOR (e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu"). 0 on success. */
+int tu_spawn_self(pid_t *pid, char *const args[], char *const envp[]);
 int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expect_failures);
 /* Reads a whole file into a malloc'd buffer (test-side helper; NULL on error). */
 void *tu_read_file(const char *path, size_t *len);

@@ -29,17 +29,18 @@
 typedef void (*dw_row_fn)(float *, int64_t, float, const float *const *, const float *, const int64_t *, int, int64_t,
                           int64_t, const nn_dw_act *);
 
-#ifdef NN_HAVE_X86_UKERNELS
 static nn_dw_act dw_act_of(const nn_act *act) {
     nn_dw_act a = { act ? act->kind : 0, act ? act->alpha : 0.0f, act ? act->beta : 0.0f };
     return a;
 }
 
+#ifdef NN_HAVE_X86_UKERNELS
 /* The activations the channel-blocked kernel applies (the others go through nn_act_apply). */
 static int dw_act_known(const nn_act *act) {
     _Static_assert((int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
     return !act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH);
 }
+#endif
 
 /* The row and plane kernels take the cheap activations on their registers; Sigmoid/SiLU inlined
  * there measured slower (56x56 SiLU: 0.50 vs 0.41 ms) than a second pass over the row or plane
@@ -92,15 +93,18 @@ static int dw_is_kxk(const nn_geom *g) {
            g->d[1] == 1 && g->d[2] == 1 && g->s[1] == g->s[2] && (g->s[2] == 1 || g->s[2] == 2);
 }
 
-static void depthwise_kxk(const nn_geom *g, const float *x, const float *w, float bias, const nn_act *act, float *y,
-                          int prefetch) {
+typedef void (*dw_plane_fn)(int K, const float *x, int64_t IH, int64_t IW, const float *w, float bias, float *y,
+                            int64_t OH, int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act,
+                            int prefetch);
+
+static void depthwise_kxk(dw_plane_fn plane, const nn_geom *g, const float *x, const float *w, float bias,
+                          const nn_act *act, float *y, int prefetch) {
     const int in_kernel = dw_act_in_kernel(act);
     const nn_dw_act ka = dw_act_of(in_kernel ? act : NULL);
-    nn_dw_plane_avx512((int)g->k[1], x, g->in[1], g->in[2], w, bias, y, g->out[1], g->out[2], g->s[2], g->pb[1],
+    plane((int)g->k[1], x, g->in[1], g->in[2], w, bias, y, g->out[1], g->out[2], g->s[2], g->pb[1],
                        g->pb[2], &ka, prefetch);
     if (!in_kernel) nn_act_apply(act, y, (size_t)(g->out[1] * g->out[2]));
 }
-#endif
 
 /* One output plane of a depthwise conv: y = bias + sum_k w[k] * x[window]. Row oriented so the
  * innermost loop runs along contiguous output (and, for stride 1, input) elements. */
@@ -146,12 +150,13 @@ static void depthwise_plane(const nn_geom *g, const float *x, const float *w, fl
  * KxK kernel and the channel-blocked path are used. */
 typedef struct dw_kernels {
     dw_row_fn row;           /* NULL: the portable plane loop */
-    int kxk, channel_blocked;
+    dw_plane_fn kxk;         /* whole planes of 3x3 / 5x5 convs, or NULL */
+    int channel_blocked;
 } dw_kernels;
-static const dw_kernels dw_generic = { NULL, 0, 0 };
+static const dw_kernels dw_generic = { NULL, NULL, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
-static const dw_kernels dw_avx2 = { nn_dw_row_avx2, 0, 0 };
-static const dw_kernels dw_avx512 = { nn_dw_row_avx512, 1, 1 };
+static const dw_kernels dw_avx2 = { nn_dw_row_avx2, NULL, 0 };
+static const dw_kernels dw_avx512 = { nn_dw_row_avx512, nn_dw_plane_avx512, 1 };
 #endif
 static const dw_kernels *dw_config(cort_isa_level l) {
 #ifdef NN_HAVE_X86_UKERNELS
@@ -180,9 +185,7 @@ static void dw_run(void *arg, size_t begin, size_t end) {
         size_t n = t / s->M, m = t % s->M, c = m / mult;
         const float *xp = j->x + (n * s->C + c) * in_size, *wp = j->w + m * ks;
         float bv = j->bias ? j->bias[m] : 0.0f, *yp = j->y + (n * s->M + m) * out_size;
-#ifdef NN_HAVE_X86_UKERNELS
-        if (j->k->kxk && dw_is_kxk(&s->g)) { depthwise_kxk(&s->g, xp, wp, bv, j->act, yp, j->prefetch); continue; }
-#endif
+        if (j->k->kxk && dw_is_kxk(&s->g)) { depthwise_kxk(j->k->kxk, &s->g, xp, wp, bv, j->act, yp, j->prefetch); continue; }
         if (j->k->row && depthwise_plane_rows(&s->g, xp, wp, bv, j->act, yp, j->k->row)) continue;
         depthwise_plane(&s->g, xp, wp, bv, j->act, yp);
     }
@@ -289,9 +292,7 @@ void nn_conv_depthwise_planes_f32(const nn_geom *g, size_t c0, size_t c1, const 
         const float *xp = x + c * x_ps, *wp = w + c * ks;
         const float bv = bias ? bias[c] : 0.0f;
         float *yp = y + c * y_ps;
-#ifdef NN_HAVE_X86_UKERNELS
-        if (k->kxk && dw_is_kxk(g)) { depthwise_kxk(g, xp, wp, bv, act, yp, 0); continue; }
-#endif
+        if (k->kxk && dw_is_kxk(g)) { depthwise_kxk(k->kxk, g, xp, wp, bv, act, yp, 0); continue; }
         if (k->row && depthwise_plane_rows(g, xp, wp, bv, act, yp, k->row)) continue;
         depthwise_plane(g, xp, wp, bv, act, yp);
     }
