@@ -114,7 +114,8 @@ static cort_status *expand_nodes(cort_graph *g, const cort_node_ir *nodes, size_
     for (size_t i = 0; i < n; i++) {
         const cort_node_ir *nd = &nodes[i];
         const cort_function_ir *f = find_function(m, nd);
-        if (f && !cort_op_find(nd->domain, nd->op_type, (int)opset_in(ops, n_ops, nd->domain))) {
+        const cort_provider_vtable *dflt = cort_provider_default();
+        if (f && !dflt->find(NULL, nd->domain, nd->op_type, (int)opset_in(ops, n_ops, nd->domain))) {
             CORT_TRY(inline_call(g, f, nd, depth, out, counter));
             continue;
         }
@@ -596,7 +597,8 @@ static void plan_inplace_concats(cort_graph *g) {
             for (size_t i = 0; ok && i < c; i++)
                 if (!g->skip[i] && g->nodes[i].n_outputs == 1 && g->nodes[i].out_slot[0] == s) p = i;
             ok = ok && p < c && g->nodes[p].op && (g->nodes[p].op->flags & CORT_OP_OUTPUT_VIEW) &&
-                 !g->nodes[p].has_out_view && g->nodes[p].provider && !strcmp(g->nodes[p].provider, "cpu");
+                 !g->nodes[p].has_out_view && g->nodes[p].provider &&
+                 (g->nodes[p].provider->caps & CORT_PROVIDER_OUTPUT_VIEWS);
             if (ok) { prod[k] = p; along += t->dims[axis]; }
         }
         if (!ok || along != o->dims[axis]) continue;
@@ -714,7 +716,7 @@ static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
         char reason[128] = "";
         if (pv->vt->supports(pv->instance, n, ins, reason, sizeof reason)) {
             const cort_op_def *k = pv->vt->kernel(pv->instance, n);
-            if (k) { n->provider = pv->vt->name; found = k; }
+            if (k) { n->provider = pv->vt; found = k; }
         } else if (!n->provider_note) {
             /* keep the first refusal: cort info --nodes shows why a node stayed on the CPU */
             char note[192];
@@ -726,14 +728,25 @@ static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
     return found;
 }
 
+const cort_op_def *cort_graph_provider_find(const cort_graph *g, const cort_node *n, const char *domain,
+                                            const char *op_type, int opset) {
+    const cort_provider_vtable *vt = n->provider;
+    if (!vt || !vt->find) return NULL;
+    void *instance = NULL;   /* the default provider has none */
+    for (size_t p = 0; g->opts && p < g->opts->n_providers; p++)
+        if (g->opts->providers[p].vt == vt) instance = g->opts->providers[p].instance;
+    return vt->find(instance, domain, op_type, opset);
+}
+
 static cort_status *infer_node(cort_graph *g, cort_node *n) {
-    n->provider = "cpu";
+    const cort_provider_vtable *dflt = cort_provider_default();
+    n->provider = dflt;
     const cort_op_def *op = provider_kernel(g, n);
-    if (!op) op = cort_op_find(n->domain, n->op_type, n->opset);
+    if (!op) op = dflt->kernel(NULL, n);
     if (!op) {
         int lo, hi;
         const char *dom = n->domain[0] ? n->domain : "ai.onnx";
-        if (cort_op_known(n->domain, n->op_type, &lo, &hi))
+        if (dflt->known && dflt->known(NULL, n->domain, n->op_type, &lo, &hi))
             return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
                               "node '%s' (%s): operator %s.%s is not implemented for opset version %d (implemented: %d..%d)",
                               n->name, n->op_type, dom, n->op_type, n->opset, lo, hi);

@@ -1,6 +1,7 @@
 /* The executor: runs a compiled graph once. All per-run state lives here (values, scratch arrays);
  * the graph itself is only read, so concurrent runs need no locks. */
 #include "graph.h"
+#include "provider.h"
 #include "../core/bufcache.h"
 #include <string.h>
 #include <time.h>
@@ -170,7 +171,8 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
         }
         /* a provider-private layout (NHWC chains) must never reach a node of another provider */
         for (size_t k = 0; k < n->n_inputs; k++)
-            if (in[k] && in[k]->kind == CORT_VKIND_TENSOR && in[k]->layout && (!n->provider || !strcmp(n->provider, "cpu"))) {
+            if (in[k] && in[k]->kind == CORT_VKIND_TENSOR && in[k]->layout &&
+                (!n->provider || !(n->provider->caps & CORT_PROVIDER_LAYOUTS))) {
                 st = cort_node_error(n, CORT_ERROR_RUNTIME, "internal error: input %zu '%s' arrives in a provider-private "
                                      "layout (%d)", k, n->ir->inputs[k], (int)in[k]->layout);
                 goto done;

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 #include "graph.h"
+#include "provider.h"
 
 #define FUSE_OUTPUT_USE (1 << 20)   /* use count added for graph outputs: never fusible */
 
@@ -57,7 +58,8 @@ static cort_status *index_build(const cort_graph *g, fuse_index *x) {
 
 /* Whether n is a CPU-run node of (domain, op) with float output 0. */
 static int is_op(const cort_graph *g, const cort_node *n, const char *domain, const char *op) {
-    return n && !strcmp(n->op_type, op) && !strcmp(n->domain, domain) && n->provider && !strcmp(n->provider, "cpu") &&
+    return n && !strcmp(n->op_type, op) && !strcmp(n->domain, domain) && n->provider &&
+           (n->provider->caps & CORT_PROVIDER_PATTERNS) &&
            !n->act && n->n_outputs == 1 && n->out_slot[0] >= 0 && !n->n_implicit &&
            g->slot_info[n->out_slot[0]].elem == CORT_TYPE_FLOAT;
 }
@@ -115,7 +117,7 @@ static int same_static_shape(const cort_tinfo *a, const cort_tinfo *b) {
 static cort_status *rewrite_as(cort_graph *g, cort_node *keep, const char *domain, const char *op_type, int opset,
                                const int32_t *in, size_t n_in, const cort_attr_ir *attrs, size_t n_attrs,
                                cort_node *adopt) {
-    const cort_op_def *op = cort_op_find(domain, op_type, opset);
+    const cort_op_def *op = cort_graph_provider_find(g, keep, domain, op_type, opset);
     if (!op) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "fused operator %s.%s is not registered", domain, op_type);
     cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
     int32_t *slots = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *slots);
@@ -546,7 +548,7 @@ static int ints_all(const cort_node *n, const char *name, int64_t v) {
 
 /* A static-shape, float, 2-D Conv on the CPU with constant weights (and bias): rank-4 X, W, Y known. */
 static int conv_static(const cort_graph *g, const cort_node *n) {
-    if (!n || strcmp(n->op_type, "Conv") || n->domain[0] || !n->provider || strcmp(n->provider, "cpu") ||
+    if (!n || strcmp(n->op_type, "Conv") || n->domain[0] || !n->provider || !(n->provider->caps & CORT_PROVIDER_PATTERNS) ||
         n->n_outputs != 1 || n->out_slot[0] < 0 || n->sum_input || n->has_out_view || n->n_inputs < 2 ||
         n->n_inputs > 3 || n->in_slot[0] < 0 || n->in_slot[1] < 0 || !g->consts[n->in_slot[1]] ||
         (n->n_inputs == 3 && n->in_slot[2] >= 0 && !g->consts[n->in_slot[2]]))

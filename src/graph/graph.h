@@ -54,6 +54,11 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name);
 /* A new constant slot named `name` holding `value` (the graph takes over the reference, also on
  * failure). */
 cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out);
+/* The kernel of (domain, op_type, opset) from the provider that took node n (through its vtable's
+ * find, with the session's instance of it), or NULL: what a pass rewriting n into another
+ * operator runs it with. */
+const cort_op_def *cort_graph_provider_find(const cort_graph *g, const cort_node *n, const char *domain,
+                                            const char *op_type, int opset);
 /* Level 2, before kernels are built (src/graph/fold_bn.c): Conv/ConvTranspose + BatchNormalization
  * with constant parameters become the convolution with folded weights; the BN node is skipped. */
 cort_status *cort_graph_fold_batchnorms(cort_graph *g);
