@@ -1,4 +1,4 @@
-/* Level-2 pattern fusions (src/graph/fuse.c) and the fused kernels (src/providers/cpu/fu_*.c):
+/* Level-2 pattern fusions (src/graph/passes/) and the fused kernels (src/providers/cpu/fu_*.c):
  * every model of tests/models/make_fuse_models.py must give the same outputs at levels 0 and 2, the
  * patterns must fire (or, for the near misses, not fire), and the row primitives of every ISA
  * level must agree with plain double-precision loops. Run from the repository root. */

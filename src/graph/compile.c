@@ -3,6 +3,7 @@
  * and compute when each intermediate can be released. Everything that can fail does so here. */
 #include "graph.h"
 #include "provider.h"
+#include "passes/passes.h"
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
@@ -482,184 +483,6 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name) {
     return 0;
 }
 
-/* x -> Sigmoid -> Mul(x, sigmoid(x)) where x has exactly those two consumers: SiLU in the epilogue. */
-static int fuse_silu(cort_graph *g, cort_node *n, int32_t s) {
-    size_t sig = SIZE_MAX, mul = SIZE_MAX;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if (g->skip[i]) continue;
-        const cort_node *c = &g->nodes[i];
-        if (c->domain[0] || c->n_inputs < 1) continue;
-        if (!strcmp(c->op_type, "Sigmoid") && c->in_slot[0] == s) sig = i;
-    }
-    if (sig == SIZE_MAX) return 0;
-    int32_t sig_out = g->nodes[sig].out_slot[0];
-    if (sig_out < 0 || cort_graph_is_output(g->ir, g->slot_names[sig_out])) return 0;
-    size_t first = 0;
-    if (cort_graph_consumers(g, sig_out, &first) != 1) return 0;
-    const cort_node *m = &g->nodes[first];
-    if (m->domain[0] || strcmp(m->op_type, "Mul") || m->n_inputs != 2 || m->out_slot[0] < 0) return 0;
-    if (!((m->in_slot[0] == s && m->in_slot[1] == sig_out) || (m->in_slot[1] == s && m->in_slot[0] == sig_out))) return 0;
-    mul = first;
-    n->act = CORT_ACT_SILU;
-    n->out_slot[0] = m->out_slot[0];
-    g->skip[sig] = 1;
-    g->skip[mul] = 1;
-    return 1;
-}
-
-/* Conv -> Add(conv, r) where the Add is the conv output's only consumer and r has the output's
- * exact static shape: the conv adds r in its epilogue (before any activation fused next, so
- * ResNet's Conv + Add + Relu becomes one node). */
-static cort_status *fuse_residual_adds(cort_graph *g) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        cort_node *n = &g->nodes[i];
-        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_SUM) || n->act || n->sum_input || n->n_outputs != 1)
-            continue;
-        int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0;
-        if (cort_graph_consumers(g, s, &j) != 1) continue;
-        cort_node *a = &g->nodes[j];
-        if (a->domain[0] || strcmp(a->op_type, "Add") || a->n_inputs != 2 || a->out_slot[0] < 0 || j <= i) continue;
-        const int32_t r = a->in_slot[0] == s ? a->in_slot[1] : a->in_slot[0];
-        if (r < 0 || r == s) continue;
-        const cort_tinfo *ti = &g->slot_info[s], *tr = &g->slot_info[r];
-        int same = ti->kind == CORT_VKIND_TENSOR && tr->kind == CORT_VKIND_TENSOR && tr->elem == CORT_TYPE_FLOAT &&
-                   ti->rank >= 0 && ti->rank == tr->rank;
-        for (int d = 0; same && d < ti->rank; d++) same = ti->dims[d] >= 0 && ti->dims[d] == tr->dims[d];
-        if (!same) continue;
-        /* the addend must exist when the conv runs; if a node between the two produces it (an FPN's
-         * Resize), run the conv later, right before the Add: only the Add reads its output, so the
-         * order stays valid (not across nodes with subgraphs, which keep pointers to their node) */
-        int later = 0, movable = 1;
-        for (size_t k = i + 1; k < j; k++) {
-            for (size_t o = 0; o < g->nodes[k].n_outputs; o++) later |= g->nodes[k].out_slot[o] == r;
-            movable &= g->nodes[k].n_implicit == 0;
-        }
-        if (later && !movable) continue;
-        if (later) {
-            cort_node moved = *n;
-            const uint8_t moved_skip = g->skip[i];
-            memmove(&g->nodes[i], &g->nodes[i + 1], (j - 1 - i) * sizeof *g->nodes);
-            memmove(&g->skip[i], &g->skip[i + 1], (j - 1 - i) * sizeof *g->skip);
-            g->nodes[j - 1] = moved;
-            g->skip[j - 1] = moved_skip;
-            for (size_t k = i; k < j; k++) g->nodes[k].index = k;
-            n = &g->nodes[j - 1];
-            a = &g->nodes[j];
-            i--;   /* position i now holds the next node: look at it again */
-        }
-        /* the addend goes after every input the op can take (X, W, B for Conv), missing ones as -1 */
-        const size_t at = n->n_inputs > 3 ? n->n_inputs : 3;
-        int32_t *in = cort_arena_alloc(g->arena, (at + 2) * sizeof *in);
-        if (!in) return cort_error_oom();
-        for (size_t k = 0; k < at; k++) in[k] = k < n->n_inputs ? n->in_slot[k] : -1;
-        in[at] = r;
-        n->in_slot = in;
-        n->sum_input = at;
-        n->n_inputs = at + 1;
-        n->out_slot[0] = a->out_slot[0];
-        g->skip[j] = 1;
-    }
-    return NULL;
-}
-
-/* Concat whose inputs are each the single-use output of its own producer that can write into a
- * view (Conv), along an axis with only 1s before it (so each input is one contiguous slice of
- * the output), all shapes static: the producers write straight into the Concat's output. */
-static void plan_inplace_concats(cort_graph *g) {
-    for (size_t c = 0; c < g->n_nodes; c++) {
-        cort_node *n = &g->nodes[c];
-        if (g->skip[c] || n->domain[0] || strcmp(n->op_type, "Concat") || n->n_inputs < 2 || n->n_outputs != 1 ||
-            n->out_slot[0] < 0 || n->opset < 4)
-            continue;
-        const cort_tinfo *o = &g->slot_info[n->out_slot[0]];
-        if (o->kind != CORT_VKIND_TENSOR || o->elem != CORT_TYPE_FLOAT || o->rank < 1) continue;
-        int64_t axis = cort_attr_int(n, "axis", 0);
-        if (axis < 0) axis += o->rank;
-        if (axis < 0 || axis >= o->rank) continue;
-        int ok = 1;
-        for (int d = 0; d < o->rank; d++) ok &= o->dims[d] >= 0 && (d >= axis || o->dims[d] == 1);
-        size_t inner = 1;
-        for (int d = (int)axis + 1; d < o->rank; d++) inner *= (size_t)o->dims[d];
-        size_t prod[64];
-        if (!ok || n->n_inputs > 64) continue;
-        int64_t along = 0;
-        for (size_t k = 0; k < n->n_inputs && ok; k++) {
-            const int32_t s = n->in_slot[k];
-            size_t first = 0;
-            ok = s >= 0 && !cort_graph_is_output(g->ir, g->slot_names[s]) && cort_graph_consumers(g, s, &first) == 1;
-            for (size_t q = 0; q < k && ok; q++) ok = n->in_slot[q] != s;
-            const cort_tinfo *t = ok ? &g->slot_info[s] : NULL;
-            ok = ok && t->kind == CORT_VKIND_TENSOR && t->elem == CORT_TYPE_FLOAT && t->rank == o->rank;
-            for (int d = 0; ok && d < o->rank; d++) ok = t->dims[d] >= 0 && (d == axis || t->dims[d] == o->dims[d]);
-            size_t p = c;
-            for (size_t i = 0; ok && i < c; i++)
-                if (!g->skip[i] && g->nodes[i].n_outputs == 1 && g->nodes[i].out_slot[0] == s) p = i;
-            ok = ok && p < c && g->nodes[p].op && (g->nodes[p].op->flags & CORT_OP_OUTPUT_VIEW) &&
-                 !g->nodes[p].has_out_view && g->nodes[p].provider &&
-                 (g->nodes[p].provider->caps & CORT_PROVIDER_OUTPUT_VIEWS);
-            if (ok) { prod[k] = p; along += t->dims[axis]; }
-        }
-        if (!ok || along != o->dims[axis]) continue;
-        size_t off = 0;
-        for (size_t k = 0; k < n->n_inputs; k++) {
-            cort_node *p = &g->nodes[prod[k]];
-            p->has_out_view = 1;
-            p->out_view_slot = n->out_slot[0];
-            p->out_view_offset = off;
-            off += (size_t)g->slot_info[n->in_slot[k]].dims[axis] * inner;
-        }
-        n->concat_inplace = 1;
-    }
-}
-
-/* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
-static void fuse_activations(cort_graph *g) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        cort_node *n = &g->nodes[i];
-        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_ACTIVATION) || n->act || n->n_outputs < 1) continue;
-        int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0, nc = cort_graph_consumers(g, s, &j);
-        if (nc == 2 && (n->op->flags & CORT_OP_FUSES_SILU) && fuse_silu(g, n, s)) continue;
-        if (nc != 1) continue;
-        cort_node *a = &g->nodes[j];
-        if (a->domain[0] || a->n_outputs != 1 || a->out_slot[0] < 0 || a->in_slot[0] != s) continue;
-        int act = 0;
-        float alpha = 0, beta = 0;
-        if (!strcmp(a->op_type, "Relu")) act = CORT_ACT_RELU;
-        else if (!strcmp(a->op_type, "HardSwish")) act = CORT_ACT_HARD_SWISH;
-        else if (!strcmp(a->op_type, "LeakyRelu")) { act = CORT_ACT_LEAKY_RELU; alpha = cort_attr_float(a, "alpha", 0.01f); }
-        else if (!strcmp(a->op_type, "Sigmoid")) act = CORT_ACT_SIGMOID;
-        else if (!strcmp(a->op_type, "HardSigmoid")) {
-            act = CORT_ACT_HARD_SIGMOID;
-            alpha = cort_attr_float(a, "alpha", 0.2f);
-            beta = cort_attr_float(a, "beta", 0.5f);
-        } else if (!strcmp(a->op_type, "Clip")) {
-            act = CORT_ACT_CLIP;
-            alpha = -INFINITY;
-            beta = INFINITY;
-            if (a->opset < 11) { alpha = cort_attr_float(a, "min", -INFINITY); beta = cort_attr_float(a, "max", INFINITY); }
-            else {
-                for (size_t k = 1; k < a->n_inputs && k < 3; k++) {
-                    if (a->in_slot[k] < 0) continue;
-                    const cort_value *v = g->slot_info[a->in_slot[k]].value;
-                    if (!v || v->kind != CORT_VKIND_TENSOR || v->count != 1 || v->type != CORT_TYPE_FLOAT) { act = 0; break; }
-                    if (k == 1) alpha = *(const float *)v->data;
-                    else beta = *(const float *)v->data;
-                }
-            }
-        }
-        if (!act) continue;
-        n->act = act;
-        n->act_alpha = alpha;
-        n->act_beta = beta;
-        n->out_slot[0] = a->out_slot[0];
-        g->skip[j] = 1;
-    }
-}
-
 void cort_apply_activation(const cort_node *node, float *y, size_t n) {
     switch (node->act) {
     case CORT_ACT_RELU:
@@ -992,7 +815,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     if ((st = settle_lazy_consts(g, 0))) goto error;
 
     /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
-    if (opts->optimization_level >= 2 && (st = cort_graph_fold_batchnorms(g))) goto error;
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_BEFORE_KERNELS))) goto error;
 
     /* 5. inference, kernel resolution, constant folding — in execution order */
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -1003,13 +826,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     }
 
     /* 5b. fusions */
-    if (opts->optimization_level >= 2) {
-        if ((st = cort_graph_fuse_patterns(g))) goto error;
-        if ((st = fuse_residual_adds(g))) goto error;
-        fuse_activations(g);
-        if (!opts->n_providers && (st = cort_graph_fuse_pw_dw(g))) goto error;
-        if (!opts->n_providers) plan_inplace_concats(g);
-    }
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_AFTER_KERNELS))) goto error;
     for (size_t p = 0; p < opts->n_providers; p++)
         if (opts->providers[p].vt->partition &&
             (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))

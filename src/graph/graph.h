@@ -59,15 +59,7 @@ cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *
  * operator runs it with. */
 const cort_op_def *cort_graph_provider_find(const cort_graph *g, const cort_node *n, const char *domain,
                                             const char *op_type, int opset);
-/* Level 2, before kernels are built (src/graph/fold_bn.c): Conv/ConvTranspose + BatchNormalization
- * with constant parameters become the convolution with folded weights; the BN node is skipped. */
-cort_status *cort_graph_fold_batchnorms(cort_graph *g);
-/* Level-2 pattern fusions (src/graph/fuse.c), run after inference and constant folding, before
- * activation fusion: may rewrite nodes in place (new op, state, slots) and mark others skipped. */
-cort_status *cort_graph_fuse_patterns(cort_graph *g);
-/* Expand (1x1) + depthwise conv pairs with a big intermediate -> cort.PwDwConv (after the
- * activation fusion; CPU-only graphs). */
-cort_status *cort_graph_fuse_pw_dw(cort_graph *g);
+/* The level-2 optimizer passes are in src/graph/passes/ (passes.h). */
 
 /* Per-run executor state. */
 struct cort_exec {

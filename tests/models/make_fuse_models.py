@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Builds the small models tests/test_fuse.c runs at optimization levels 0 and 2 (checked in; rerun
-to regenerate). Each exercises one level-2 pattern of src/graph/fuse.c, or a near miss that must
+to regenerate). Each exercises one level-2 pattern of src/graph/passes/, or a near miss that must
 not be fused. Run with Debian's /usr/bin/python3 (python3-onnx, python3-numpy)."""
 import os
 import numpy as np
@@ -193,7 +193,7 @@ y = b.op("Add", [c1, up])
 y2 = b.op("Add", [conv(b, y, 8, 8, 1), b.op("Sigmoid", [y])])
 b.save("fuse_conv_later.onnx", [y2], in_shape=(1, 8, 5, 5))
 
-# BatchNormalization folded into the Conv / ConvTranspose before it (src/graph/fold_bn.c), the Relu
+# BatchNormalization folded into the Conv / ConvTranspose before it (src/graph/passes/fold_bn.c), the Relu
 # after it then fused too; kept when the conv output has another reader or a parameter is computed
 b = B()
 def bn(b, x, c, mean=None):
@@ -269,7 +269,7 @@ b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", [b.op("Neg", ["x"])]), s])
        in_shape=(1, 16, 128, 128))
 
 # Expand (1x1) + depthwise conv pairs with an intermediate of 6 MB or more -> cort.PwDwConv
-# (src/graph/fuse.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
+# (src/graph/passes/fuse_pw_dw.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
 # and without biases and activations; near misses keep both convs (a 5x5 depthwise, a HardSwish on
 # the depthwise, an expanded tensor read twice, a small one)
 def pw(b, x, cin, cout, bias=True):
