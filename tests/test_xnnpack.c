@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "testutil.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 #include "session/session.h"
 #include "providers/xnnpack/xnn_test.h"
 #include "core/alloc.h"

@@ -369,63 +369,6 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     return NULL;
 }
 
-const cort_value *cort_node_const_input_lazy(const cort_node *node, size_t i) {
-    if (!node || i >= node->n_inputs || node->in_slot[i] < 0 || !node->graph) return NULL;
-    return node->graph->consts[node->in_slot[i]];
-}
-
-const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
-    cort_value *v = (cort_value *)cort_node_const_input_lazy(node, i);
-    if (v && v->lazy_src) {
-        cort_status *st = cort_value_materialize(v);
-        /* out of memory: treated as not constant here; compile's last step reports it */
-        if (st) { cort_status_free(st); return NULL; }
-    }
-    return v;
-}
-
-/* g->wscratch at least `bytes` big; allocated outside the session's weight arena (which only
- * grows) because it is freed at the end of compile. */
-static cort_status *wscratch_reserve(cort_graph *g, size_t bytes) {
-    if (g->wscratch && g->wscratch_bytes >= bytes) return NULL;
-    cort_free(g->wscratch);
-    cort_huge_arena *prev = cort_huge_arena_bind(NULL);
-    g->wscratch = cort_malloc(bytes);
-    cort_huge_arena_bind(prev);
-    g->wscratch_bytes = g->wscratch ? bytes : 0;
-    return g->wscratch ? NULL : cort_error_oom();
-}
-
-static void wscratch_drop(cort_graph *g) {
-    cort_free(g->wscratch);
-    g->wscratch = NULL;
-    g->wscratch_bytes = 0;
-}
-
-cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out) {
-    const cort_value *v = cort_node_const_input_lazy(node, i);
-    *out = NULL;
-    if (!v) return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is not a constant", i);
-    if (!v->lazy_src) { *out = v->data; return NULL; }
-    cort_graph *g = node->graph;
-    CORT_TRY(wscratch_reserve(g, v->bytes));   /* sized for the biggest before init: a no-op then */
-    memcpy(g->wscratch, v->lazy_src, v->bytes);
-    *out = g->wscratch;
-    return NULL;
-}
-
-cort_pool *cort_node_init_pool(const cort_node *node) {
-    return node && node->graph && node->graph->opts ? node->graph->opts->pool : NULL;
-}
-
-void cort_node_const_input_packed(const cort_node *node, size_t i) {
-    const cort_value *v = cort_node_const_input_lazy(node, i);
-    if (!v || v->kind != CORT_VKIND_TENSOR) return;
-    if (i < 32) ((cort_node *)node)->const_packed |= (uint32_t)1 << i;   /* node lives in g->nodes */
-    if (node->graph->opts)
-        cort_model_drop_pages(node->graph->opts->model, v->lazy_src ? v->lazy_src : v->data, v->bytes);
-}
-
 /* Lazy constants (value.h) in graph g. Before any kernel is built (final = 0): one stays in the file
  * only if every reader is a Conv, MatMul or Gemm reading it as input 1, the weights those kernels
  * pack, and it is no graph output and g no subgraph (outer-scope readers are implicit inputs, never
@@ -457,8 +400,8 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
         else if (conv && v->bytes > biggest) biggest = v->bytes;   /* MatMul/Gemm pack from the bytes */
     }
     /* one buffer for the biggest a Conv copies through: regrowing it would fault it in again */
-    if (!final && biggest) CORT_TRY(wscratch_reserve(g, biggest));
-    if (final) wscratch_drop(g);
+    if (!final && biggest) CORT_TRY(cort_graph_wscratch_reserve(g, biggest));
+    if (final) cort_graph_wscratch_drop(g);
     return NULL;
 }
 
@@ -481,42 +424,6 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name) {
     for (size_t i = 0; i < ir->n_outputs; i++)
         if (!strcmp(ir->outputs[i].name, name)) return 1;
     return 0;
-}
-
-void cort_apply_activation(const cort_node *node, float *y, size_t n) {
-    switch (node->act) {
-    case CORT_ACT_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
-        break;
-    case CORT_ACT_CLIP:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] < node->act_alpha ? node->act_alpha : y[i] > node->act_beta ? node->act_beta : y[i];
-        break;
-    case CORT_ACT_LEAKY_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0 ? y[i] : y[i] * node->act_alpha;
-        break;
-    case CORT_ACT_SIGMOID:
-        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i]));
-        break;
-    case CORT_ACT_HARD_SIGMOID:
-        for (size_t i = 0; i < n; i++) {
-            float v = node->act_alpha * y[i] + node->act_beta;
-            y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-        }
-        break;
-    case CORT_ACT_HARD_SWISH:
-        for (size_t i = 0; i < n; i++) {
-            float v = y[i] * (1.0f / 6.0f) + 0.5f;
-            y[i] *= v < 0 ? 0 : v > 1 ? 1 : v;
-        }
-        break;
-    case CORT_ACT_SILU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i]));
-        break;
-    case CORT_ACT_GELU:
-        for (size_t i = 0; i < n; i++) y[i] = (float)(y[i] * 0.5 * erfc(-y[i] / sqrt(2.0)));
-        break;
-    default: break;
-    }
 }
 
 /* ---------------------------------------------------------------- main */
@@ -822,7 +729,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
         /* after the last Conv that packs from the scratch: freed now, it is not resident under the
          * MatMul/Gemm weights packed later (ResNet-50: 9 MB of 163 MB at the peak of creation) */
-        if (i + 1 == g->wscratch_last) wscratch_drop(g);
+        if (i + 1 == g->wscratch_last) cort_graph_wscratch_drop(g);
     }
 
     /* 5b. fusions */

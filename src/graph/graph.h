@@ -54,6 +54,9 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name);
 /* A new constant slot named `name` holding `value` (the graph takes over the reference, also on
  * failure). */
 cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out);
+/* g->wscratch at least `bytes` big (node_api.c), and freed. */
+cort_status *cort_graph_wscratch_reserve(cort_graph *g, size_t bytes);
+void cort_graph_wscratch_drop(cort_graph *g);
 /* The kernel of (domain, op_type, opset) from the provider that took node n (through its vtable's
  * find, with the session's instance of it), or NULL: what a pass rewriting n into another
  * operator runs it with. */

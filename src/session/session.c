@@ -1,6 +1,7 @@
 /* Session options, session creation (all one-time work happens here) and metadata queries. */
 #include "session.h"
 #include "../core/bufcache.h"
+#include "../onnx/onnx.h"
 #include <stdio.h>
 #include <string.h>
 
