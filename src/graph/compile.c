@@ -533,64 +533,47 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
     return try_fold(g, n);
 }
 
-cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
-                                const cort_node *parent_node, cort_graph **out) {
-    cort_status *st = NULL;
-    xlist xl = { 0 };
-    int32_t *indeg = NULL, *order = NULL, **users = NULL;
-    size_t *n_users = NULL;
-    unsigned counter = 0;
-    cort_graph *g = cort_calloc(1, sizeof *g);
-    if (!g) return cort_error_oom();
-    g->ir = ir;
-    g->parent = parent;
-    g->parent_node = parent_node;
-    g->opts = opts;
-    if ((st = cort_arena_create(&g->arena))) goto error;
-
-    /* 1. expand functions */
-    if ((st = expand_nodes(g, ir->nodes, ir->n_nodes, opts->model->opsets, opts->model->n_opsets, 0, &xl, &counter)))
-        goto error;
-
-    /* 2. slots for initializers, inputs and node outputs */
+/* ---------------------------------------------------------------- compile phases */
+/* 2. slots for initializers, inputs and node outputs */
+static cort_status *make_slots(cort_graph *g, const xlist *xl) {
+    const cort_graph_ir *ir = g->ir;
+    const cort_compile_opts *opts = g->opts;
+    cort_graph *parent = g->parent;
     for (size_t i = 0; i < ir->n_initializers; i++) {
         int32_t s;
         if (cort_namemap_get(&g->names, ir->initializers[i].name) >= 0) {
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "initializer '%s' is defined twice", ir->initializers[i].name);
-            goto error;
+            return cort_error(CORT_ERROR_INVALID_MODEL, "initializer '%s' is defined twice", ir->initializers[i].name);
         }
-        if ((st = slot_new(g, ir->initializers[i].name, &s))) goto error;
+        CORT_TRY(slot_new(g, ir->initializers[i].name, &s));
         g->consts[s] = cort_value_retain(ir->initializers[i].value);
         tinfo_from_value(&g->slot_info[s], g->consts[s]);
     }
     g->input_slots = cort_calloc(ir->n_inputs + 1, sizeof *g->input_slots);
     g->input_info = cort_calloc(ir->n_inputs + 1, sizeof *g->input_info);
-    if (!g->input_slots || !g->input_info) { st = cort_error_oom(); goto error; }
+    if (!g->input_slots || !g->input_info) return cort_error_oom();
     for (size_t i = 0; i < ir->n_inputs; i++) {
         const cort_value_info_ir *vi = &ir->inputs[i];
         if (cort_namemap_get(&g->names, vi->name) >= 0) {
             if (parent) {   /* subgraph inputs are positional: keep the slot even if an initializer shares it */
-                st = cort_error(CORT_ERROR_INVALID_MODEL, "subgraph input '%s' is defined twice", vi->name);
-                goto error;
+                return cort_error(CORT_ERROR_INVALID_MODEL, "subgraph input '%s' is defined twice", vi->name);
             }
             continue;   /* an initializer with the same name: a constant, not fed by users */
         }
         int32_t s;
-        if ((st = slot_new(g, vi->name, &s))) goto error;
+        CORT_TRY(slot_new(g, vi->name, &s));
         tinfo_from_type_ir(&g->slot_info[s], &vi->type, opts);
         g->input_slots[g->n_inputs] = s;
         g->input_info[g->n_inputs++] = vi;
     }
-    for (size_t i = 0; i < xl.n; i++) {
-        const cort_node_ir *nd = xl.v[i].ir;
+    for (size_t i = 0; i < xl->n; i++) {
+        const cort_node_ir *nd = xl->v[i].ir;
         for (size_t k = 0; k < nd->n_outputs; k++) {
             if (!nd->outputs[k][0]) continue;
             if (cort_namemap_get(&g->names, nd->outputs[k]) >= 0) {
-                st = node_err(nd, CORT_ERROR_INVALID_MODEL, "output is already produced elsewhere: ", nd->outputs[k]);
-                goto error;
+                return node_err(nd, CORT_ERROR_INVALID_MODEL, "output is already produced elsewhere: ", nd->outputs[k]);
             }
             int32_t s;
-            if ((st = slot_new(g, nd->outputs[k], &s))) goto error;
+            CORT_TRY(slot_new(g, nd->outputs[k], &s));
         }
     }
     /* declared types of intermediates/outputs (value_info) seed inference where ops cannot infer */
@@ -600,22 +583,27 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if (s >= 0 && !g->consts[s] && g->slot_info[s].kind == CORT_VKIND_UNKNOWN)
             tinfo_from_type_ir(&g->slot_info[s], &vi->type, opts);
     }
+    return NULL;
+}
 
-    /* 3. nodes: resolve inputs (local or outer scope) and implicit inputs of subgraphs */
-    g->n_nodes = xl.n;
-    g->nodes = cort_calloc(xl.n + 1, sizeof *g->nodes);
-    g->skip = cort_calloc(xl.n + 1, 1);
-    g->release = cort_calloc(xl.n + 1, sizeof *g->release);
-    cort_node *tmp = cort_calloc(xl.n + 1, sizeof *tmp);
-    if (!g->nodes || !g->skip || !g->release || !tmp) { cort_free(tmp); st = cort_error_oom(); goto error; }
-    for (size_t i = 0; i < xl.n && !st; i++) {
-        const cort_node_ir *nd = xl.v[i].ir;
+/* 3. nodes: resolve inputs (local or outer scope) and implicit inputs of subgraphs; *out: the nodes
+ * in file order, for order_nodes. */
+static cort_status *make_nodes(cort_graph *g, const xlist *xl, cort_node **out) {
+    cort_status *st = NULL;
+    g->n_nodes = xl->n;
+    g->nodes = cort_calloc(xl->n + 1, sizeof *g->nodes);
+    g->skip = cort_calloc(xl->n + 1, 1);
+    g->release = cort_calloc(xl->n + 1, sizeof *g->release);
+    cort_node *tmp = cort_calloc(xl->n + 1, sizeof *tmp);
+    if (!g->nodes || !g->skip || !g->release || !tmp) { cort_free(tmp); return cort_error_oom(); }
+    for (size_t i = 0; i < xl->n && !st; i++) {
+        const cort_node_ir *nd = xl->v[i].ir;
         cort_node *n = &tmp[i];
         n->ir = nd;
         n->name = nd->name ? nd->name : "";
         n->op_type = nd->op_type;
         n->domain = norm_domain(nd->domain);
-        n->opset = xl.v[i].opset;
+        n->opset = xl->v[i].opset;
         n->n_inputs = nd->n_inputs;
         n->n_outputs = nd->n_outputs;
         n->graph = g;
@@ -664,99 +652,106 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         }
         cort_free(fv.v);
     }
-    if (st) { cort_free(tmp); goto error; }
+    if (st) { cort_free(tmp); return st; }
+    *out = tmp;
+    return NULL;
+}
 
-    /* 4. topological order (Kahn; stable with respect to file order) */
-    {
-        int32_t *producer = cort_calloc(g->n_slots + 1, sizeof *producer);
-        indeg = cort_calloc(xl.n + 1, sizeof *indeg);
-        order = cort_calloc(xl.n + 1, sizeof *order);
-        n_users = cort_calloc(xl.n + 1, sizeof *n_users);
-        users = cort_calloc(xl.n + 1, sizeof *users);
-        if (!producer || !indeg || !order || !n_users || !users) {
-            cort_free(producer); cort_free(tmp); st = cort_error_oom(); goto error;
-        }
-        for (size_t s = 0; s < g->n_slots; s++) producer[s] = -1;
-        for (size_t i = 0; i < xl.n; i++)
-            for (size_t k = 0; k < tmp[i].n_outputs; k++)
-                if (tmp[i].out_slot[k] >= 0) producer[tmp[i].out_slot[k]] = (int32_t)i;
-        for (size_t i = 0; i < xl.n && !st; i++) {
-            size_t total = tmp[i].n_inputs + tmp[i].n_implicit;
-            for (size_t k = 0; k < total; k++) {
-                int32_t s = k < tmp[i].n_inputs ? tmp[i].in_slot[k] : tmp[i].implicit_slot[k - tmp[i].n_inputs];
-                if (s < 0 || producer[s] < 0) continue;
-                int32_t p = producer[s];
-                int32_t *u = cort_realloc(users[p], (n_users[p] + 1) * sizeof *u);
-                if (!u) { st = cort_error_oom(); break; }
-                users[p] = u;
-                u[n_users[p]++] = (int32_t)i;
-                indeg[i]++;
-            }
-        }
-        cort_free(producer);
-        if (st) { cort_free(tmp); goto error; }
-        size_t head = 0, tail = 0;
-        for (size_t i = 0; i < xl.n; i++)
-            if (!indeg[i]) order[tail++] = (int32_t)i;
-        while (head < tail) {
-            int32_t i = order[head++];
-            for (size_t k = 0; k < n_users[i]; k++)
-                if (--indeg[users[i][k]] == 0) order[tail++] = users[i][k];
-        }
-        if (tail != xl.n) {
-            size_t bad = 0;
-            while (bad < xl.n && !indeg[bad]) bad++;
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s) is part of a cycle (graph is not a DAG)",
-                            tmp[bad].name, tmp[bad].op_type);
-            cort_free(tmp);
-            goto error;
-        }
-        for (size_t i = 0; i < xl.n; i++) {
-            g->nodes[i] = tmp[order[i]];
-            g->nodes[i].index = i;
-        }
-        cort_free(tmp);
+/* 4. topological order (Kahn; stable with respect to file order) */
+static cort_status *order_nodes(cort_graph *g, cort_node *tmp, size_t n) {
+    cort_status *st = NULL;
+    int32_t *indeg = NULL, *order = NULL, **users = NULL;
+    size_t *n_users = NULL;
+    int32_t *producer = cort_calloc(g->n_slots + 1, sizeof *producer);
+    indeg = cort_calloc(n + 1, sizeof *indeg);
+    order = cort_calloc(n + 1, sizeof *order);
+    n_users = cort_calloc(n + 1, sizeof *n_users);
+    users = cort_calloc(n + 1, sizeof *users);
+    if (!producer || !indeg || !order || !n_users || !users) {
+        cort_free(producer); st = cort_error_oom(); goto done;
     }
+    for (size_t s = 0; s < g->n_slots; s++) producer[s] = -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < tmp[i].n_outputs; k++)
+            if (tmp[i].out_slot[k] >= 0) producer[tmp[i].out_slot[k]] = (int32_t)i;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t total = tmp[i].n_inputs + tmp[i].n_implicit;
+        for (size_t k = 0; k < total; k++) {
+            int32_t s = k < tmp[i].n_inputs ? tmp[i].in_slot[k] : tmp[i].implicit_slot[k - tmp[i].n_inputs];
+            if (s < 0 || producer[s] < 0) continue;
+            int32_t p = producer[s];
+            int32_t *u = cort_realloc(users[p], (n_users[p] + 1) * sizeof *u);
+            if (!u) { st = cort_error_oom(); break; }
+            users[p] = u;
+            u[n_users[p]++] = (int32_t)i;
+            indeg[i]++;
+        }
+    }
+    cort_free(producer);
+    if (st) goto done;
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!indeg[i]) order[tail++] = (int32_t)i;
+    while (head < tail) {
+        int32_t i = order[head++];
+        for (size_t k = 0; k < n_users[i]; k++)
+            if (--indeg[users[i][k]] == 0) order[tail++] = users[i][k];
+    }
+    if (tail != n) {
+        size_t bad = 0;
+        while (bad < n && !indeg[bad]) bad++;
+        st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s) is part of a cycle (graph is not a DAG)",
+                        tmp[bad].name, tmp[bad].op_type);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        g->nodes[i] = tmp[order[i]];
+        g->nodes[i].index = i;
+    }
+done:
+    if (users)
+        for (size_t i = 0; i < n; i++) cort_free(users[i]);
+    cort_free(users);
+    cort_free(n_users);
+    cort_free(indeg);
+    cort_free(order);
+    cort_free(tmp);
+    return st;
+}
 
-    /* 4a. constants still in the model file stay there only if all their readers pack them */
-    if ((st = settle_lazy_consts(g, 0))) goto error;
-
-    /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
-    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_BEFORE_KERNELS))) goto error;
-
-    /* 5. inference, kernel resolution, constant folding — in execution order */
+/* 5. inference, kernel resolution, constant folding — in execution order */
+static cort_status *build_kernels(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
-        if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
+        if (!g->skip[i]) CORT_TRY(infer_node(g, &g->nodes[i]));
         /* after the last Conv that packs from the scratch: freed now, it is not resident under the
          * MatMul/Gemm weights packed later (ResNet-50: 9 MB of 163 MB at the peak of creation) */
         if (i + 1 == g->wscratch_last) cort_graph_wscratch_drop(g);
     }
+    return NULL;
+}
 
-    /* 5b. fusions */
-    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_AFTER_KERNELS))) goto error;
-    for (size_t p = 0; p < opts->n_providers; p++)
-        if (opts->providers[p].vt->partition &&
-            (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))
-            goto error;
-
-    /* 6. graph outputs */
+/* 6. graph outputs */
+static cort_status *bind_outputs(cort_graph *g) {
+    const cort_graph_ir *ir = g->ir;
     g->output_slots = cort_calloc(ir->n_outputs + 1, sizeof *g->output_slots);
     g->output_info = cort_calloc(ir->n_outputs + 1, sizeof *g->output_info);
-    if (!g->output_slots || !g->output_info) { st = cort_error_oom(); goto error; }
+    if (!g->output_slots || !g->output_info) return cort_error_oom();
     for (size_t i = 0; i < ir->n_outputs; i++) {
         int32_t s;
-        if ((st = resolve(g, ir->outputs[i].name, &s))) goto error;
+        CORT_TRY(resolve(g, ir->outputs[i].name, &s));
         if (s == -2) {
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "graph output %zu '%s' is not produced by any node, input or initializer",
-                            i, ir->outputs[i].name);
-            goto error;
+            return cort_error(CORT_ERROR_INVALID_MODEL, "graph output %zu '%s' is not produced by any node, input or initializer",
+                              i, ir->outputs[i].name);
         }
         g->output_slots[i] = s;
         g->output_info[i] = &ir->outputs[i];
     }
     g->n_outputs = ir->n_outputs;
+    return NULL;
+}
 
-    /* 7. release schedule */
+/* 7. release schedule */
+static cort_status *release_schedule(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cort_node *n = &g->nodes[i];
         if (g->skip[i]) continue;
@@ -771,7 +766,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if (g->skip[i]) continue;
         size_t cnt = 0;
         int32_t *list = cort_arena_alloc(g->arena, (n->n_inputs + n->n_implicit + n->n_outputs + 1) * sizeof *list);
-        if (!list) { st = cort_error_oom(); goto error; }
+        if (!list) return cort_error_oom();
         for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
             int32_t s = k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs];
             if (s < 0 || g->last_use[s] != (int32_t)i) continue;
@@ -786,11 +781,14 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         list[cnt] = -1;
         g->release[i] = list;
     }
+    return NULL;
+}
 
-    /* 7b. inputs whose contents are never read (unused, or CastLike's type source): only their
-     * element type must match the declaration, not their shape */
+/* 7b. inputs whose contents are never read (unused, or CastLike's type source): only their
+ * element type must match the declaration, not their shape */
+static cort_status *mark_type_only_inputs(cort_graph *g) {
     g->input_type_only = cort_calloc(g->n_inputs + 1, 1);
-    if (!g->input_type_only) { st = cort_error_oom(); goto error; }
+    if (!g->input_type_only) return cort_error_oom();
     for (size_t k = 0; k < g->n_inputs; k++) {
         int32_t s = g->input_slots[k];
         int type_only = 1, used = 0;
@@ -804,43 +802,68 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         (void)used;   /* an input nothing reads is as free as one only typed */
         g->input_type_only[k] = (uint8_t)type_only;
     }
+    return NULL;
+}
 
-    /* 7c. the lazy constants some executed node reads after all get their own copy */
-    if ((st = settle_lazy_consts(g, 1))) goto error;
-
-    /* 8. subgraph: map outer names to the parent node's implicit inputs */
+/* 8. subgraph: map outer names to the parent node's implicit inputs */
+static cort_status *map_outer_names(cort_graph *g) {
+    const cort_node *parent_node = g->parent_node;
     if (parent_node && g->n_outer) {
         g->outer_index = cort_calloc(g->n_outer, sizeof *g->outer_index);
-        if (!g->outer_index) { st = cort_error_oom(); goto error; }
+        if (!g->outer_index) return cort_error_oom();
         for (size_t i = 0; i < g->n_outer; i++) {
             g->outer_index[i] = -1;
             for (size_t k = 0; k < parent_node->n_implicit; k++)
                 if (!strcmp(parent_node->implicit_names[k], g->outer_names[i])) g->outer_index[i] = (int32_t)k;
             if (g->outer_index[i] < 0) {
-                st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s): subgraph value '%s' is not in scope",
-                                parent_node->name, parent_node->op_type, g->outer_names[i]);
-                goto error;
+                return cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s): subgraph value '%s' is not in scope",
+                                  parent_node->name, parent_node->op_type, g->outer_names[i]);
             }
         }
     }
+    return NULL;
+}
 
-    for (size_t i = 0; i < xl.n; i++) {
-        cort_free(users ? users[i] : NULL);
-    }
-    cort_free(users);
-    cort_free(n_users);
-    cort_free(indeg);
-    cort_free(order);
+cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
+                                const cort_node *parent_node, cort_graph **out) {
+    cort_status *st = NULL;
+    xlist xl = { 0 };
+    unsigned counter = 0;
+    cort_node *tmp = NULL;
+    cort_graph *g = cort_calloc(1, sizeof *g);
+    if (!g) return cort_error_oom();
+    g->ir = ir;
+    g->parent = parent;
+    g->parent_node = parent_node;
+    g->opts = opts;
+    if ((st = cort_arena_create(&g->arena))) goto error;
+    /* 1. expand functions */
+    if ((st = expand_nodes(g, ir->nodes, ir->n_nodes, opts->model->opsets, opts->model->n_opsets, 0, &xl, &counter)))
+        goto error;
+    if ((st = make_slots(g, &xl))) goto error;                  /* 2 */
+    if ((st = make_nodes(g, &xl, &tmp))) goto error;            /* 3 */
+    if ((st = order_nodes(g, tmp, xl.n))) goto error;           /* 4 (frees tmp) */
+    /* 4a. constants still in the model file stay there only if all their readers pack them */
+    if ((st = settle_lazy_consts(g, 0))) goto error;
+    /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_BEFORE_KERNELS))) goto error;
+    if ((st = build_kernels(g))) goto error;                    /* 5 */
+    /* 5b. fusions, then the providers' plans */
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_AFTER_KERNELS))) goto error;
+    for (size_t p = 0; p < opts->n_providers; p++)
+        if (opts->providers[p].vt->partition &&
+            (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))
+            goto error;
+    if ((st = bind_outputs(g))) goto error;                     /* 6 */
+    if ((st = release_schedule(g))) goto error;                 /* 7 */
+    if ((st = mark_type_only_inputs(g))) goto error;            /* 7b */
+    /* 7c. the lazy constants some executed node reads after all get their own copy */
+    if ((st = settle_lazy_consts(g, 1))) goto error;
+    if ((st = map_outer_names(g))) goto error;                  /* 8 */
     cort_free(xl.v);
     *out = g;
     return NULL;
 error:
-    if (users)
-        for (size_t i = 0; i < xl.n; i++) cort_free(users[i]);
-    cort_free(users);
-    cort_free(n_users);
-    cort_free(indeg);
-    cort_free(order);
     cort_free(xl.v);
     cort_graph_free(g);
     return st;
