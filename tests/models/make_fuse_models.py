@@ -304,3 +304,23 @@ bad("fuse_bad_pwdw.onnx", helper.make_node("PwDwConv", ["x", "wp", "", "wd"], ["
                                            kernel_shape=[3, 3], group=4),
     [numpy_helper.from_array(np.ones((4, 8, 1, 1), np.float32), "wp"),
      numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "wd")])
+
+# activations into the conv before them (src/graph/passes/fuse_activation.c): SiLU (Sigmoid + Mul),
+# LeakyRelu, HardSigmoid, Clip; a Sigmoid read twice keeps its Sigmoid and Mul
+b = B()
+c1 = conv(b, "x", 8, 8, 3)
+s1 = b.op("Mul", [c1, b.op("Sigmoid", [c1])])                          # fused: SiLU
+l2 = b.op("LeakyRelu", [conv(b, s1, 8, 8, 3)], alpha=0.1)              # fused
+h3 = b.op("HardSigmoid", [conv(b, l2, 8, 8, 1)], alpha=0.3, beta=0.4)  # fused
+c4 = b.op("Clip", [conv(b, h3, 8, 8, 3), b.const(np.float32(0.1), "lo"), b.const(np.float32(0.7), "hi")])   # fused
+c5 = conv(b, c4, 8, 8, 3)
+sg = b.op("Sigmoid", [c5])
+y = b.op("Add", [b.op("Mul", [c5, sg]), sg])                           # sigmoid read twice: kept
+b.save("fuse_conv_act.onnx", [y], in_shape=(1, 8, 5, 5))
+
+# GELU without a MatMul before it (src/graph/passes/fuse_gelu.c): Add(x, bias) + GELU becomes
+# cort.Gelu(x, bias); the other GELU form after a Relu becomes cort.Gelu(h)
+b = B()
+y1 = b.gelu(b.op("Add", ["x", b.const((rng.standard_normal(D) * 0.1).astype(np.float32), "b")]), "a")
+y2 = b.gelu(b.op("Relu", ["x"]), "b")
+b.save("fuse_gelu_bias.onnx", [y1, y2])
