@@ -1,4 +1,4 @@
-/* Level-2 pattern fusions (src/graph/fuse.c) and the fused kernels (src/providers/cpu/fu_*.c):
+/* Level-2 pattern fusions (src/graph/passes/) and the fused kernels (src/providers/cpu/fu_*.c):
  * every model of tests/models/make_fuse_models.py must give the same outputs at levels 0 and 2, the
  * patterns must fire (or, for the near misses, not fire), and the row primitives of every ISA
  * level must agree with plain double-precision loops. Run from the repository root. */
@@ -145,6 +145,24 @@ static void test_models(void) {
         check_model(MODEL("fuse_pwdw_batch.onnx"), 0, 0, 0, threads);
         c = count_at(MODEL("fuse_pwdw_batch.onnx"), 2, threads, "PwDwConv");
         CHECK_MSG(c == 1, "batch: %zu PwDwConv", c);
+        /* SiLU, LeakyRelu, HardSigmoid and Clip into the conv before them; a Sigmoid read twice kept */
+        check_model(MODEL("fuse_conv_act.onnx"), 0, 0, 0, threads);
+        s = open_at(MODEL("fuse_conv_act.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "Conv") == 5 && count_op(s, "Sigmoid") == 1 && count_op(s, "Mul") == 1 &&
+                      count_op(s, "LeakyRelu") + count_op(s, "HardSigmoid") + count_op(s, "Clip") == 0,
+                  "conv activations: %zu Conv, %zu Sigmoid, %zu Mul, %zu LeakyRelu/HardSigmoid/Clip at level 2",
+                  s ? count_op(s, "Conv") : 0, s ? count_op(s, "Sigmoid") : 0, s ? count_op(s, "Mul") : 0,
+                  s ? count_op(s, "LeakyRelu") + count_op(s, "HardSigmoid") + count_op(s, "Clip") : 0);
+        cort_session_release(s);
+        c = count_at(MODEL("fuse_conv_act.onnx"), 0, threads, "Sigmoid");
+        CHECK_MSG(c == 2, "conv activations: %zu Sigmoid at level 0", c);
+        /* GELU after a bias Add (-> cort.Gelu(x, bias)) and after a Relu, no MatMul to take them */
+        check_model(MODEL("fuse_gelu_bias.onnx"), 0, 0, 2, threads);
+        s = open_at(MODEL("fuse_gelu_bias.onnx"), 2, threads);
+        CHECK_MSG(s && count_op(s, "Add") == 0 && count_op(s, "Erf") == 0 && count_op(s, "Relu") == 1,
+                  "gelu + bias: %zu Add, %zu Erf, %zu Relu at level 2", s ? count_op(s, "Add") : 0,
+                  s ? count_op(s, "Erf") : 0, s ? count_op(s, "Relu") : 0);
+        cort_session_release(s);
     }
 }
 
@@ -317,6 +335,8 @@ int main(void) {
     test_oom(MODEL("fuse_conv_epilogue.onnx"));
     test_oom(MODEL("fuse_concat.onnx"));
     test_oom(MODEL("fuse_pwdw_batch.onnx"));
+    test_oom(MODEL("fuse_conv_act.onnx"));
+    test_oom(MODEL("fuse_gelu_bias.onnx"));
     cort_pool_free(pool);
     return tu_finish();
 }

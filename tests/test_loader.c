@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/types.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 #include "onnx/wire.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"

@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/types.h"
 #include "core/value.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 #include "providers/cpu/kernels/fft.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data/"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "testutil.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 #include "session/session.h"
 #include "providers/xnnpack/xnn_test.h"
 #include "core/alloc.h"
@@ -65,7 +65,7 @@ static cort_status *make_session_nhwc(const char *path, int threads, const char 
 static size_t provider_nodes(const cort_session *s, const char *provider) {
     size_t n = 0;
     for (size_t i = 0; i < s->graph->n_nodes; i++)
-        if (!s->graph->skip[i] && !strcmp(s->graph->nodes[i].provider, provider)) n++;
+        if (!s->graph->skip[i] && s->graph->nodes[i].provider && !strcmp(s->graph->nodes[i].provider->name, provider)) n++;
     return n;
 }
 
@@ -300,14 +300,15 @@ static size_t check_flags(const cort_session *s, const char *model) {
         if (g->skip[i] || !(n->provider_flags & 1u)) continue;
         flagged++;
         int32_t slot = n->out_slot[0];
-        CHECK_MSG(!strcmp(n->provider, "xnnpack") && !is_graph_output(g, slot), "%s: node %s", model, n->name);
+        CHECK_MSG(n->provider && !strcmp(n->provider->name, "xnnpack") && !is_graph_output(g, slot), "%s: node %s", model,
+                  n->name);
         for (size_t j = 0; j < g->n_nodes; j++) {
             const cort_node *m = &g->nodes[j];
             if (g->skip[j]) continue;
             for (size_t k = 0; k < m->n_inputs; k++)
                 if (m->in_slot[k] == slot)
-                    CHECK_MSG(!strcmp(m->provider, "xnnpack"), "%s: %s emits NHWC into %s (%s)", model, n->name, m->name,
-                              m->provider);
+                    CHECK_MSG(m->provider && !strcmp(m->provider->name, "xnnpack"), "%s: %s emits NHWC into %s (%s)", model,
+                              n->name, m->name, m->provider ? m->provider->name : "none");
         }
     }
     return flagged;

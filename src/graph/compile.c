@@ -3,6 +3,7 @@
  * and compute when each intermediate can be released. Everything that can fail does so here. */
 #include "graph.h"
 #include "provider.h"
+#include "passes/passes.h"
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
@@ -114,7 +115,8 @@ static cort_status *expand_nodes(cort_graph *g, const cort_node_ir *nodes, size_
     for (size_t i = 0; i < n; i++) {
         const cort_node_ir *nd = &nodes[i];
         const cort_function_ir *f = find_function(m, nd);
-        if (f && !cort_op_find(nd->domain, nd->op_type, (int)opset_in(ops, n_ops, nd->domain))) {
+        const cort_provider_vtable *dflt = cort_provider_default();
+        if (f && !dflt->find(NULL, nd->domain, nd->op_type, (int)opset_in(ops, n_ops, nd->domain))) {
             CORT_TRY(inline_call(g, f, nd, depth, out, counter));
             continue;
         }
@@ -367,63 +369,6 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     return NULL;
 }
 
-const cort_value *cort_node_const_input_lazy(const cort_node *node, size_t i) {
-    if (!node || i >= node->n_inputs || node->in_slot[i] < 0 || !node->graph) return NULL;
-    return node->graph->consts[node->in_slot[i]];
-}
-
-const cort_value *cort_node_const_input(const cort_node *node, size_t i) {
-    cort_value *v = (cort_value *)cort_node_const_input_lazy(node, i);
-    if (v && v->lazy_src) {
-        cort_status *st = cort_value_materialize(v);
-        /* out of memory: treated as not constant here; compile's last step reports it */
-        if (st) { cort_status_free(st); return NULL; }
-    }
-    return v;
-}
-
-/* g->wscratch at least `bytes` big; allocated outside the session's weight arena (which only
- * grows) because it is freed at the end of compile. */
-static cort_status *wscratch_reserve(cort_graph *g, size_t bytes) {
-    if (g->wscratch && g->wscratch_bytes >= bytes) return NULL;
-    cort_free(g->wscratch);
-    cort_huge_arena *prev = cort_huge_arena_bind(NULL);
-    g->wscratch = cort_malloc(bytes);
-    cort_huge_arena_bind(prev);
-    g->wscratch_bytes = g->wscratch ? bytes : 0;
-    return g->wscratch ? NULL : cort_error_oom();
-}
-
-static void wscratch_drop(cort_graph *g) {
-    cort_free(g->wscratch);
-    g->wscratch = NULL;
-    g->wscratch_bytes = 0;
-}
-
-cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **out) {
-    const cort_value *v = cort_node_const_input_lazy(node, i);
-    *out = NULL;
-    if (!v) return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is not a constant", i);
-    if (!v->lazy_src) { *out = v->data; return NULL; }
-    cort_graph *g = node->graph;
-    CORT_TRY(wscratch_reserve(g, v->bytes));   /* sized for the biggest before init: a no-op then */
-    memcpy(g->wscratch, v->lazy_src, v->bytes);
-    *out = g->wscratch;
-    return NULL;
-}
-
-cort_pool *cort_node_init_pool(const cort_node *node) {
-    return node && node->graph && node->graph->opts ? node->graph->opts->pool : NULL;
-}
-
-void cort_node_const_input_packed(const cort_node *node, size_t i) {
-    const cort_value *v = cort_node_const_input_lazy(node, i);
-    if (!v || v->kind != CORT_VKIND_TENSOR) return;
-    if (i < 32) ((cort_node *)node)->const_packed |= (uint32_t)1 << i;   /* node lives in g->nodes */
-    if (node->graph->opts)
-        cort_model_drop_pages(node->graph->opts->model, v->lazy_src ? v->lazy_src : v->data, v->bytes);
-}
-
 /* Lazy constants (value.h) in graph g. Before any kernel is built (final = 0): one stays in the file
  * only if every reader is a Conv, MatMul or Gemm reading it as input 1, the weights those kernels
  * pack, and it is no graph output and g no subgraph (outer-scope readers are implicit inputs, never
@@ -455,8 +400,8 @@ static cort_status *settle_lazy_consts(cort_graph *g, int final) {
         else if (conv && v->bytes > biggest) biggest = v->bytes;   /* MatMul/Gemm pack from the bytes */
     }
     /* one buffer for the biggest a Conv copies through: regrowing it would fault it in again */
-    if (!final && biggest) CORT_TRY(wscratch_reserve(g, biggest));
-    if (final) wscratch_drop(g);
+    if (!final && biggest) CORT_TRY(cort_graph_wscratch_reserve(g, biggest));
+    if (final) cort_graph_wscratch_drop(g);
     return NULL;
 }
 
@@ -481,219 +426,6 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name) {
     return 0;
 }
 
-/* x -> Sigmoid -> Mul(x, sigmoid(x)) where x has exactly those two consumers: SiLU in the epilogue. */
-static int fuse_silu(cort_graph *g, cort_node *n, int32_t s) {
-    size_t sig = SIZE_MAX, mul = SIZE_MAX;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if (g->skip[i]) continue;
-        const cort_node *c = &g->nodes[i];
-        if (c->domain[0] || c->n_inputs < 1) continue;
-        if (!strcmp(c->op_type, "Sigmoid") && c->in_slot[0] == s) sig = i;
-    }
-    if (sig == SIZE_MAX) return 0;
-    int32_t sig_out = g->nodes[sig].out_slot[0];
-    if (sig_out < 0 || cort_graph_is_output(g->ir, g->slot_names[sig_out])) return 0;
-    size_t first = 0;
-    if (cort_graph_consumers(g, sig_out, &first) != 1) return 0;
-    const cort_node *m = &g->nodes[first];
-    if (m->domain[0] || strcmp(m->op_type, "Mul") || m->n_inputs != 2 || m->out_slot[0] < 0) return 0;
-    if (!((m->in_slot[0] == s && m->in_slot[1] == sig_out) || (m->in_slot[1] == s && m->in_slot[0] == sig_out))) return 0;
-    mul = first;
-    n->act = CORT_ACT_SILU;
-    n->out_slot[0] = m->out_slot[0];
-    g->skip[sig] = 1;
-    g->skip[mul] = 1;
-    return 1;
-}
-
-/* Conv -> Add(conv, r) where the Add is the conv output's only consumer and r has the output's
- * exact static shape: the conv adds r in its epilogue (before any activation fused next, so
- * ResNet's Conv + Add + Relu becomes one node). */
-static cort_status *fuse_residual_adds(cort_graph *g) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        cort_node *n = &g->nodes[i];
-        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_SUM) || n->act || n->sum_input || n->n_outputs != 1)
-            continue;
-        int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0;
-        if (cort_graph_consumers(g, s, &j) != 1) continue;
-        cort_node *a = &g->nodes[j];
-        if (a->domain[0] || strcmp(a->op_type, "Add") || a->n_inputs != 2 || a->out_slot[0] < 0 || j <= i) continue;
-        const int32_t r = a->in_slot[0] == s ? a->in_slot[1] : a->in_slot[0];
-        if (r < 0 || r == s) continue;
-        const cort_tinfo *ti = &g->slot_info[s], *tr = &g->slot_info[r];
-        int same = ti->kind == CORT_VKIND_TENSOR && tr->kind == CORT_VKIND_TENSOR && tr->elem == CORT_TYPE_FLOAT &&
-                   ti->rank >= 0 && ti->rank == tr->rank;
-        for (int d = 0; same && d < ti->rank; d++) same = ti->dims[d] >= 0 && ti->dims[d] == tr->dims[d];
-        if (!same) continue;
-        /* the addend must exist when the conv runs; if a node between the two produces it (an FPN's
-         * Resize), run the conv later, right before the Add: only the Add reads its output, so the
-         * order stays valid (not across nodes with subgraphs, which keep pointers to their node) */
-        int later = 0, movable = 1;
-        for (size_t k = i + 1; k < j; k++) {
-            for (size_t o = 0; o < g->nodes[k].n_outputs; o++) later |= g->nodes[k].out_slot[o] == r;
-            movable &= g->nodes[k].n_implicit == 0;
-        }
-        if (later && !movable) continue;
-        if (later) {
-            cort_node moved = *n;
-            const uint8_t moved_skip = g->skip[i];
-            memmove(&g->nodes[i], &g->nodes[i + 1], (j - 1 - i) * sizeof *g->nodes);
-            memmove(&g->skip[i], &g->skip[i + 1], (j - 1 - i) * sizeof *g->skip);
-            g->nodes[j - 1] = moved;
-            g->skip[j - 1] = moved_skip;
-            for (size_t k = i; k < j; k++) g->nodes[k].index = k;
-            n = &g->nodes[j - 1];
-            a = &g->nodes[j];
-            i--;   /* position i now holds the next node: look at it again */
-        }
-        /* the addend goes after every input the op can take (X, W, B for Conv), missing ones as -1 */
-        const size_t at = n->n_inputs > 3 ? n->n_inputs : 3;
-        int32_t *in = cort_arena_alloc(g->arena, (at + 2) * sizeof *in);
-        if (!in) return cort_error_oom();
-        for (size_t k = 0; k < at; k++) in[k] = k < n->n_inputs ? n->in_slot[k] : -1;
-        in[at] = r;
-        n->in_slot = in;
-        n->sum_input = at;
-        n->n_inputs = at + 1;
-        n->out_slot[0] = a->out_slot[0];
-        g->skip[j] = 1;
-    }
-    return NULL;
-}
-
-/* Concat whose inputs are each the single-use output of its own producer that can write into a
- * view (Conv), along an axis with only 1s before it (so each input is one contiguous slice of
- * the output), all shapes static: the producers write straight into the Concat's output. */
-static void plan_inplace_concats(cort_graph *g) {
-    for (size_t c = 0; c < g->n_nodes; c++) {
-        cort_node *n = &g->nodes[c];
-        if (g->skip[c] || n->domain[0] || strcmp(n->op_type, "Concat") || n->n_inputs < 2 || n->n_outputs != 1 ||
-            n->out_slot[0] < 0 || n->opset < 4)
-            continue;
-        const cort_tinfo *o = &g->slot_info[n->out_slot[0]];
-        if (o->kind != CORT_VKIND_TENSOR || o->elem != CORT_TYPE_FLOAT || o->rank < 1) continue;
-        int64_t axis = cort_attr_int(n, "axis", 0);
-        if (axis < 0) axis += o->rank;
-        if (axis < 0 || axis >= o->rank) continue;
-        int ok = 1;
-        for (int d = 0; d < o->rank; d++) ok &= o->dims[d] >= 0 && (d >= axis || o->dims[d] == 1);
-        size_t inner = 1;
-        for (int d = (int)axis + 1; d < o->rank; d++) inner *= (size_t)o->dims[d];
-        size_t prod[64];
-        if (!ok || n->n_inputs > 64) continue;
-        int64_t along = 0;
-        for (size_t k = 0; k < n->n_inputs && ok; k++) {
-            const int32_t s = n->in_slot[k];
-            size_t first = 0;
-            ok = s >= 0 && !cort_graph_is_output(g->ir, g->slot_names[s]) && cort_graph_consumers(g, s, &first) == 1;
-            for (size_t q = 0; q < k && ok; q++) ok = n->in_slot[q] != s;
-            const cort_tinfo *t = ok ? &g->slot_info[s] : NULL;
-            ok = ok && t->kind == CORT_VKIND_TENSOR && t->elem == CORT_TYPE_FLOAT && t->rank == o->rank;
-            for (int d = 0; ok && d < o->rank; d++) ok = t->dims[d] >= 0 && (d == axis || t->dims[d] == o->dims[d]);
-            size_t p = c;
-            for (size_t i = 0; ok && i < c; i++)
-                if (!g->skip[i] && g->nodes[i].n_outputs == 1 && g->nodes[i].out_slot[0] == s) p = i;
-            ok = ok && p < c && g->nodes[p].op && (g->nodes[p].op->flags & CORT_OP_OUTPUT_VIEW) &&
-                 !g->nodes[p].has_out_view && g->nodes[p].provider && !strcmp(g->nodes[p].provider, "cpu");
-            if (ok) { prod[k] = p; along += t->dims[axis]; }
-        }
-        if (!ok || along != o->dims[axis]) continue;
-        size_t off = 0;
-        for (size_t k = 0; k < n->n_inputs; k++) {
-            cort_node *p = &g->nodes[prod[k]];
-            p->has_out_view = 1;
-            p->out_view_slot = n->out_slot[0];
-            p->out_view_offset = off;
-            off += (size_t)g->slot_info[n->in_slot[k]].dims[axis] * inner;
-        }
-        n->concat_inplace = 1;
-    }
-}
-
-/* Folds a float activation that is the only consumer of a Conv/Gemm/MatMul output into that node. */
-static void fuse_activations(cort_graph *g) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        cort_node *n = &g->nodes[i];
-        if (g->skip[i] || !n->op || !(n->op->flags & CORT_OP_FUSES_ACTIVATION) || n->act || n->n_outputs < 1) continue;
-        int32_t s = n->out_slot[0];
-        if (s < 0 || g->slot_info[s].elem != CORT_TYPE_FLOAT || cort_graph_is_output(g->ir, g->slot_names[s])) continue;
-        size_t j = 0, nc = cort_graph_consumers(g, s, &j);
-        if (nc == 2 && (n->op->flags & CORT_OP_FUSES_SILU) && fuse_silu(g, n, s)) continue;
-        if (nc != 1) continue;
-        cort_node *a = &g->nodes[j];
-        if (a->domain[0] || a->n_outputs != 1 || a->out_slot[0] < 0 || a->in_slot[0] != s) continue;
-        int act = 0;
-        float alpha = 0, beta = 0;
-        if (!strcmp(a->op_type, "Relu")) act = CORT_ACT_RELU;
-        else if (!strcmp(a->op_type, "HardSwish")) act = CORT_ACT_HARD_SWISH;
-        else if (!strcmp(a->op_type, "LeakyRelu")) { act = CORT_ACT_LEAKY_RELU; alpha = cort_attr_float(a, "alpha", 0.01f); }
-        else if (!strcmp(a->op_type, "Sigmoid")) act = CORT_ACT_SIGMOID;
-        else if (!strcmp(a->op_type, "HardSigmoid")) {
-            act = CORT_ACT_HARD_SIGMOID;
-            alpha = cort_attr_float(a, "alpha", 0.2f);
-            beta = cort_attr_float(a, "beta", 0.5f);
-        } else if (!strcmp(a->op_type, "Clip")) {
-            act = CORT_ACT_CLIP;
-            alpha = -INFINITY;
-            beta = INFINITY;
-            if (a->opset < 11) { alpha = cort_attr_float(a, "min", -INFINITY); beta = cort_attr_float(a, "max", INFINITY); }
-            else {
-                for (size_t k = 1; k < a->n_inputs && k < 3; k++) {
-                    if (a->in_slot[k] < 0) continue;
-                    const cort_value *v = g->slot_info[a->in_slot[k]].value;
-                    if (!v || v->kind != CORT_VKIND_TENSOR || v->count != 1 || v->type != CORT_TYPE_FLOAT) { act = 0; break; }
-                    if (k == 1) alpha = *(const float *)v->data;
-                    else beta = *(const float *)v->data;
-                }
-            }
-        }
-        if (!act) continue;
-        n->act = act;
-        n->act_alpha = alpha;
-        n->act_beta = beta;
-        n->out_slot[0] = a->out_slot[0];
-        g->skip[j] = 1;
-    }
-}
-
-void cort_apply_activation(const cort_node *node, float *y, size_t n) {
-    switch (node->act) {
-    case CORT_ACT_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] > 0 ? y[i] : 0;
-        break;
-    case CORT_ACT_CLIP:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] < node->act_alpha ? node->act_alpha : y[i] > node->act_beta ? node->act_beta : y[i];
-        break;
-    case CORT_ACT_LEAKY_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0 ? y[i] : y[i] * node->act_alpha;
-        break;
-    case CORT_ACT_SIGMOID:
-        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i]));
-        break;
-    case CORT_ACT_HARD_SIGMOID:
-        for (size_t i = 0; i < n; i++) {
-            float v = node->act_alpha * y[i] + node->act_beta;
-            y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-        }
-        break;
-    case CORT_ACT_HARD_SWISH:
-        for (size_t i = 0; i < n; i++) {
-            float v = y[i] * (1.0f / 6.0f) + 0.5f;
-            y[i] *= v < 0 ? 0 : v > 1 ? 1 : v;
-        }
-        break;
-    case CORT_ACT_SILU:
-        for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.0f + expf(-y[i]));
-        break;
-    case CORT_ACT_GELU:
-        for (size_t i = 0; i < n; i++) y[i] = (float)(y[i] * 0.5 * erfc(-y[i] / sqrt(2.0)));
-        break;
-    default: break;
-    }
-}
-
 /* ---------------------------------------------------------------- main */
 static cort_status *node_err(const cort_node_ir *nd, cort_code code, const char *fmt, const char *arg) {
     return cort_error(code, "node '%s' (%s): %s%s", nd->name, nd->op_type, fmt, arg ? arg : "");
@@ -714,7 +446,7 @@ static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
         char reason[128] = "";
         if (pv->vt->supports(pv->instance, n, ins, reason, sizeof reason)) {
             const cort_op_def *k = pv->vt->kernel(pv->instance, n);
-            if (k) { n->provider = pv->vt->name; found = k; }
+            if (k) { n->provider = pv->vt; found = k; }
         } else if (!n->provider_note) {
             /* keep the first refusal: cort info --nodes shows why a node stayed on the CPU */
             char note[192];
@@ -726,14 +458,25 @@ static const cort_op_def *provider_kernel(cort_graph *g, cort_node *n) {
     return found;
 }
 
+const cort_op_def *cort_graph_provider_find(const cort_graph *g, const cort_node *n, const char *domain,
+                                            const char *op_type, int opset) {
+    const cort_provider_vtable *vt = n->provider;
+    if (!vt || !vt->find) return NULL;
+    void *instance = NULL;   /* the default provider has none */
+    for (size_t p = 0; g->opts && p < g->opts->n_providers; p++)
+        if (g->opts->providers[p].vt == vt) instance = g->opts->providers[p].instance;
+    return vt->find(instance, domain, op_type, opset);
+}
+
 static cort_status *infer_node(cort_graph *g, cort_node *n) {
-    n->provider = "cpu";
+    const cort_provider_vtable *dflt = cort_provider_default();
+    n->provider = dflt;
     const cort_op_def *op = provider_kernel(g, n);
-    if (!op) op = cort_op_find(n->domain, n->op_type, n->opset);
+    if (!op) op = dflt->kernel(NULL, n);
     if (!op) {
         int lo, hi;
         const char *dom = n->domain[0] ? n->domain : "ai.onnx";
-        if (cort_op_known(n->domain, n->op_type, &lo, &hi))
+        if (dflt->known && dflt->known(NULL, n->domain, n->op_type, &lo, &hi))
             return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
                               "node '%s' (%s): operator %s.%s is not implemented for opset version %d (implemented: %d..%d)",
                               n->name, n->op_type, dom, n->op_type, n->opset, lo, hi);
@@ -790,64 +533,47 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
     return try_fold(g, n);
 }
 
-cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
-                                const cort_node *parent_node, cort_graph **out) {
-    cort_status *st = NULL;
-    xlist xl = { 0 };
-    int32_t *indeg = NULL, *order = NULL, **users = NULL;
-    size_t *n_users = NULL;
-    unsigned counter = 0;
-    cort_graph *g = cort_calloc(1, sizeof *g);
-    if (!g) return cort_error_oom();
-    g->ir = ir;
-    g->parent = parent;
-    g->parent_node = parent_node;
-    g->opts = opts;
-    if ((st = cort_arena_create(&g->arena))) goto error;
-
-    /* 1. expand functions */
-    if ((st = expand_nodes(g, ir->nodes, ir->n_nodes, opts->model->opsets, opts->model->n_opsets, 0, &xl, &counter)))
-        goto error;
-
-    /* 2. slots for initializers, inputs and node outputs */
+/* ---------------------------------------------------------------- compile phases */
+/* 2. slots for initializers, inputs and node outputs */
+static cort_status *make_slots(cort_graph *g, const xlist *xl) {
+    const cort_graph_ir *ir = g->ir;
+    const cort_compile_opts *opts = g->opts;
+    cort_graph *parent = g->parent;
     for (size_t i = 0; i < ir->n_initializers; i++) {
         int32_t s;
         if (cort_namemap_get(&g->names, ir->initializers[i].name) >= 0) {
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "initializer '%s' is defined twice", ir->initializers[i].name);
-            goto error;
+            return cort_error(CORT_ERROR_INVALID_MODEL, "initializer '%s' is defined twice", ir->initializers[i].name);
         }
-        if ((st = slot_new(g, ir->initializers[i].name, &s))) goto error;
+        CORT_TRY(slot_new(g, ir->initializers[i].name, &s));
         g->consts[s] = cort_value_retain(ir->initializers[i].value);
         tinfo_from_value(&g->slot_info[s], g->consts[s]);
     }
     g->input_slots = cort_calloc(ir->n_inputs + 1, sizeof *g->input_slots);
     g->input_info = cort_calloc(ir->n_inputs + 1, sizeof *g->input_info);
-    if (!g->input_slots || !g->input_info) { st = cort_error_oom(); goto error; }
+    if (!g->input_slots || !g->input_info) return cort_error_oom();
     for (size_t i = 0; i < ir->n_inputs; i++) {
         const cort_value_info_ir *vi = &ir->inputs[i];
         if (cort_namemap_get(&g->names, vi->name) >= 0) {
             if (parent) {   /* subgraph inputs are positional: keep the slot even if an initializer shares it */
-                st = cort_error(CORT_ERROR_INVALID_MODEL, "subgraph input '%s' is defined twice", vi->name);
-                goto error;
+                return cort_error(CORT_ERROR_INVALID_MODEL, "subgraph input '%s' is defined twice", vi->name);
             }
             continue;   /* an initializer with the same name: a constant, not fed by users */
         }
         int32_t s;
-        if ((st = slot_new(g, vi->name, &s))) goto error;
+        CORT_TRY(slot_new(g, vi->name, &s));
         tinfo_from_type_ir(&g->slot_info[s], &vi->type, opts);
         g->input_slots[g->n_inputs] = s;
         g->input_info[g->n_inputs++] = vi;
     }
-    for (size_t i = 0; i < xl.n; i++) {
-        const cort_node_ir *nd = xl.v[i].ir;
+    for (size_t i = 0; i < xl->n; i++) {
+        const cort_node_ir *nd = xl->v[i].ir;
         for (size_t k = 0; k < nd->n_outputs; k++) {
             if (!nd->outputs[k][0]) continue;
             if (cort_namemap_get(&g->names, nd->outputs[k]) >= 0) {
-                st = node_err(nd, CORT_ERROR_INVALID_MODEL, "output is already produced elsewhere: ", nd->outputs[k]);
-                goto error;
+                return node_err(nd, CORT_ERROR_INVALID_MODEL, "output is already produced elsewhere: ", nd->outputs[k]);
             }
             int32_t s;
-            if ((st = slot_new(g, nd->outputs[k], &s))) goto error;
+            CORT_TRY(slot_new(g, nd->outputs[k], &s));
         }
     }
     /* declared types of intermediates/outputs (value_info) seed inference where ops cannot infer */
@@ -857,22 +583,27 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if (s >= 0 && !g->consts[s] && g->slot_info[s].kind == CORT_VKIND_UNKNOWN)
             tinfo_from_type_ir(&g->slot_info[s], &vi->type, opts);
     }
+    return NULL;
+}
 
-    /* 3. nodes: resolve inputs (local or outer scope) and implicit inputs of subgraphs */
-    g->n_nodes = xl.n;
-    g->nodes = cort_calloc(xl.n + 1, sizeof *g->nodes);
-    g->skip = cort_calloc(xl.n + 1, 1);
-    g->release = cort_calloc(xl.n + 1, sizeof *g->release);
-    cort_node *tmp = cort_calloc(xl.n + 1, sizeof *tmp);
-    if (!g->nodes || !g->skip || !g->release || !tmp) { cort_free(tmp); st = cort_error_oom(); goto error; }
-    for (size_t i = 0; i < xl.n && !st; i++) {
-        const cort_node_ir *nd = xl.v[i].ir;
+/* 3. nodes: resolve inputs (local or outer scope) and implicit inputs of subgraphs; *out: the nodes
+ * in file order, for order_nodes. */
+static cort_status *make_nodes(cort_graph *g, const xlist *xl, cort_node **out) {
+    cort_status *st = NULL;
+    g->n_nodes = xl->n;
+    g->nodes = cort_calloc(xl->n + 1, sizeof *g->nodes);
+    g->skip = cort_calloc(xl->n + 1, 1);
+    g->release = cort_calloc(xl->n + 1, sizeof *g->release);
+    cort_node *tmp = cort_calloc(xl->n + 1, sizeof *tmp);
+    if (!g->nodes || !g->skip || !g->release || !tmp) { cort_free(tmp); return cort_error_oom(); }
+    for (size_t i = 0; i < xl->n && !st; i++) {
+        const cort_node_ir *nd = xl->v[i].ir;
         cort_node *n = &tmp[i];
         n->ir = nd;
         n->name = nd->name ? nd->name : "";
         n->op_type = nd->op_type;
         n->domain = norm_domain(nd->domain);
-        n->opset = xl.v[i].opset;
+        n->opset = xl->v[i].opset;
         n->n_inputs = nd->n_inputs;
         n->n_outputs = nd->n_outputs;
         n->graph = g;
@@ -921,105 +652,106 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         }
         cort_free(fv.v);
     }
-    if (st) { cort_free(tmp); goto error; }
+    if (st) { cort_free(tmp); return st; }
+    *out = tmp;
+    return NULL;
+}
 
-    /* 4. topological order (Kahn; stable with respect to file order) */
-    {
-        int32_t *producer = cort_calloc(g->n_slots + 1, sizeof *producer);
-        indeg = cort_calloc(xl.n + 1, sizeof *indeg);
-        order = cort_calloc(xl.n + 1, sizeof *order);
-        n_users = cort_calloc(xl.n + 1, sizeof *n_users);
-        users = cort_calloc(xl.n + 1, sizeof *users);
-        if (!producer || !indeg || !order || !n_users || !users) {
-            cort_free(producer); cort_free(tmp); st = cort_error_oom(); goto error;
-        }
-        for (size_t s = 0; s < g->n_slots; s++) producer[s] = -1;
-        for (size_t i = 0; i < xl.n; i++)
-            for (size_t k = 0; k < tmp[i].n_outputs; k++)
-                if (tmp[i].out_slot[k] >= 0) producer[tmp[i].out_slot[k]] = (int32_t)i;
-        for (size_t i = 0; i < xl.n && !st; i++) {
-            size_t total = tmp[i].n_inputs + tmp[i].n_implicit;
-            for (size_t k = 0; k < total; k++) {
-                int32_t s = k < tmp[i].n_inputs ? tmp[i].in_slot[k] : tmp[i].implicit_slot[k - tmp[i].n_inputs];
-                if (s < 0 || producer[s] < 0) continue;
-                int32_t p = producer[s];
-                int32_t *u = cort_realloc(users[p], (n_users[p] + 1) * sizeof *u);
-                if (!u) { st = cort_error_oom(); break; }
-                users[p] = u;
-                u[n_users[p]++] = (int32_t)i;
-                indeg[i]++;
-            }
-        }
-        cort_free(producer);
-        if (st) { cort_free(tmp); goto error; }
-        size_t head = 0, tail = 0;
-        for (size_t i = 0; i < xl.n; i++)
-            if (!indeg[i]) order[tail++] = (int32_t)i;
-        while (head < tail) {
-            int32_t i = order[head++];
-            for (size_t k = 0; k < n_users[i]; k++)
-                if (--indeg[users[i][k]] == 0) order[tail++] = users[i][k];
-        }
-        if (tail != xl.n) {
-            size_t bad = 0;
-            while (bad < xl.n && !indeg[bad]) bad++;
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s) is part of a cycle (graph is not a DAG)",
-                            tmp[bad].name, tmp[bad].op_type);
-            cort_free(tmp);
-            goto error;
-        }
-        for (size_t i = 0; i < xl.n; i++) {
-            g->nodes[i] = tmp[order[i]];
-            g->nodes[i].index = i;
-        }
-        cort_free(tmp);
+/* 4. topological order (Kahn; stable with respect to file order) */
+static cort_status *order_nodes(cort_graph *g, cort_node *tmp, size_t n) {
+    cort_status *st = NULL;
+    int32_t *indeg = NULL, *order = NULL, **users = NULL;
+    size_t *n_users = NULL;
+    int32_t *producer = cort_calloc(g->n_slots + 1, sizeof *producer);
+    indeg = cort_calloc(n + 1, sizeof *indeg);
+    order = cort_calloc(n + 1, sizeof *order);
+    n_users = cort_calloc(n + 1, sizeof *n_users);
+    users = cort_calloc(n + 1, sizeof *users);
+    if (!producer || !indeg || !order || !n_users || !users) {
+        cort_free(producer); st = cort_error_oom(); goto done;
     }
+    for (size_t s = 0; s < g->n_slots; s++) producer[s] = -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < tmp[i].n_outputs; k++)
+            if (tmp[i].out_slot[k] >= 0) producer[tmp[i].out_slot[k]] = (int32_t)i;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t total = tmp[i].n_inputs + tmp[i].n_implicit;
+        for (size_t k = 0; k < total; k++) {
+            int32_t s = k < tmp[i].n_inputs ? tmp[i].in_slot[k] : tmp[i].implicit_slot[k - tmp[i].n_inputs];
+            if (s < 0 || producer[s] < 0) continue;
+            int32_t p = producer[s];
+            int32_t *u = cort_realloc(users[p], (n_users[p] + 1) * sizeof *u);
+            if (!u) { st = cort_error_oom(); break; }
+            users[p] = u;
+            u[n_users[p]++] = (int32_t)i;
+            indeg[i]++;
+        }
+    }
+    cort_free(producer);
+    if (st) goto done;
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!indeg[i]) order[tail++] = (int32_t)i;
+    while (head < tail) {
+        int32_t i = order[head++];
+        for (size_t k = 0; k < n_users[i]; k++)
+            if (--indeg[users[i][k]] == 0) order[tail++] = users[i][k];
+    }
+    if (tail != n) {
+        size_t bad = 0;
+        while (bad < n && !indeg[bad]) bad++;
+        st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s) is part of a cycle (graph is not a DAG)",
+                        tmp[bad].name, tmp[bad].op_type);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        g->nodes[i] = tmp[order[i]];
+        g->nodes[i].index = i;
+    }
+done:
+    if (users)
+        for (size_t i = 0; i < n; i++) cort_free(users[i]);
+    cort_free(users);
+    cort_free(n_users);
+    cort_free(indeg);
+    cort_free(order);
+    cort_free(tmp);
+    return st;
+}
 
-    /* 4a. constants still in the model file stay there only if all their readers pack them */
-    if ((st = settle_lazy_consts(g, 0))) goto error;
-
-    /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
-    if (opts->optimization_level >= 2 && (st = cort_graph_fold_batchnorms(g))) goto error;
-
-    /* 5. inference, kernel resolution, constant folding — in execution order */
+/* 5. inference, kernel resolution, constant folding — in execution order */
+static cort_status *build_kernels(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
-        if (!g->skip[i] && (st = infer_node(g, &g->nodes[i]))) goto error;
+        if (!g->skip[i]) CORT_TRY(infer_node(g, &g->nodes[i]));
         /* after the last Conv that packs from the scratch: freed now, it is not resident under the
          * MatMul/Gemm weights packed later (ResNet-50: 9 MB of 163 MB at the peak of creation) */
-        if (i + 1 == g->wscratch_last) wscratch_drop(g);
+        if (i + 1 == g->wscratch_last) cort_graph_wscratch_drop(g);
     }
+    return NULL;
+}
 
-    /* 5b. fusions */
-    if (opts->optimization_level >= 2) {
-        if ((st = cort_graph_fuse_patterns(g))) goto error;
-        if ((st = fuse_residual_adds(g))) goto error;
-        fuse_activations(g);
-        if (!opts->n_providers && (st = cort_graph_fuse_pw_dw(g))) goto error;
-        if (!opts->n_providers) plan_inplace_concats(g);
-    }
-    for (size_t p = 0; p < opts->n_providers; p++)
-        if (opts->providers[p].vt->partition &&
-            (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))
-            goto error;
-
-    /* 6. graph outputs */
+/* 6. graph outputs */
+static cort_status *bind_outputs(cort_graph *g) {
+    const cort_graph_ir *ir = g->ir;
     g->output_slots = cort_calloc(ir->n_outputs + 1, sizeof *g->output_slots);
     g->output_info = cort_calloc(ir->n_outputs + 1, sizeof *g->output_info);
-    if (!g->output_slots || !g->output_info) { st = cort_error_oom(); goto error; }
+    if (!g->output_slots || !g->output_info) return cort_error_oom();
     for (size_t i = 0; i < ir->n_outputs; i++) {
         int32_t s;
-        if ((st = resolve(g, ir->outputs[i].name, &s))) goto error;
+        CORT_TRY(resolve(g, ir->outputs[i].name, &s));
         if (s == -2) {
-            st = cort_error(CORT_ERROR_INVALID_MODEL, "graph output %zu '%s' is not produced by any node, input or initializer",
-                            i, ir->outputs[i].name);
-            goto error;
+            return cort_error(CORT_ERROR_INVALID_MODEL, "graph output %zu '%s' is not produced by any node, input or initializer",
+                              i, ir->outputs[i].name);
         }
         g->output_slots[i] = s;
         g->output_info[i] = &ir->outputs[i];
     }
     g->n_outputs = ir->n_outputs;
+    return NULL;
+}
 
-    /* 7. release schedule */
+/* 7. release schedule */
+static cort_status *release_schedule(cort_graph *g) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const cort_node *n = &g->nodes[i];
         if (g->skip[i]) continue;
@@ -1034,7 +766,7 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         if (g->skip[i]) continue;
         size_t cnt = 0;
         int32_t *list = cort_arena_alloc(g->arena, (n->n_inputs + n->n_implicit + n->n_outputs + 1) * sizeof *list);
-        if (!list) { st = cort_error_oom(); goto error; }
+        if (!list) return cort_error_oom();
         for (size_t k = 0; k < n->n_inputs + n->n_implicit; k++) {
             int32_t s = k < n->n_inputs ? n->in_slot[k] : n->implicit_slot[k - n->n_inputs];
             if (s < 0 || g->last_use[s] != (int32_t)i) continue;
@@ -1049,11 +781,14 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         list[cnt] = -1;
         g->release[i] = list;
     }
+    return NULL;
+}
 
-    /* 7b. inputs whose contents are never read (unused, or CastLike's type source): only their
-     * element type must match the declaration, not their shape */
+/* 7b. inputs whose contents are never read (unused, or CastLike's type source): only their
+ * element type must match the declaration, not their shape */
+static cort_status *mark_type_only_inputs(cort_graph *g) {
     g->input_type_only = cort_calloc(g->n_inputs + 1, 1);
-    if (!g->input_type_only) { st = cort_error_oom(); goto error; }
+    if (!g->input_type_only) return cort_error_oom();
     for (size_t k = 0; k < g->n_inputs; k++) {
         int32_t s = g->input_slots[k];
         int type_only = 1, used = 0;
@@ -1067,43 +802,68 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
         (void)used;   /* an input nothing reads is as free as one only typed */
         g->input_type_only[k] = (uint8_t)type_only;
     }
+    return NULL;
+}
 
-    /* 7c. the lazy constants some executed node reads after all get their own copy */
-    if ((st = settle_lazy_consts(g, 1))) goto error;
-
-    /* 8. subgraph: map outer names to the parent node's implicit inputs */
+/* 8. subgraph: map outer names to the parent node's implicit inputs */
+static cort_status *map_outer_names(cort_graph *g) {
+    const cort_node *parent_node = g->parent_node;
     if (parent_node && g->n_outer) {
         g->outer_index = cort_calloc(g->n_outer, sizeof *g->outer_index);
-        if (!g->outer_index) { st = cort_error_oom(); goto error; }
+        if (!g->outer_index) return cort_error_oom();
         for (size_t i = 0; i < g->n_outer; i++) {
             g->outer_index[i] = -1;
             for (size_t k = 0; k < parent_node->n_implicit; k++)
                 if (!strcmp(parent_node->implicit_names[k], g->outer_names[i])) g->outer_index[i] = (int32_t)k;
             if (g->outer_index[i] < 0) {
-                st = cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s): subgraph value '%s' is not in scope",
-                                parent_node->name, parent_node->op_type, g->outer_names[i]);
-                goto error;
+                return cort_error(CORT_ERROR_INVALID_MODEL, "node '%s' (%s): subgraph value '%s' is not in scope",
+                                  parent_node->name, parent_node->op_type, g->outer_names[i]);
             }
         }
     }
+    return NULL;
+}
 
-    for (size_t i = 0; i < xl.n; i++) {
-        cort_free(users ? users[i] : NULL);
-    }
-    cort_free(users);
-    cort_free(n_users);
-    cort_free(indeg);
-    cort_free(order);
+cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
+                                const cort_node *parent_node, cort_graph **out) {
+    cort_status *st = NULL;
+    xlist xl = { 0 };
+    unsigned counter = 0;
+    cort_node *tmp = NULL;
+    cort_graph *g = cort_calloc(1, sizeof *g);
+    if (!g) return cort_error_oom();
+    g->ir = ir;
+    g->parent = parent;
+    g->parent_node = parent_node;
+    g->opts = opts;
+    if ((st = cort_arena_create(&g->arena))) goto error;
+    /* 1. expand functions */
+    if ((st = expand_nodes(g, ir->nodes, ir->n_nodes, opts->model->opsets, opts->model->n_opsets, 0, &xl, &counter)))
+        goto error;
+    if ((st = make_slots(g, &xl))) goto error;                  /* 2 */
+    if ((st = make_nodes(g, &xl, &tmp))) goto error;            /* 3 */
+    if ((st = order_nodes(g, tmp, xl.n))) goto error;           /* 4 (frees tmp) */
+    /* 4a. constants still in the model file stay there only if all their readers pack them */
+    if ((st = settle_lazy_consts(g, 0))) goto error;
+    /* 4b. BatchNormalization folded into the convolution before it (before its weights are packed) */
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_BEFORE_KERNELS))) goto error;
+    if ((st = build_kernels(g))) goto error;                    /* 5 */
+    /* 5b. fusions, then the providers' plans */
+    if (opts->optimization_level >= 2 && (st = cort_passes_run(g, CORT_PASSES_AFTER_KERNELS))) goto error;
+    for (size_t p = 0; p < opts->n_providers; p++)
+        if (opts->providers[p].vt->partition &&
+            (st = opts->providers[p].vt->partition(opts->providers[p].instance, g)))
+            goto error;
+    if ((st = bind_outputs(g))) goto error;                     /* 6 */
+    if ((st = release_schedule(g))) goto error;                 /* 7 */
+    if ((st = mark_type_only_inputs(g))) goto error;            /* 7b */
+    /* 7c. the lazy constants some executed node reads after all get their own copy */
+    if ((st = settle_lazy_consts(g, 1))) goto error;
+    if ((st = map_outer_names(g))) goto error;                  /* 8 */
     cort_free(xl.v);
     *out = g;
     return NULL;
 error:
-    if (users)
-        for (size_t i = 0; i < xl.n; i++) cort_free(users[i]);
-    cort_free(users);
-    cort_free(n_users);
-    cort_free(indeg);
-    cort_free(order);
     cort_free(xl.v);
     cort_graph_free(g);
     return st;

@@ -1,128 +1,12 @@
 /* The executor: runs a compiled graph once. All per-run state lives here (values, scratch arrays);
  * the graph itself is only read, so concurrent runs need no locks. */
 #include "graph.h"
+#include "provider.h"
 #include "../core/bufcache.h"
 #include <string.h>
 #include <time.h>
 
 #define MAX_SUBGRAPH_DEPTH 64
-
-/* Output 0 of a node feeding an in-place Concat: a view into the Concat's output (allocated by the
- * first of its producers to run). Returns NULL (and the caller allocates normally) if the shape
- * asked for is not the one planned at creation. */
-static cort_value *concat_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank) {
-    const cort_node *n = ctx->node;
-    cort_exec *ex = ctx->exec;
-    if (!ex || !ex->values || !ex->graph || ex->graph != n->graph || type != CORT_TYPE_FLOAT) return NULL;
-    const cort_tinfo *mine = &n->graph->slot_info[n->out_slot[0]], *whole = &n->graph->slot_info[n->out_view_slot];
-    if ((size_t)mine->rank != rank) return NULL;
-    for (size_t d = 0; d < rank; d++)
-        if (mine->dims[d] != dims[d]) return NULL;
-    cort_value *base = ex->values[n->out_view_slot];
-    if (!base) {
-        cort_status *st = ex->cache ? cort_bufcache_tensor(ex->cache, CORT_TYPE_FLOAT, whole->dims, (size_t)whole->rank, &base)
-                                    : cort_tensor_alloc(CORT_TYPE_FLOAT, whole->dims, (size_t)whole->rank, &base);
-        if (st) { cort_status_free(st); return NULL; }
-        ex->values[n->out_view_slot] = base;
-    }
-    size_t count = 1;
-    for (size_t d = 0; d < rank; d++) count *= (size_t)dims[d];
-    if (base->type != CORT_TYPE_FLOAT || n->out_view_offset + count > base->count) return NULL;
-    cort_value *v = NULL;
-    cort_status *st = cort_kernel_view(ctx, CORT_TYPE_FLOAT, dims, rank, (float *)base->data + n->out_view_offset, base, &v);
-    if (st) { cort_status_free(st); return NULL; }
-    return v;
-}
-
-cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
-                                cort_value **out) {
-    if (i >= ctx->n_outputs)
-        return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "kernel asked for output %zu of %zu", i, ctx->n_outputs);
-    cort_value *v = NULL;
-    if (i == 0 && ctx->node->has_out_view && (v = concat_view(ctx, type, dims, rank))) {
-        cort_value_release(ctx->outputs[i]);
-        ctx->outputs[i] = v;
-        *out = v;
-        return NULL;
-    }
-    cort_status *st = ctx->exec && ctx->exec->cache ? cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, &v)
-                                                    : cort_tensor_alloc(type, dims, rank, &v);
-    if (st) {
-        if (cort_status_code(st) == CORT_ERROR_OUT_OF_MEMORY) return st;
-        return cort_error_wrap(st, "node '%s' (%s): output %zu: ", ctx->node->name, ctx->node->op_type, i);
-    }
-    cort_value_release(ctx->outputs[i]);
-    ctx->outputs[i] = v;
-    *out = v;
-    return NULL;
-}
-
-cort_status *cort_kernel_tensor(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, cort_value **out) {
-    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, out);
-    return cort_tensor_alloc(type, dims, rank, out);
-}
-
-cort_status *cort_kernel_view(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, void *data,
-                              cort_value *base, cort_value **out) {
-    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_view(ctx->exec->cache, type, dims, rank, data, base, out);
-    return cort_tensor_view(type, dims, rank, data, base, out);
-}
-
-cort_value *cort_kernel_planned_output(cort_kernel_ctx *ctx) {
-    const cort_node *n = ctx->node;
-    if (!ctx->exec || !ctx->exec->values || ctx->exec->graph != n->graph || n->n_outputs < 1 || n->out_slot[0] < 0)
-        return NULL;
-    return ctx->exec->values[n->out_slot[0]];
-}
-
-cort_value *cort_kernel_reusable_input(cort_kernel_ctx *ctx, size_t k, cort_type type, const int64_t *dims,
-                                       size_t rank) {
-    const cort_node *n = ctx->node;
-    const cort_exec *ex = ctx->exec;
-    if (!ex || !ex->values || ex->graph != n->graph || k >= n->n_inputs || n->in_slot[k] < 0 || n->has_out_view)
-        return NULL;
-    const cort_graph *g = n->graph;
-    const int32_t slot = n->in_slot[k];
-    if (g->last_use[slot] != (int32_t)(n - g->nodes)) return NULL;
-    cort_value *v = ex->values[slot];
-    if (!v || k >= ctx->n_inputs || ctx->inputs[k] != v || v->kind != CORT_VKIND_TENSOR || v->type != type ||
-        v->base || v->release_fn || v->layout || !v->data || v->rank != rank ||
-        atomic_load_explicit(&v->refs, memory_order_acquire) != 1)
-        return NULL;
-    for (size_t d = 0; d < rank; d++)
-        if (v->shape[d] != dims[d]) return NULL;
-    return v;
-}
-
-void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
-    if (i >= ctx->n_outputs) { cort_value_release(value); return; }
-    cort_value_release(ctx->outputs[i]);
-    ctx->outputs[i] = value;
-}
-
-void *cort_kernel_scratch(cort_kernel_ctx *ctx, size_t bytes) {
-    if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_get(ctx->exec->cache, bytes);
-    return cort_malloc(bytes);
-}
-
-void cort_kernel_scratch_free(cort_kernel_ctx *ctx, void *p) {
-    if (!p) return;
-    if (ctx && ctx->exec && ctx->exec->cache) cort_bufcache_put(ctx->exec->cache, p);
-    else cort_free(p);
-}
-
-int cort_kernel_cancelled(const cort_kernel_ctx *ctx) {
-    return ctx->exec && ctx->exec->terminate && atomic_load_explicit(ctx->exec->terminate, memory_order_relaxed);
-}
-
-cort_status *cort_kernel_cancelled_status(const cort_kernel_ctx *ctx) {
-    return cort_node_error(ctx->node, CORT_ERROR_CANCELLED, "run cancelled (terminate was set)");
-}
-
-int cort_node_output_used(const cort_node *node, size_t i) {
-    if (i >= node->n_outputs || node->out_slot[i] < 0) return 0;
-    return node->graph->last_use[node->out_slot[i]] >= 0;
-}
 
 cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *const *inputs,
                                 cort_value *const *outer, cort_value **outputs) {
@@ -170,7 +54,8 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
         }
         /* a provider-private layout (NHWC chains) must never reach a node of another provider */
         for (size_t k = 0; k < n->n_inputs; k++)
-            if (in[k] && in[k]->kind == CORT_VKIND_TENSOR && in[k]->layout && (!n->provider || !strcmp(n->provider, "cpu"))) {
+            if (in[k] && in[k]->kind == CORT_VKIND_TENSOR && in[k]->layout &&
+                (!n->provider || !(n->provider->caps & CORT_PROVIDER_LAYOUTS))) {
                 st = cort_node_error(n, CORT_ERROR_RUNTIME, "internal error: input %zu '%s' arrives in a provider-private "
                                      "layout (%d)", k, n->ir->inputs[k], (int)in[k]->layout);
                 goto done;

@@ -54,15 +54,15 @@ int cort_graph_is_output(const cort_graph_ir *ir, const char *name);
 /* A new constant slot named `name` holding `value` (the graph takes over the reference, also on
  * failure). */
 cort_status *cort_graph_const_slot(cort_graph *g, const char *name, cort_value *value, int32_t *out);
-/* Level 2, before kernels are built (src/graph/fold_bn.c): Conv/ConvTranspose + BatchNormalization
- * with constant parameters become the convolution with folded weights; the BN node is skipped. */
-cort_status *cort_graph_fold_batchnorms(cort_graph *g);
-/* Level-2 pattern fusions (src/graph/fuse.c), run after inference and constant folding, before
- * activation fusion: may rewrite nodes in place (new op, state, slots) and mark others skipped. */
-cort_status *cort_graph_fuse_patterns(cort_graph *g);
-/* Expand (1x1) + depthwise conv pairs with a big intermediate -> cort.PwDwConv (after the
- * activation fusion; CPU-only graphs). */
-cort_status *cort_graph_fuse_pw_dw(cort_graph *g);
+/* g->wscratch at least `bytes` big (node_api.c), and freed. */
+cort_status *cort_graph_wscratch_reserve(cort_graph *g, size_t bytes);
+void cort_graph_wscratch_drop(cort_graph *g);
+/* The kernel of (domain, op_type, opset) from the provider that took node n (through its vtable's
+ * find, with the session's instance of it), or NULL: what a pass rewriting n into another
+ * operator runs it with. */
+const cort_op_def *cort_graph_provider_find(const cort_graph *g, const cort_node *n, const char *domain,
+                                            const char *op_type, int opset);
+/* The level-2 optimizer passes are in src/graph/passes/ (passes.h). */
 
 /* Per-run executor state. */
 struct cort_exec {

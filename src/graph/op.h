@@ -43,8 +43,10 @@ typedef struct cort_node {
     int32_t    *implicit_slot;
     const char **implicit_names;
     struct cort_graph *graph;      /* owning compiled graph */
-    const char *provider;          /* "cpu" or the name of the provider that took the node */
-    const char *provider_note;     /* why the providers before the CPU refused it ("xnnpack: ..."), or NULL */
+    /* The provider that took the node (src/graph/provider.h; its name is what
+     * cort_session_node_info reports), NULL for nodes skipped before kernels were chosen. */
+    const struct cort_provider_vtable *provider;
+    const char *provider_note;     /* why the providers before the default refused it ("xnnpack: ..."), or NULL */
     /* Activation fused into this node's output by the optimizer (level 2; only for ops whose def has
      * CORT_OP_FUSES_ACTIVATION): the kernel applies it in its epilogue. */
     uint32_t    provider_flags;    /* free for the provider that took the node (set by its partition hook) */

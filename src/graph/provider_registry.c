@@ -1,12 +1,14 @@
-/* The list of optional execution providers built into this library. */
+/* The list of execution providers built into this library. */
 #include <string.h>
 #include "provider.h"
 
+extern const cort_provider_vtable cort_provider_cpu;
 #ifdef CORT_HAVE_XNNPACK
 extern const cort_provider_vtable cort_provider_xnnpack;
 #endif
 
 const cort_provider_vtable *const cort_provider_registry[] = {
+    &cort_provider_cpu,
 #ifdef CORT_HAVE_XNNPACK
     &cort_provider_xnnpack,
 #endif
@@ -18,3 +20,5 @@ const cort_provider_vtable *cort_provider_find(const char *name) {
         if (!strcmp((*p)->name, name)) return *p;
     return NULL;
 }
+
+const cort_provider_vtable *cort_provider_default(void) { return &cort_provider_cpu; }

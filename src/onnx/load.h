@@ -4,7 +4,7 @@
 #ifndef CORT_ONNX_LOAD_H
 #define CORT_ONNX_LOAD_H
 #include "wire.h"
-#include "../graph/ir.h"
+#include "onnx.h"
 
 typedef struct cort_load {
     const uint8_t *buf;     /* the whole serialized buffer */

@@ -1,6 +1,7 @@
 /* Session options, session creation (all one-time work happens here) and metadata queries. */
 #include "session.h"
 #include "../core/bufcache.h"
+#include "../onnx/onnx.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -61,21 +62,18 @@ cort_status *cort_session_options_append_provider(cort_session_options *o, const
     if (count && (!keys || !values))
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: %zu options but keys/values is NULL",
                           count);
-    const cort_provider_vtable *vt = NULL;
-    if (strcmp(name, "cpu")) {
-        vt = cort_provider_find(name);
-        if (!vt) {
-            char avail[256] = "cpu";
-            size_t off = 3;
-            for (const cort_provider_vtable *const *p = cort_provider_registry; *p && off < sizeof avail; p++)
-                off += (size_t)snprintf(avail + off, sizeof avail - off, ", %s", (*p)->name);
-            return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
-                              "cort_session_options_append_provider: provider '%s' is not available in this build "
-                              "(available: %s)", name, avail);
-        }
+    const cort_provider_vtable *vt = cort_provider_find(name);
+    if (!vt) {
+        char avail[256] = "";
+        size_t off = 0;
+        for (const cort_provider_vtable *const *p = cort_provider_registry; *p && off < sizeof avail; p++)
+            off += (size_t)snprintf(avail + off, sizeof avail - off, "%s%s", off ? ", " : "", (*p)->name);
+        return cort_error(CORT_ERROR_NOT_IMPLEMENTED,
+                          "cort_session_options_append_provider: provider '%s' is not available in this build "
+                          "(available: %s)", name, avail);
     }
     for (size_t i = 0; i < count; i++) {
-        const char *const *valid = vt ? vt->option_keys : NULL;
+        const char *const *valid = vt->option_keys;
         int ok = 0;
         for (size_t k = 0; valid && valid[k]; k++) ok |= keys[i] && !strcmp(keys[i], valid[k]);
         if (!ok) {
@@ -191,8 +189,8 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->copts.n_dims = s->n_dims;
     for (size_t i = 0; o && i < o->n_providers; i++) {
         const cort_provider_cfg *pc = &o->providers[i];
-        const cort_provider_vtable *vt = strcmp(pc->name, "cpu") ? cort_provider_find(pc->name) : NULL;
-        if (!vt) continue;
+        const cort_provider_vtable *vt = cort_provider_find(pc->name);
+        if (!vt || (vt->caps & CORT_PROVIDER_DEFAULT)) continue;   /* the default takes the rest anyway */
         void *inst = NULL;
         if ((st = vt->create((const char *const *)pc->keys, (const char *const *)pc->values, pc->n, s->threads, &inst)))
             goto error;
@@ -229,7 +227,7 @@ cort_status *cort_session_create(const char *path, const cort_session_options *o
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: out is NULL");
     CORT_TRY(cort_alloc_init());
     /* the owner this session's allocations start from (the race test checks all sessions agree) */
-    const void *alloc_id = cort_cpu_allocator_identity();
+    const void *alloc_id = cort_provider_default()->allocator(NULL);
     cort_model_ir *model;
     CORT_TRY(cort_model_load_file(path, &model));
     return session_finish(model, options, alloc_id, out);
@@ -240,7 +238,7 @@ cort_status *cort_session_create_from_memory(const void *bytes, size_t length, c
     if (!bytes && length) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: bytes is NULL");
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: out is NULL");
     CORT_TRY(cort_alloc_init());
-    const void *alloc_id = cort_cpu_allocator_identity();
+    const void *alloc_id = cort_provider_default()->allocator(NULL);
     cort_model_ir *model;
     CORT_TRY(cort_model_load_memory(bytes ? bytes : "", length, &model));
     return session_finish(model, options, alloc_id, out);
@@ -329,7 +327,7 @@ cort_status *cort_session_node_info(const cort_session *s, size_t i, const char 
     const cort_node *n = &s->graph->nodes[i];
     if (name) *name = n->name;
     if (op_type) *op_type = n->op_type;
-    if (provider) *provider = s->graph->skip[i] ? "folded" : n->provider ? n->provider : "cpu";
+    if (provider) *provider = s->graph->skip[i] ? "folded" : (n->provider ? n->provider : cort_provider_default())->name;
     return NULL;
 }
 
@@ -374,7 +372,8 @@ int64_t cort_session_opset(const cort_session *s, const char *domain) {
 
 const void *cort_session_allocator(const cort_session *s, const char *provider) {
     if (!s || !provider) return NULL;
-    if (!strcmp(provider, "cpu")) return s->cpu_allocator;
+    const cort_provider_vtable *dflt = cort_provider_default();
+    if (!strcmp(provider, dflt->name)) return s->cpu_allocator;   /* the identity the session started with */
     for (size_t i = 0; i < s->n_providers; i++)
         if (!strcmp(s->providers[i].vt->name, provider))
             return s->providers[i].vt->allocator ? s->providers[i].vt->allocator(s->providers[i].instance) : NULL;

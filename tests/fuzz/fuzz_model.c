@@ -7,7 +7,7 @@
 #include <string.h>
 #include "cort.h"
 #include "../../src/core/alloc.h"
-#include "../../src/graph/ir.h"
+#include "../../src/onnx/onnx.h"
 
 static void check_value_roundtrip(const uint8_t *data, size_t size) {
     cort_value *v = NULL, *w = NULL;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Builds the small models tests/test_fuse.c runs at optimization levels 0 and 2 (checked in; rerun
-to regenerate). Each exercises one level-2 pattern of src/graph/fuse.c, or a near miss that must
+to regenerate). Each exercises one level-2 pattern of src/graph/passes/, or a near miss that must
 not be fused. Run with Debian's /usr/bin/python3 (python3-onnx, python3-numpy)."""
 import os
 import numpy as np
@@ -193,7 +193,7 @@ y = b.op("Add", [c1, up])
 y2 = b.op("Add", [conv(b, y, 8, 8, 1), b.op("Sigmoid", [y])])
 b.save("fuse_conv_later.onnx", [y2], in_shape=(1, 8, 5, 5))
 
-# BatchNormalization folded into the Conv / ConvTranspose before it (src/graph/fold_bn.c), the Relu
+# BatchNormalization folded into the Conv / ConvTranspose before it (src/graph/passes/fold_bn.c), the Relu
 # after it then fused too; kept when the conv output has another reader or a parameter is computed
 b = B()
 def bn(b, x, c, mean=None):
@@ -269,7 +269,7 @@ b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", [b.op("Neg", ["x"])]), s])
        in_shape=(1, 16, 128, 128))
 
 # Expand (1x1) + depthwise conv pairs with an intermediate of 6 MB or more -> cort.PwDwConv
-# (src/graph/fuse.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
+# (src/graph/passes/fuse_pw_dw.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
 # and without biases and activations; near misses keep both convs (a 5x5 depthwise, a HardSwish on
 # the depthwise, an expanded tensor read twice, a small one)
 def pw(b, x, cin, cout, bias=True):
@@ -304,3 +304,23 @@ bad("fuse_bad_pwdw.onnx", helper.make_node("PwDwConv", ["x", "wp", "", "wd"], ["
                                            kernel_shape=[3, 3], group=4),
     [numpy_helper.from_array(np.ones((4, 8, 1, 1), np.float32), "wp"),
      numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "wd")])
+
+# activations into the conv before them (src/graph/passes/fuse_activation.c): SiLU (Sigmoid + Mul),
+# LeakyRelu, HardSigmoid, Clip; a Sigmoid read twice keeps its Sigmoid and Mul
+b = B()
+c1 = conv(b, "x", 8, 8, 3)
+s1 = b.op("Mul", [c1, b.op("Sigmoid", [c1])])                          # fused: SiLU
+l2 = b.op("LeakyRelu", [conv(b, s1, 8, 8, 3)], alpha=0.1)              # fused
+h3 = b.op("HardSigmoid", [conv(b, l2, 8, 8, 1)], alpha=0.3, beta=0.4)  # fused
+c4 = b.op("Clip", [conv(b, h3, 8, 8, 3), b.const(np.float32(0.1), "lo"), b.const(np.float32(0.7), "hi")])   # fused
+c5 = conv(b, c4, 8, 8, 3)
+sg = b.op("Sigmoid", [c5])
+y = b.op("Add", [b.op("Mul", [c5, sg]), sg])                           # sigmoid read twice: kept
+b.save("fuse_conv_act.onnx", [y], in_shape=(1, 8, 5, 5))
+
+# GELU without a MatMul before it (src/graph/passes/fuse_gelu.c): Add(x, bias) + GELU becomes
+# cort.Gelu(x, bias); the other GELU form after a Relu becomes cort.Gelu(h)
+b = B()
+y1 = b.gelu(b.op("Add", ["x", b.const((rng.standard_normal(D) * 0.1).astype(np.float32), "b")]), "a")
+y2 = b.gelu(b.op("Relu", ["x"]), "b")
+b.save("fuse_gelu_bias.onnx", [y1, y2])

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "core/alloc.h"
 #include "core/status.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 
 static const char info_usage[] =
     "usage: cort info MODEL [--provider NAME]... [--nodes] [--threads N] [--optimization 0|1|2] [--dim NAME=VALUE]...\n"

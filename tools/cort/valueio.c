@@ -8,7 +8,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/types.h"
-#include "graph/ir.h"
+#include "onnx/onnx.h"
 
 cort_status *cli_load_value(const char *path, int kind_hint, cort_value **out) {
     if (cli_has_suffix(path, ".npy")) return npy_load(path, out);

@@ -142,7 +142,7 @@ static int is_binary(const char *op) {
 
 static int xnn_owns(const cort_graph *g, size_t i) {
     const cort_node *n = &g->nodes[i];
-    return !g->skip[i] && n->op && n->provider && !strcmp(n->provider, "xnnpack") && xnn_kind_of_def(n->op) &&
+    return !g->skip[i] && n->op && n->provider == &cort_provider_xnnpack && xnn_kind_of_def(n->op) &&
            n->state;
 }
 
@@ -219,8 +219,15 @@ static cort_status *xnn_provider_partition(void *instance, cort_graph *g) {
 }
 
 const cort_provider_vtable cort_provider_xnnpack = {
-    "xnnpack", option_keys, xnn_provider_create, xnn_provider_destroy, xnn_provider_supports, xnn_provider_kernel,
-    xnn_provider_allocator, xnn_provider_partition,
+    .name = "xnnpack",
+    .caps = CORT_PROVIDER_LAYOUTS,   /* its kernels read the NHWC chains its partition plans */
+    .option_keys = option_keys,
+    .create = xnn_provider_create,
+    .destroy = xnn_provider_destroy,
+    .supports = xnn_provider_supports,
+    .kernel = xnn_provider_kernel,
+    .allocator = xnn_provider_allocator,
+    .partition = xnn_provider_partition,
 };
 
 /* ---------------------------------------------------------------- per-node state */
@@ -419,7 +426,7 @@ int xnn_activation_fused(const cort_node *node) {
     for (size_t i = 0; i < node->index && i < g->n_nodes; i++) {
         const cort_node *p = &g->nodes[i];
         if (p->n_outputs < 1 || p->out_slot[0] != node->in_slot[0]) continue;
-        if (!p->provider || strcmp(p->provider, "xnnpack") || g->skip[i]) return 0;
+        if (p->provider != &cort_provider_xnnpack || g->skip[i]) return 0;
         const xnn_kind *k = xnn_kind_of_def(p->op);
         if (!k || !k->fuses_activation || !p->state) return 0;
         const xnn_base *b = p->state;

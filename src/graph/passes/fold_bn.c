@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "graph.h"
-#include "../core/alloc.h"
-#include "../core/value.h"
+#include "passes.h"
+#include "../../core/alloc.h"
+#include "../../core/value.h"
 
 /* A float constant of rank 1 and length c in slot s, or NULL. */
 static const float *const_vec(const cort_graph *g, int32_t s, int64_t c) {
@@ -83,7 +83,8 @@ error:
     return st;
 }
 
-cort_status *cort_graph_fold_batchnorms(cort_graph *g) {
+cort_status *cort_pass_fold_bn(cort_graph *g, cort_pass_index *x) {
+    (void)x;
     for (size_t i = 0; i < g->n_nodes; i++) {
         cort_node *bn = &g->nodes[i];
         if (g->skip[i] || bn->domain[0] || strcmp(bn->op_type, "BatchNormalization") || bn->n_inputs != 5 ||
