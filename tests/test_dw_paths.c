@@ -1,4 +1,4 @@
-/* Depthwise convolution paths (nn_conv_depthwise.c: channel-blocked, plane, row and portable
+/* Depthwise convolution paths (kernels/depthwise.c: channel-blocked, plane, row and portable
  * kernels) against the reference convolution followed by the activation in double precision:
  * 7x7 .. 56x56 and odd planes, 3x3/5x5 (and other kernels that take the generic paths), strides
  * 1/2, symmetric/asymmetric/oversized pads, channel counts that are not multiples of 16, batch > 1,

@@ -292,7 +292,7 @@ static void test_small_plane_picks(void) {
     }
 }
 
-/* The indirect-GEMM conv (nn_conv_indirect.c) against the reference: strides 1/2, dilations, odd
+/* The indirect-GEMM conv (kernels/conv_indirect.c) against the reference: strides 1/2, dilations, odd
  * and asymmetric pads, 1x1 stride 2, K over several slices, channel counts around the 12-row panels,
  * every fused activation, planes narrower and wider than a 32-column panel, batch > 1. */
 static void test_conv_indirect(cort_pool *pool) {

@@ -214,7 +214,7 @@ mc = b.op("Relu", [b.const((rng.standard_normal(4) * 0.3).astype(np.float32), "m
 y = bn(b, conv(b, k4, 4, 4, 1), 4, mean=mc)                            # computed mean: kept
 b.save("fuse_conv_bn.onnx", [y], in_shape=(1, 8, 5, 5), out_shapes=[[1, 4, 10, 10]])
 
-# Convs whose fused residual is written over (src/providers/cpu/nn_conv_ops.c): the gemm path at
+# Convs whose fused residual is written over (src/providers/cpu/ops/nn/conv.c): the gemm path at
 # 14x14, the transposed small-plane path at 7x7 (1x1 and 3x3); never when the residual is the conv's
 # own input, or read later
 b = B()
@@ -269,7 +269,7 @@ b.save("inplace_mem.onnx", [b.op("Mul", [b.op("Relu", [b.op("Neg", ["x"])]), s])
        in_shape=(1, 16, 128, 128))
 
 # Expand (1x1) + depthwise conv pairs with an intermediate of 6 MB or more -> cort.PwDwConv
-# (src/graph/passes/fuse_pw_dw.c, src/providers/cpu/fu_pwdw.c): odd sizes, stride 1 and 2, asymmetric pads, with
+# (src/graph/passes/fuse_pw_dw.c, src/providers/cpu/ops/fused/pwdw_conv.c): odd sizes, stride 1 and 2, asymmetric pads, with
 # and without biases and activations; near misses keep both convs (a 5x5 depthwise, a HardSwish on
 # the depthwise, an expanded tensor read twice, a small one)
 def pw(b, x, cin, cout, bias=True):

@@ -1,7 +1,7 @@
 /* GELU (level 2):
  *   x*0.5*(1+erf(x/sqrt2)) (both Mul orders)    -> cort.Gelu(x)
  *   cort.Gelu(v + bias)                         -> cort.Gelu(v, bias)
- * (src/providers/cpu/fu_gelu.c). */
+ * (src/providers/cpu/ops/fused/gelu.c). */
 #include <math.h>
 #include <string.h>
 #include "pattern.h"

@@ -2,7 +2,7 @@
  *   ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul gamma)(/Add beta) over the last axis
  *                                               -> cort.LayerNorm(X, gamma, beta) epsilon
  *   cort.LayerNorm(a + (b + bias))              -> cort.LayerNorm(a, gamma, beta, b, bias)
- * (src/providers/cpu/fu_layernorm.c). */
+ * (src/providers/cpu/ops/fused/layer_norm.c). */
 #include <math.h>
 #include <string.h>
 #include "pattern.h"

@@ -1,5 +1,5 @@
 /* MatMul epilogues (level 2): a MatMul's bias, scale, residual and GELU become one
- * cort.FusedMatMul (src/providers/cpu/fu_matmul.c).
+ * cort.FusedMatMul (src/providers/cpu/ops/fused/fused_matmul.c).
  *   MatMul with a run-time B (attention) + Div/Mul(scalar), + Add(bias[N]), + Add(residual),
  *   + cort.Gelu                                 -> cort.FusedMatMul(A, B, bias, residual) alpha activation
  *   cort.Gelu(MatMul(A, constant B), bias)      -> cort.FusedMatMul(A, B, bias) activation (packed B kept)

@@ -38,7 +38,7 @@ static int conv_static(const cort_graph *g, const cort_node *n) {
 
 /* Conv 1x1 (X -> T, stride 1, no pads, one group) whose only reader is a depthwise Conv (T -> Y,
  * one output channel per channel, 3x3 at stride 1 or 2), T at least PWDW_MIN_BYTES ->
- * cort.PwDwConv(X, Wp, Bp, Wd, Bd) carrying both activations: T never exists (fu_pwdw.c). Runs
+ * cort.PwDwConv(X, Wp, Bp, Wd, Bd) carrying both activations: T never exists (ops/fused/pwdw_conv.c). Runs
  * after the activation fusion (the convs carry theirs) and only without other providers. */
 cort_status *cort_pass_fuse_pw_dw(cort_graph *g, cort_pass_index *x) {
     cort_status *st = pat_index_build(g, x);

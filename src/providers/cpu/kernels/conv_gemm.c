@@ -1,6 +1,6 @@
 /* Float Conv / ConvTranspose kernels. Conv runs as SGEMM W[Mg, Cg*K] x im2col(X)[Cg*K, OUT] per
  * (batch, group), the im2col matrix never materialized: the gemm's B packer reads patches straight
- * from X. Depthwise convs (one input channel per group) go to nn_conv_depthwise.c instead, since a
+ * from X. Depthwise convs (one input channel per group) go to kernels/depthwise.c instead, since a
  * gemm with K = 9 would be all packing. ConvTranspose is SGEMM W^T X followed by col2im. */
 #include <string.h>
 #include "../ops/nn/conv.h"

@@ -1,5 +1,5 @@
 /* Depthwise convolution (C == group, one input channel per group, any depth multiplier M/C),
- * split out of the Conv kernels: see nn_conv_depthwise.c. */
+ * split out of the Conv kernels: see kernels/depthwise.c. */
 #ifndef CORT_CPU_NN_CONV_DEPTHWISE_H
 #define CORT_CPU_NN_CONV_DEPTHWISE_H
 #include "../ops/nn/conv.h"

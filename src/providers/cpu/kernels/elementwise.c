@@ -1,4 +1,4 @@
-/* Instantiates the float32 kernels of ew_simd_body.h per ISA level and picks one at run time. */
+/* Instantiates the float32 kernels of kernels/elementwise_body.h per ISA level and picks one at run time. */
 #include "../../../core/cpu_features.h"
 #include <stdint.h>
 #include <string.h>

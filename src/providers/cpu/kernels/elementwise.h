@@ -1,4 +1,4 @@
-/* float32 elementwise kernels in three builds of one source (ew_simd_body.h): portable (GCC vector
+/* float32 elementwise kernels in three builds of one source (kernels/elementwise_body.h): portable (GCC vector
  * extensions at the baseline ISA), AVX2+FMA and AVX-512F. The level is picked at run time. */
 #ifndef CORT_CPU_EW_SIMD_H
 #define CORT_CPU_EW_SIMD_H

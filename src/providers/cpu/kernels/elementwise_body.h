@@ -1,4 +1,4 @@
-/* Template of the float32 kernels; included by ew_simd.c once per ISA level with
+/* Template of the float32 kernels; included by kernels/elementwise.c once per ISA level with
  *   EW_SFX     name suffix (_ref, _avx2, _avx512)
  *   EW_VBYTES  vector width in bytes
  *   EW_TARGET  function attribute selecting the ISA (empty for the portable build)

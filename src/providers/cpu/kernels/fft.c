@@ -1,4 +1,4 @@
-/* FFT used by DFT and STFT (see mi_fft.h). */
+/* FFT used by DFT and STFT (see kernels/fft.h). */
 #include <math.h>
 #include <string.h>
 #include "fft.h"

@@ -1,4 +1,4 @@
-/* Row micro-kernels of the separable 2-D MaxPool / AveragePool fast path (nn_pool_kernels.c) and
+/* Row micro-kernels of the separable 2-D MaxPool / AveragePool fast path (kernels/pool.c) and
  * of the global pools. A window is reduced in two steps: over its (valid) rows, then over k
  * neighbouring columns of that row reduction.
  *

@@ -1,4 +1,4 @@
-/* Instantiates fu_vec_body.h per ISA level and picks one at run time. */
+/* Instantiates kernels/vec_body.h per ISA level and picks one at run time. */
 #include "../../../core/cpu_features.h"
 #include <stdint.h>
 #include <math.h>

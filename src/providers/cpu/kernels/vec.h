@@ -1,5 +1,5 @@
 /* Small float32 row primitives for the fused kernels and Softmax, built per ISA level (portable,
- * AVX2+FMA, AVX-512F) from one template (fu_vec_body.h) and picked at run time, because plain loops
+ * AVX2+FMA, AVX-512F) from one template (kernels/vec_body.h) and picked at run time, because plain loops
  * with reductions do not vectorize at -O2. */
 #ifndef CORT_CPU_FU_VEC_H
 #define CORT_CPU_FU_VEC_H
@@ -16,7 +16,7 @@ typedef struct fu_vec_kernels {
     void  (*add)(const float *a, const float *b, float *y, size_t n);        /* y = a + b */
     /* y = (x - m) * inv * scale + bias; scale, bias may be NULL */
     void  (*norm)(const float *x, float *y, size_t n, float m, float inv, const float *scale, const float *bias);
-    /* GELU in two halves around an exp (see fu_vec_body.h): gelu(x) = finish(x, t, exp(a)) */
+    /* GELU in two halves around an exp (see kernels/vec_body.h): gelu(x) = finish(x, t, exp(a)) */
     void  (*gelu_arg)(const float *x, float *t, float *a, size_t n);
     void  (*gelu_finish)(const float *x, const float *t, const float *e, float *y, size_t n);
 } fu_vec_kernels;

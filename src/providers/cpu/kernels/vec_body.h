@@ -1,4 +1,4 @@
-/* Template of fu_vec.h's primitives; included by fu_vec.c once per ISA level with FV_SFX (name
+/* Template of kernels/vec.h's primitives; included by kernels/vec.c once per ISA level with FV_SFX (name
  * suffix), FV_VBYTES (vector bytes), FV_TARGET (function attribute). GCC/Clang vector extensions;
  * loads and stores through memcpy (unaligned). Tails run scalar. */
 #define FV_CAT_(a, b) a##b

@@ -1,4 +1,4 @@
-/* Shared helpers of the 'reduce' family; see rd_common.h. */
+/* Shared helpers of the 'reduce' family; see ops/ops_common.h. */
 #include <math.h>
 #include <string.h>
 #include "ops_common.h"

@@ -11,7 +11,7 @@
 #include "../math/matmul.h"
 #include "../../kernels/vec.h"
 
-/* B packed at creation when it is a constant float matrix: the MatMul state (nn_matmul.h). */
+/* B packed at creation when it is a constant float matrix: the MatMul state (ops/math/matmul.h). */
 static cort_status *fmm_init(const cort_node *node, void **state) { return nn_mm_init_packed_b(node, state, 0); }
 
 static cort_status *fmm_infer(cort_infer_ctx *ctx) {

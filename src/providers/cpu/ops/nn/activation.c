@@ -1,6 +1,6 @@
 /* Activation operators: Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Tanh,
  * Softplus, Softsign, ThresholdedRelu, Shrink, Mish, Clip, PRelu. float32 Relu/LeakyRelu/Sigmoid/
- * Tanh/HardSigmoid/HardSwish/Clip run the SIMD kernels of ew_simd.c. */
+ * Tanh/HardSigmoid/HardSwish/Clip run the SIMD kernels of kernels/elementwise.c. */
 #include <float.h>
 #include <tgmath.h>
 #include "../math/elementwise.h"

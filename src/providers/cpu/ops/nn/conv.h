@@ -36,7 +36,7 @@ cort_status *nn_conv_pack_weights(const float *w, size_t M, size_t Kg, size_t gr
 cort_status *nn_conv_pack_weights_par(cort_pool *pool, const float *w, size_t M, size_t Kg, size_t group,
                                       nn_gemm_packed *out);   /* packing spread over pool (may be NULL) */
 int nn_conv_uses_gemm(size_t C, size_t group);
-/* The indirect-GEMM path (nn_conv_indirect.c): whether it takes conv s with weights prepacked in
+/* The indirect-GEMM path (kernels/conv_indirect.c): whether it takes conv s with weights prepacked in
  * wpack (one group, strides 1 or 2, not a stride-1 1x1, an edge-capable kernel), and the conv. */
 int nn_conv_indirect_applies(const nn_conv_shape *s, const nn_gemm_packed *wpack);
 cort_status *nn_conv_indirect_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_gemm_packed *wpack,
@@ -50,7 +50,7 @@ cort_status *nn_convtranspose_f32(cort_pool *pool, const nn_gemm_kernel *kernel,
                                   const float *x, const float *w, const float *bias, const nn_act *act, float *y,
                                   cort_kernel_ctx *ctx);
 void nn_convtranspose_f32_ref(const nn_conv_shape *s, const float *x, const float *w, const float *bias, float *y);
-/* Small output planes computed transposed (nn_conv_small.c): whether that beats the usual
+/* Small output planes computed transposed (kernels/conv_small.c): whether that beats the usual
  * orientation for kernel k, W^T packed once (out->rows = M), and the conv (one group, 2-D). */
 int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k);
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out);

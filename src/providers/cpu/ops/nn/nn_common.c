@@ -1,4 +1,4 @@
-/* Shared helpers of the 'nn' family (see nn_common.h). */
+/* Shared helpers of the 'nn' family (see ops/nn/nn_common.h). */
 #include <string.h>
 #include "nn_common.h"
 

@@ -1,5 +1,5 @@
 /* RNN, GRU and LSTM (ONNX opsets 1..22): attribute parsing, shape validation and inference. The cell
- * math lives in mi_rnn_impl.h (instantiated for float and double by mi_rnn_math.c). */
+ * math lives in ops/rnn/rnn_cell_impl.h (instantiated for float and double by ops/rnn/rnn_cell.c). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

@@ -1,5 +1,5 @@
 /* RNN / GRU / LSTM: attribute state and the per-run argument block shared by the float and double
- * instantiations of mi_rnn_impl.h. */
+ * instantiations of ops/rnn/rnn_cell_impl.h. */
 #ifndef CORT_CPU_MI_RNN_H
 #define CORT_CPU_MI_RNN_H
 #include "../misc_common.h"

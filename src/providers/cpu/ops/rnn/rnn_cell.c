@@ -1,4 +1,4 @@
-/* Float and double instantiations of the recurrent cell math (mi_rnn_impl.h). */
+/* Float and double instantiations of the recurrent cell math (ops/rnn/rnn_cell_impl.h). */
 #include <math.h>
 #include <string.h>
 #include "rnn.h"

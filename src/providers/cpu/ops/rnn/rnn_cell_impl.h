@@ -1,4 +1,4 @@
-/* Recurrent cell math, instantiated for float and double by mi_rnn_math.c with
+/* Recurrent cell math, instantiated for float and double by ops/rnn/rnn_cell.c with
  *   MI_T (element type), MI_FN(name) (suffixing), MI_EXP / MI_TANH / MI_LOG1P (libm for MI_T).
  * W and R are packed once per direction into GEMM panels; the input projection covers all timesteps
  * in one GEMM, each step then adds h * R^T. */

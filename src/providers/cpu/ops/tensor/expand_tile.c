@@ -1,5 +1,5 @@
 /* Expand and Tile: broadcasting copies. Both become strided plans where repeated dimensions have
- * source stride 0 (see sh_copy.c). */
+ * source stride 0 (see kernels/copy_nd.c). */
 #include <stdio.h>
 #include <string.h>
 #include "tensor_common.h"

@@ -3,23 +3,23 @@
 #define CORT_CPU_SH_OPS_H
 #include "../../../../graph/op.h"
 
-/* sh_view.c: outputs are views of the input (no copy) */
+/* ops/tensor/reshape.c: outputs are views of the input (no copy) */
 extern const cort_op_def sh_op_reshape, sh_op_flatten, sh_op_squeeze, sh_op_unsqueeze, sh_op_identity;
-/* sh_transpose.c */
+/* ops/tensor/transpose.c */
 extern const cort_op_def sh_op_transpose, sh_op_depth_to_space, sh_op_space_to_depth;
-/* sh_concat.c */
+/* ops/tensor/concat_split.c */
 extern const cort_op_def sh_op_concat, sh_op_split;
-/* sh_slice.c */
+/* ops/tensor/slice_pad.c */
 extern const cort_op_def sh_op_slice, sh_op_pad, sh_op_center_crop_pad;
-/* sh_gather.c */
+/* ops/tensor/gather.c */
 extern const cort_op_def sh_op_gather, sh_op_gather_elements, sh_op_gather_nd;
-/* sh_scatter.c */
+/* ops/tensor/scatter.c */
 extern const cort_op_def sh_op_scatter, sh_op_scatter_elements, sh_op_scatter_nd;
-/* sh_expand.c */
+/* ops/tensor/expand_tile.c */
 extern const cort_op_def sh_op_expand, sh_op_tile;
-/* sh_const.c */
+/* ops/tensor/constant.c */
 extern const cort_op_def sh_op_constant, sh_op_constant_of_shape, sh_op_shape, sh_op_size, sh_op_range,
     sh_op_eye_like, sh_op_one_hot;
-/* sh_select.c */
+/* ops/tensor/select.c */
 extern const cort_op_def sh_op_non_zero, sh_op_compress, sh_op_trilu, sh_op_reverse_sequence;
 #endif

@@ -1,5 +1,5 @@
 /* Transpose, DepthToSpace, SpaceToDepth: permutations of the input expressed as strided copy plans
- * (see sh_copy.c). A transpose that keeps the order of all non-1 dimensions is a view. */
+ * (see kernels/copy_nd.c). A transpose that keeps the order of all non-1 dimensions is a view. */
 #include <string.h>
 #include "tensor_common.h"
 #include "tensor_ops.h"
