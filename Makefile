@@ -9,18 +9,29 @@ CMAKE_FLAGS ?=
 all: build/Makefile
 	@$(MAKE) --no-print-directory -C build -j$(JOBS)
 
-build/Makefile: CMakeLists.txt
+# scripts/install_deps.sh touches DEPS_STAMP when it installed packages: every build folder configured
+# before then is configured again (CMake then finds e.g. libxnnpack-dev; CORT_XNNPACK is AUTO), so
+# `make run` on a fresh machine followed by `make check` does not keep a configuration without them.
+# cmake leaves an unchanged Makefile untouched, hence the touch.
+DEPS_STAMP := build-deps.stamp
+$(DEPS_STAMP):
+	@touch $@
+
+build/Makefile: CMakeLists.txt $(DEPS_STAMP)
 	@cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@touch $@
 
 run: all
 	./build/bin/cort demo demo/digits_cnn.onnx demo/samples
 
-# Installs what the tests need (Debian packages) if missing, builds, runs every test.
-check: deps all
+# Installs what the tests need (Debian packages) if missing, builds, runs every test. The build runs
+# in a sub-make so that it sees the stamp install_deps.sh may just have touched.
+check: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/run_tests.sh build
 
 deps:
-	@scripts/install_deps.sh
+	@DEPS_STAMP=$(DEPS_STAMP) scripts/install_deps.sh
 
 test: all
 	@scripts/run_tests.sh build
@@ -28,28 +39,33 @@ test: all
 conformance: all
 	@scripts/conformance.sh build
 
-build-asan/Makefile: CMakeLists.txt
+build-asan/Makefile: CMakeLists.txt $(DEPS_STAMP)
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCORT_SANITIZE=address -DCMAKE_C_COMPILER=clang-14 >/dev/null
-build-tsan/Makefile: CMakeLists.txt
+	@touch $@
+build-tsan/Makefile: CMakeLists.txt $(DEPS_STAMP)
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_SANITIZE=thread -DCMAKE_C_COMPILER=clang-14 >/dev/null
+	@touch $@
 
 asan: build-asan/Makefile
 	@$(MAKE) --no-print-directory -C build-asan -j$(JOBS)
 tsan: build-tsan/Makefile
 	@$(MAKE) --no-print-directory -C build-tsan -j$(JOBS)
 
-asan-check: deps asan
+asan-check: deps
+	@$(MAKE) --no-print-directory asan
 	@CORT_LANE=asan scripts/run_tests.sh build-asan
-tsan-check: deps tsan
+tsan-check: deps
+	@$(MAKE) --no-print-directory tsan
 	@CORT_LANE=tsan scripts/run_tests.sh build-tsan
 
 # 64-bit ARM: cross-built with Debian's gcc-aarch64-linux-gnu, tested under qemu-aarch64 (generic level).
 AARCH64_EMU ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
-build-aarch64/Makefile: CMakeLists.txt cmake/aarch64-linux-gnu.cmake
+build-aarch64/Makefile: CMakeLists.txt cmake/aarch64-linux-gnu.cmake $(DEPS_STAMP)
 	@cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
 aarch64: build-aarch64/Makefile
 	@$(MAKE) --no-print-directory -C build-aarch64 -j$(JOBS)
-check-aarch64: deps aarch64
+check-aarch64: deps
+	@$(MAKE) --no-print-directory aarch64
 	@CORT_LANE=aarch64 CORT_TEST_EMULATOR="$(AARCH64_EMU)" scripts/run_tests.sh build-aarch64
 
 install: all
@@ -66,4 +82,4 @@ bench: all
 	@$(PY) bench/run_bench.py $(BENCH_ARGS)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack build-aarch64
+	rm -rf build build-asan build-tsan build-fuzz build-broken build-broken-xnnpack build-aarch64 $(DEPS_STAMP)

@@ -55,6 +55,20 @@ CORT_API void        cort_status_free(cort_status *status);
 /* Static name of a code, e.g. "INVALID_ARGUMENT". */
 CORT_API const char *cort_code_name(cort_code code);
 
+/* ---- the CPU as cort sees it ----
+ * The CPU is probed, and the CORT_ISA environment variable read, once per process: at the first call
+ * of this function or of cort_session_create*. CORT_ISA=generic|avx2|avx512|neon caps the widest
+ * kernel family (ISA level) cort uses; unset or empty means the widest this CPU supports (docs/isa.md).
+ * Writes one line, e.g.
+ *   "isa: avx2 (detected: avx512; flags: avx2 fma f16c avx512f avx512bw avx512dq avx512vl; capped by CORT_ISA=avx2)"
+ * (level in use, highest level the CPU supports, its extensions, and whether CORT_ISA is set) into
+ * buf like snprintf: at most `size` bytes including the terminating NUL, truncated if longer (buf
+ * may be NULL when size is 0). If length is not NULL it receives the full length without the NUL.
+ * Fails with CORT_ERROR_INVALID_ARGUMENT when CORT_ISA is unknown, names a level above what the CPU
+ * supports or one of another architecture: the message names the value and what the CPU has, and
+ * every cort_session_create* of the process fails with the same error. Thread-safe. */
+CORT_API cort_status *cort_cpu_describe(char *buf, size_t size, size_t *length);
+
 /* ---- element types: values equal ONNX TensorProto.DataType ---- */
 typedef enum cort_type {
     CORT_TYPE_UNDEFINED = 0, CORT_TYPE_FLOAT = 1, CORT_TYPE_UINT8 = 2, CORT_TYPE_INT8 = 3,

@@ -14,3 +14,6 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+# New packages can change what CMake finds (e.g. libxnnpack-dev): the Makefile's build folders depend
+# on this stamp and are configured again.
+touch "$(cd "$(dirname "$0")/.." && pwd)/${DEPS_STAMP:-build-deps.stamp}"

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test against one build folder: unit tests (ctest), CLI tests, the ONNX backend
 # conformance suite against its expected-failures list. Prints a final "N passed, M failed".
-# Usage: scripts/run_tests.sh BUILD_DIR      (CORT_LANE=asan|tsan selects the sanitizer lane's subset)
+# Usage: scripts/run_tests.sh BUILD_DIR      (CORT_LANE=asan|tsan selects the sanitizer lane's subset;
+# CORT_LANE=aarch64 with CORT_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" runs a cross build's
+# unit tests, conformance and real-world models at the generic level: make check-aarch64)
+# Per-ISA lanes: the unit tests, the conformance suite and the real-world models run once per ISA
+# level this CPU supports (the "levels:" line of `cort --version`) with CORT_ISA set to it: every
+# level in the release lane; generic and the highest for the asan lane's unit tests (its conformance
+# and model runs, and the tsan lane, use the highest). CORT_ISA_LEVELS="avx2 ..." picks the levels
+# instead (docs/isa.md). A CORT_ISA of the calling environment is ignored: each step sets its own.
 set -uo pipefail
 build=${1:-build}
 lane=${CORT_LANE:-release}
@@ -16,18 +23,42 @@ step() {   # name, command...
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp}
-step "unit tests ($lane)" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
-if [ -x tests/test_cli.sh ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
-if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then step "conformance ($lane)" scripts/conformance.sh "$build"; fi
-# expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
-if [ "$lane" != tsan ]; then step "real-world models vs ONNX Runtime ($lane)" "$build/bin/cort" test tests/models/realworld/*; fi
+unset CORT_ISA
+emu=${CORT_TEST_EMULATOR:-}   # runs the build's binaries (ctest uses CMake's crosscompiling emulator itself)
+levels=$($emu "$build/bin/cort" --version 2>/dev/null | sed -n 's/^levels: //p')
+if [ -z "$levels" ]; then levels=generic; echo "warning: no 'levels:' line from $build/bin/cort --version; testing generic only"; fi
+top=${levels##* }
+if [ -n "${CORT_ISA_LEVELS:-}" ]; then
+    unit_isas=$CORT_ISA_LEVELS; suite_isas=$CORT_ISA_LEVELS
+else
+    case "$lane" in
+        release) unit_isas=$levels; suite_isas=$levels ;;
+        aarch64) unit_isas=generic; suite_isas=generic ;;
+        asan)    unit_isas=$(echo generic "$top" | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' '); suite_isas=$top ;;
+        *)       unit_isas=$top; suite_isas=$top ;;
+    esac
+fi
+echo "ISA levels of this CPU: $levels; unit tests at: $unit_isas; suites at: $suite_isas"
+for isa in $unit_isas; do
+    step "unit tests ($lane, isa $isa)" env CORT_ISA="$isa" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
+done
+if [ -x tests/test_cli.sh ] && [ -z "$emu" ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
+for isa in $suite_isas; do
+    if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then
+        step "conformance ($lane, isa $isa)" env CORT_ISA="$isa" scripts/conformance.sh "$build"
+    fi
+    # expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
+    if [ "$lane" != tsan ]; then
+        step "real-world models vs ONNX Runtime ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/realworld/*
+    fi
+done
 if [ "$lane" = release ]; then
     step "make install, then build and run against the installed copy" scripts/test_install.sh
     step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
     step "steady-state allocations over the ONNX backend tests" scripts/steady_allocs.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200
 fi
-if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_ENABLED:INTERNAL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
     if [ "$lane" != tsan ]; then
         step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
     fi

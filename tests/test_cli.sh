@@ -216,6 +216,30 @@ if [ -f "$ROOT/demo/digits_cnn.onnx" ] && [ -d "$ROOT/demo/samples" ]; then
 fi
 expect_rc 1 "demo missing samples" "$CORT" demo "$M" "$T/nope"
 
+# --version: the version, the ISA level in use and the levels this CPU supports; CORT_ISA caps the level
+expect_rc 0 "--version" env -u CORT_ISA "$CORT" --version
+expect_in "$T/stdout" "cort " "--version"
+expect_in "$T/stdout" "isa: " "--version"
+expect_in "$T/stdout" "levels: generic" "--version"
+levels=$(sed -n 's/^levels: //p' "$T/stdout")
+top=${levels##* }
+expect_in "$T/stdout" "isa: $top (detected: $top; flags: " "--version without CORT_ISA uses the top level"
+for lv in $levels; do
+    expect_rc 0 "CORT_ISA=$lv --version" env CORT_ISA="$lv" "$CORT" --version
+    expect_in "$T/stdout" "isa: $lv (detected: $top;" "CORT_ISA=$lv --version"
+    expect_in "$T/stdout" "CORT_ISA=$lv)" "CORT_ISA=$lv --version"
+    if [ "$lv" != "$top" ]; then expect_in "$T/stdout" "capped by CORT_ISA=$lv" "CORT_ISA=$lv --version"; fi
+done
+expect_rc 1 "CORT_ISA=bogus --version" env CORT_ISA=bogus "$CORT" --version
+expect_in "$T/stderr" "CORT_ISA=bogus: unknown ISA level" "CORT_ISA=bogus --version"
+expect_in "$T/stderr" "this CPU supports: $levels" "CORT_ISA=bogus --version"
+case " $levels " in *" neon "*) foreign=avx2 ;; *) foreign=neon ;; esac
+expect_rc 1 "CORT_ISA=$foreign --version" env CORT_ISA=$foreign "$CORT" --version
+expect_in "$T/stderr" "CORT_ISA=$foreign: a level of another architecture" "CORT_ISA=$foreign --version"
+# a bad CORT_ISA is reported by every command that creates a session, not only by --version
+expect_rc 1 "CORT_ISA=bogus run" env CORT_ISA=bogus "$CORT" run tests/models/mlp.onnx
+expect_in "$T/stderr" "CORT_ISA=bogus" "CORT_ISA=bogus run"
+
 # placement: which provider runs each node, and why a node stayed on the CPU
 expect_rc 0 "info --nodes" "$CORT" info tests/models/mlp.onnx --nodes
 expect_in "$T/stdout" "placement (6 nodes" "info --nodes"

@@ -69,7 +69,9 @@ static size_t provider_nodes(const cort_session *s, const char *provider) {
     return n;
 }
 
-static int close_enough(const cort_value *a, const cort_value *b, double rtol, double atol, char *why, size_t len) {
+/* Same type and shape; non-float data equal; floats close by tu_close_err (the absolute part of the
+ * tolerance scales with the output's magnitude: XNNPACK sums in another order than the CPU kernels). */
+static int close_enough(const cort_value *a, const cort_value *b, tu_tol tol, char *why, size_t len) {
     if (a->type != b->type || a->rank != b->rank || memcmp(a->shape, b->shape, a->rank * sizeof(int64_t))) {
         snprintf(why, len, "type or shape differs");
         return 0;
@@ -79,14 +81,11 @@ static int close_enough(const cort_value *a, const cort_value *b, double rtol, d
         return 1;
     }
     const float *x = a->data, *y = b->data;
-    for (size_t i = 0; i < a->count; i++) {
-        if (isnan(x[i]) && isnan(y[i])) continue;
-        if (!(fabs((double)x[i] - y[i]) <= atol + rtol * fabs((double)y[i]))) {
-            snprintf(why, len, "element %zu: %.9g vs %.9g", i, x[i], y[i]);
-            return 0;
-        }
-    }
-    return 1;
+    size_t at = 0;
+    const double e = tu_close_err(x, y, a->count, tol, &at);
+    if (e <= 1) return 1;
+    snprintf(why, len, "element %zu: %.9g vs %.9g (%.3g x the tolerance)", at, x[at], y[at], e);
+    return 0;
 }
 
 static cort_status *run_all(cort_session *s, cort_value **inputs, size_t n_in, cort_value **outputs) {
@@ -136,7 +135,7 @@ static void compare_dir(const char *dir, totals *t, int verbose) {
             if (CHECK_OK(sb)) {
                 for (size_t i = 0; i < n_out; i++) {
                     char why[160];
-                    if (!close_enough(b[i], a[i], 1e-3, 1e-4, why, sizeof why)) {
+                    if (!close_enough(b[i], a[i], TU_TOL(1e-3, 1e-5, 1e-4), why, sizeof why)) {
                         t->mismatches++;
                         CHECK_MSG(0, "%s output %zu: %s", dir, i, why);
                     }
@@ -214,7 +213,7 @@ static void *conc_worker(void *arg) {
         if (st) { c->errors++; fprintf(stderr, "concurrent run: %s\n", cort_status_message(st)); cort_status_free(st); }
         else {
             char why[160];
-            if (!close_enough(out[0], c->expected[k], 1e-5, 1e-6, why, sizeof why)) c->bad++;
+            if (!close_enough(out[0], c->expected[k], TU_TOL(1e-5, 0, 1e-6), why, sizeof why)) c->bad++;
             cort_value_release(out[0]);
         }
         pthread_mutex_unlock(&c->lock);
@@ -265,7 +264,7 @@ static void test_cnn(void) {
     CHECK_OK(run_all(cpu, &x, 1, a));
     CHECK_OK(run_all(xnn, &x, 1, b));
     char why[160];
-    CHECK_MSG(close_enough(b[0], a[0], 1e-3, 1e-4, why, sizeof why), "xnnpack_conv: %s", why);
+    CHECK_MSG(close_enough(b[0], a[0], TU_TOL(1e-3, 1e-5, 1e-4), why, sizeof why), "xnnpack_conv: %s", why);
     cort_value_release(a[0]);
     cort_value_release(b[0]);
     cort_value_release(x);
@@ -325,7 +324,7 @@ static size_t counted_run(cort_session *s, cort_value *x, cort_value **out) {
 
 /* Runs model on the CPU, on XNNPACK with nhwc_chains 0 and 1; outputs must agree; returns the
  * transposes per run without and with chains. */
-static void compare_chains(const char *model, int threads, double rtol, double atol, size_t *before, size_t *after) {
+static void compare_chains(const char *model, int threads, tu_tol tol, size_t *before, size_t *after) {
     cort_session *cpu = NULL, *per_node = NULL, *chains = NULL;
     *before = *after = 0;
     if (!CHECK_OK(make_session(model, 0, threads, &cpu))) return;
@@ -349,8 +348,8 @@ static void compare_chains(const char *model, int threads, double rtol, double a
     *after = counted_run(chains, x, b);
     for (size_t i = 0; i < n_out; i++) {
         char why[160];
-        CHECK_MSG(close_enough(a[i], ref[i], rtol, atol, why, sizeof why), "%s output %zu (per node): %s", model, i, why);
-        CHECK_MSG(close_enough(b[i], ref[i], rtol, atol, why, sizeof why), "%s output %zu (chains): %s", model, i, why);
+        CHECK_MSG(close_enough(a[i], ref[i], tol, why, sizeof why), "%s output %zu (per node): %s", model, i, why);
+        CHECK_MSG(close_enough(b[i], ref[i], tol, why, sizeof why), "%s output %zu (chains): %s", model, i, why);
         CHECK_MSG(b[i]->layout == 0, "%s: output %zu leaves with layout %d", model, i, b[i]->layout);
         cort_value_release(ref[i]);
         cort_value_release(a[i]);
@@ -366,18 +365,18 @@ static void compare_chains(const char *model, int threads, double rtol, double a
 
 static void test_chains(void) {
     size_t before, after;
-    compare_chains("tests/models/xnnpack_chain_res.onnx", 1, 1e-4, 1e-5, &before, &after);
+    compare_chains("tests/models/xnnpack_chain_res.onnx", 1, TU_TOL(1e-4, 1e-6, 1e-5), &before, &after);
     /* only X into the first Conv; the GlobalAveragePool output is [1,8,1,1], where the layouts coincide */
     CHECK_MSG(before == 5 && after == 1, "xnnpack_chain_res: transposes %zu -> %zu, expected 5 -> 1", before, after);
-    compare_chains("tests/models/xnnpack_chain_res.onnx", 2, 1e-4, 1e-5, &before, &after);
+    compare_chains("tests/models/xnnpack_chain_res.onnx", 2, TU_TOL(1e-4, 1e-6, 1e-5), &before, &after);
     CHECK(after == 1);
-    compare_chains("tests/models/xnnpack_chain_mix.onnx", 2, 1e-4, 1e-5, &before, &after);
+    compare_chains("tests/models/xnnpack_chain_mix.onnx", 2, TU_TOL(1e-4, 1e-6, 1e-5), &before, &after);
     /* boundaries: X; the graph output d2r (and its two readers; the channel Concat after them stays
      * NHWC); Neg reads se; Sub(se, Neg) computes NCHW (1 out); PRelu (4: in, out, and its per-channel
      * path); Softmax and Transpose (CPU) readers (q out, q2 out, GlobalAveragePool in) */
     CHECK_MSG(after == 14 && before == 34, "xnnpack_chain_mix: transposes %zu -> %zu, expected 34 -> 14", before, after);
-    compare_chains("tests/models/xnnpack_chain_fallback.onnx", 1, 1e-4, 1e-5, &before, &after);
-    compare_chains("tests/models/xnnpack_chain_1d.onnx", 1, 1e-4, 1e-5, &before, &after);
+    compare_chains("tests/models/xnnpack_chain_fallback.onnx", 1, TU_TOL(1e-4, 1e-6, 1e-5), &before, &after);
+    compare_chains("tests/models/xnnpack_chain_1d.onnx", 1, TU_TOL(1e-4, 1e-6, 1e-5), &before, &after);
     /* X; pool2 out (read by Neg); Neg's NCHW output into the channel Concat; conv3 out (CPU Concat) */
     CHECK_MSG(before == 10 && after == 4, "xnnpack_chain_1d: transposes %zu -> %zu, expected 10 -> 4", before, after);
     /* bench/make_models.py's CNNs; ocr_det keeps boundaries around its CPU Resizes (nearest) */
@@ -389,7 +388,7 @@ static void test_chains(void) {
         FILE *f = fopen(big[i].path, "rb");
         if (!f) { printf("chains %s: missing, skipped\n", big[i].path); continue; }
         fclose(f);
-        compare_chains(big[i].path, 2, 1e-3, 1e-3, &before, &after);
+        compare_chains(big[i].path, 2, TU_TOL(1e-3, 1e-5, 1e-3), &before, &after);
         CHECK_MSG(after * big[i].factor <= before, "%s: transposes %zu -> %zu (expected at least %zux fewer)", big[i].path,
                   before, after, big[i].factor);
     }

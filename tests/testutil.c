@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
+#include <math.h>
+#include <stdarg.h>
 
 int tu_passed, tu_failed;
 
@@ -49,12 +51,12 @@ void *tu_read_file(const char *path, size_t *len) {
 
 extern char **environ;
 
-int tu_spawn_self(pid_t *pid, char *const args[], char *const envp[]) {
+int tu_spawn_self(pid_t *pid, const posix_spawn_file_actions_t *fa, char *const args[], char *const envp[]) {
     /* Under an emulator (qemu-aarch64 for the cross-built tests) /proc/self/exe is the emulator's
      * host binary: CORT_TEST_EMULATOR names the command that runs a test binary, and the child is
      * spawned through it. */
     const char *emu = getenv("CORT_TEST_EMULATOR");
-    if (!emu || !*emu) return posix_spawn(pid, "/proc/self/exe", NULL, NULL, args, envp);
+    if (!emu || !*emu) return posix_spawn(pid, "/proc/self/exe", fa, NULL, args, envp);
     char buf[512], *argv[64];
     size_t n = 0, len = strlen(emu);
     if (len >= sizeof buf) return -1;
@@ -67,7 +69,7 @@ int tu_spawn_self(pid_t *pid, char *const args[], char *const envp[]) {
     argv[n++] = self;
     for (size_t i = 1; args[i] && n < 63; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    return posix_spawnp(pid, argv[0], NULL, NULL, argv, envp);
+    return posix_spawnp(pid, argv[0], fa, NULL, argv, envp);
 }
 
 int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expect_failures) {
@@ -75,7 +77,7 @@ int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expec
     for (int t = 0; t < trials; t++) {
         char *args[] = { argv0, (char *)"--trial", NULL };
         pid_t pid;
-        if (tu_spawn_self(&pid, args, environ)) { perror("posix_spawn"); return 2; }
+        if (tu_spawn_self(&pid, NULL, args, environ)) { perror("posix_spawn"); return 2; }
         int status = 0;
         waitpid(pid, &status, 0);
         if (!WIFEXITED(status)) crashed++;
@@ -88,4 +90,71 @@ int tu_fresh_process_trials(const char *name, char *argv0, int trials, int expec
         CHECK_MSG(failed == 0, "%d of %d fresh-process trials failed", failed, trials);
     }
     return 0;
+}
+
+static int same_special(float g, float w) {   /* both NaN, or the same infinity */
+    return (isnan(g) && isnan(w)) || (isinf(g) && g == w);
+}
+
+double tu_close_err(const float *got, const float *want, size_t n, tu_tol tol, size_t *at) {
+    double mag = 0;
+    for (size_t i = 0; i < n; i++) if (isfinite(want[i]) && fabs((double)want[i]) > mag) mag = fabs((double)want[i]);
+    const double atol = tol.atol_abs + tol.atol_rel * mag;
+    double worst = 0;
+    size_t wi = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e;
+        if (same_special(got[i], want[i])) continue;
+        if (!isfinite(got[i]) || !isfinite(want[i])) e = INFINITY;
+        else {
+            const double d = fabs((double)got[i] - (double)want[i]), allowed = atol + tol.rtol * fabs((double)want[i]);
+            e = d == 0 ? 0 : allowed > 0 ? d / allowed : INFINITY;
+        }
+        if (e > worst) { worst = e; wi = i; }
+    }
+    if (at) *at = wi;
+    return worst;
+}
+
+int tu_check_close(const float *got, const float *want, size_t n, tu_tol tol, const char *file, int line,
+                   const char *fmt, ...) {
+    size_t at = 0;
+    const double e = tu_close_err(got, want, n, tol, &at);
+    if (e <= 1) { tu_passed++; return 1; }
+    tu_failed++;
+    double mag = 0;
+    for (size_t i = 0; i < n; i++) if (isfinite(want[i]) && fabs((double)want[i]) > mag) mag = fabs((double)want[i]);
+    fprintf(stderr, "%s:%d: CHECK_CLOSE failed: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ": element %zu of %zu: got %.9g, want %.9g (diff %.3g, allowed %.3g = rtol %g * |want| + "
+            "atol_abs %g + atol_rel %g * max|want| %.4g)\n", at, n, (double)got[at], (double)want[at],
+            fabs((double)got[at] - (double)want[at]),
+            tol.rtol * fabs((double)want[at]) + tol.atol_abs + tol.atol_rel * mag, tol.rtol, tol.atol_abs,
+            tol.atol_rel, mag);
+    return 0;
+}
+
+static int64_t ordered(float x) {   /* monotonic integer image of a float; +0 and -0 both map to 0 */
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x80000000u) ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
+}
+
+uint32_t tu_max_ulp(const float *a, const float *b, size_t n, size_t *at) {
+    uint32_t worst = 0;
+    size_t wi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d;
+        if (isnan(a[i]) || isnan(b[i])) d = isnan(a[i]) && isnan(b[i]) ? 0 : UINT32_MAX;
+        else {
+            const int64_t x = ordered(a[i]) - ordered(b[i]);
+            d = (uint32_t)(x < 0 ? -x : x);
+        }
+        if (d > worst) { worst = d; wi = i; }
+    }
+    if (at) *at = wi;
+    return worst;
 }

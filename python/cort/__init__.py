@@ -4,7 +4,7 @@ from ._lib import LIBRARY_PATH as _LIBRARY_PATH, lib as _lib_handle
 from .session import (InferenceSession, SessionOptions, RunOptions, NodeArg, ModelMetadata, OrtValue,
                       GraphOptimizationLevel, ExecutionMode, ExecutionOrder, get_available_providers,
                       get_all_providers, get_device, get_version_string, get_build_info,
-                      set_default_logger_severity, set_default_logger_verbosity, get_allocator_stats)
+                      set_default_logger_severity, set_default_logger_verbosity, get_allocator_stats, get_cpu_info)
 from . import capi
 from .capi import onnxruntime_pybind11_state
 
@@ -13,5 +13,5 @@ __version__ = _lib_handle.cort_version().decode()
 __all__ = ["Error", "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "ModelMetadata", "OrtValue",
            "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder", "get_available_providers",
            "get_all_providers", "get_device", "get_version_string", "get_build_info", "set_default_logger_severity",
-           "set_default_logger_verbosity", "get_allocator_stats", "capi", "onnxruntime_pybind11_state",
+           "set_default_logger_verbosity", "get_allocator_stats", "get_cpu_info", "capi", "onnxruntime_pybind11_state",
            "__version__", "_LIBRARY_PATH"]

@@ -68,6 +68,7 @@ RUN_CALLBACK = ctypes.CFUNCTYPE(None, c_p, c_p, ctypes.POINTER(c_p), c_size)
 
 _PROTOS = {
     "cort_version": (c_str, []),
+    "cort_cpu_describe": (c_status_p, [ctypes.c_char_p, c_size, ctypes.POINTER(c_size)]),
     "cort_status_code": (c_int, [c_p]),
     "cort_status_message": (c_str, [c_p]),
     "cort_status_free": (None, [c_p]),

@@ -100,3 +100,21 @@ def test_session_usable_after_errors(add_session):
         with pytest.raises(InvalidArgument):
             add_session.run(None, {"a": x, "b": x.astype(np.float64)})
     assert np.array_equal(add_session.run(None, {"a": x, "b": x})[0], 2 * x)
+
+
+def test_cpu_info():
+    info = ort.get_cpu_info()
+    assert info.startswith("isa: ") and "detected: " in info
+
+
+def test_bad_cort_isa_fails_session_creation():
+    # CORT_ISA is read once per process: check it in a fresh interpreter
+    import os, subprocess, sys
+    code = ("import cort as ort\n"
+            "from cort.capi.onnxruntime_pybind11_state import InvalidArgument\n"
+            "try:\n    ort.get_cpu_info()\nexcept InvalidArgument as e:\n    print('error', e)\n"
+            "try:\n    ort.InferenceSession('demo/digits_cnn.onnx')\nexcept InvalidArgument as e:\n    print('session', e)\n")
+    env = dict(os.environ, CORT_ISA="bogus")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True).stdout
+    assert "error CORT_ISA=bogus" in out and "session CORT_ISA=bogus" in out, out

@@ -2,6 +2,7 @@
 #include "session.h"
 #include "../core/bufcache.h"
 #include "../onnx/onnx.h"
+#include "../core/cpu_features.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -226,6 +227,7 @@ cort_status *cort_session_create(const char *path, const cort_session_options *o
     if (!path) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: path is NULL");
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create: out is NULL");
     CORT_TRY(cort_alloc_init());
+    CORT_TRY(cort_cpu_info_get(NULL));   /* probes the CPU; reports a bad CORT_ISA */
     /* the owner this session's allocations start from (the race test checks all sessions agree) */
     const void *alloc_id = cort_provider_default()->allocator(NULL);
     cort_model_ir *model;
@@ -238,6 +240,7 @@ cort_status *cort_session_create_from_memory(const void *bytes, size_t length, c
     if (!bytes && length) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: bytes is NULL");
     if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_create_from_memory: out is NULL");
     CORT_TRY(cort_alloc_init());
+    CORT_TRY(cort_cpu_info_get(NULL));   /* probes the CPU; reports a bad CORT_ISA */
     const void *alloc_id = cort_provider_default()->allocator(NULL);
     cort_model_ir *model;
     CORT_TRY(cort_model_load_memory(bytes ? bytes : "", length, &model));

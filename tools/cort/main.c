@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "core/cpu_features.h"
 
 static const char usage[] =
     "usage: cort COMMAND [ARGS]\n"
@@ -15,6 +16,27 @@ static const char usage[] =
     "\n"
     "'cort COMMAND --help' describes a command. Exit status: 0 success, 1 failure, 2 usage error.\n";
 
+/* `cort --version`: the version, the ISA level in use ("isa: ...", see cort_cpu_describe) and the
+ * levels this CPU supports whatever CORT_ISA says ("levels: generic avx2 avx512"; scripts/run_tests.sh
+ * runs one lane per level). A bad CORT_ISA prints the error and fails. */
+static int print_isa(void) {
+    char levels[64] = "";
+    cort_isa_level lv[CORT_ISA_LEVEL_COUNT];
+    const int n = cort_cpu_levels(lv, CORT_ISA_LEVEL_COUNT);
+    for (int i = 0, len = 0; i < n && len < (int)sizeof levels; i++)
+        len += snprintf(levels + len, sizeof levels - (size_t)len, "%s%s", i ? " " : "", cort_isa_name(lv[i]));
+    char line[512];
+    cort_status *st = cort_cpu_describe(line, sizeof line, NULL);
+    if (st) {
+        fprintf(stderr, "cort: %s\n", cort_status_message(st));
+        cort_status_free(st);
+        printf("levels: %s\n", levels);
+        return CLI_EXIT_FAIL;
+    }
+    printf("%s\nlevels: %s\n", line, levels);
+    return CLI_EXIT_OK;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage, stderr);
@@ -27,7 +49,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("cort %s\n", cort_version());
-        return CLI_EXIT_OK;
+        return print_isa();
     }
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         { "info", cli_cmd_info }, { "run", cli_cmd_run }, { "test", cli_cmd_test },
