@@ -194,6 +194,45 @@ def build_mlp():
 
 
 # ---------------------------------------------------------------------------
+# FC head: a batch-1 fully connected head of the wake-word / keyword kind,
+# whose time is one wide Gemm on a [1, K] input (a GEMV: weight-bandwidth bound).
+# ---------------------------------------------------------------------------
+
+def build_fc_head():
+    return nn.Sequential(
+        nn.Linear(3264, 512), nn.ReLU(),
+        nn.Linear(512, 128), nn.ReLU(),
+        nn.Linear(128, 12),
+    ).eval()
+
+
+# ---------------------------------------------------------------------------
+# Batched CNN: 36 spectrogram windows at once, separable 1x3 / 3x1 convs with
+# LeakyRelu and MaxPool (a keyword-spotting style network at batch > 1).
+# ---------------------------------------------------------------------------
+
+class BatchCNN(nn.Module):
+    def __init__(self, classes=12):
+        super().__init__()
+        def conv(cin, cout, k, p):
+            return [nn.Conv2d(cin, cout, k, padding=p), nn.BatchNorm2d(cout), nn.LeakyReLU(0.1)]
+        self.features = nn.Sequential(
+            *conv(1, 32, 3, 1), nn.MaxPool2d(2),
+            *conv(32, 64, (1, 3), (0, 1)), *conv(64, 64, (3, 1), (1, 0)), nn.MaxPool2d(2),
+            *conv(64, 128, (1, 3), (0, 1)), *conv(128, 128, (3, 1), (1, 0)), nn.MaxPool2d(2),
+        )
+        self.classifier = nn.Linear(128, classes)
+
+    def forward(self, x):
+        x = self.features(x)
+        return self.classifier(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def build_cnn_batch():
+    return recalibrate_batchnorm(BatchCNN(), (36, 1, 64, 96))
+
+
+# ---------------------------------------------------------------------------
 # OCR detector: DB-net-like (MobileNetV3-ish backbone + FPN + DB head),
 # modelled on PaddleOCR's mobile det model.
 # ---------------------------------------------------------------------------
@@ -393,6 +432,8 @@ MODELS = {
     "mlp":             (build_mlp, "input", (1, 784), 14, "output"),
     "ocr_det":         (build_ocr_det, "image", (1, 3, 640, 640), 11, "prob_map"),
     "ocr_rec":         (build_ocr_rec, "image", (1, 3, 48, 320), 11, "char_probs"),
+    "fc_head":         (build_fc_head, "features", (1, 3264), 14, "logits"),
+    "cnn_batch":       (build_cnn_batch, "spectrogram", (36, 1, 64, 96), 14, "logits"),
 }
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Latency, session creation and memory of cort against ONNX Runtime 1.30, side by side.
 
-    /usr/bin/python3 bench/run_bench.py                       # all 8 models, threads 1 and 2, 3 rounds
+    /usr/bin/python3 bench/run_bench.py                       # all 10 models, threads 1 and 2, 3 rounds
     /usr/bin/python3 bench/run_bench.py --quick               # 1 round, short runs (~3 min)
     /usr/bin/python3 bench/run_bench.py --models resnet50,mlp --threads 1 --rounds 5 --markdown
     /usr/bin/python3 bench/run_bench.py --model my.onnx [--input-dir DIR] [--dim N=1]
@@ -43,7 +43,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
-                  "bert_encoder", "mlp", "ocr_det", "ocr_rec"]
+                  "bert_encoder", "mlp", "ocr_det", "ocr_rec", "fc_head", "cnn_batch"]
 RATIO_LIMIT = 1.05
 NOISY_SPREAD = 1.10
 SCALING_TOLERANCE = 1.01   # "more threads slower" only beyond timer-level differences
@@ -57,7 +57,9 @@ def log(msg):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", help="comma-separated names from bench/make_models.py (default: all 8)")
+    p.add_argument("--models", help="comma-separated names from bench/make_models.py (default: all 10)")
+    p.add_argument("--isa", help="CORT_ISA for cort's processes (generic, avx2, avx512, neon): the level "
+                                 "cort may use; default: the highest this CPU has (or CORT_ISA if set)")
     p.add_argument("--model", action="append", default=[], metavar="PATH",
                    help="your own model (.onnx file or folder with model.onnx); repeatable; "
                         "random inputs unless --input-dir or PATH's test_data_set_0 exists")
@@ -171,9 +173,12 @@ def command(a, runtime, model, input_dir, threads, runs, warmup):
 def measure(a, runtime, model, input_dir, threads, runs, warmup):
     cmd = command(a, runtime, model, input_dir, threads, runs, warmup)
     env = dict(os.environ, **CHILD_ENV)
+    if runtime == "cort" and a.isa:
+        env["CORT_ISA"] = a.isa
     load_before = os.getloadavg()[0]
     t0 = time.monotonic()
-    rec = {"runtime": runtime, "threads": threads, "cmd": " ".join(cmd), "load1_before": load_before}
+    rec = {"runtime": runtime, "threads": threads, "cmd": " ".join(cmd), "load1_before": load_before,
+           "cpu": CPU_MODEL, "isa": a.cort_isa if runtime == "cort" else None}
     try:
         # Through sh, which forks the benchmark: a process exec'd straight from this Python inherits
         # Python's RSS high-water mark in getrusage()'s ru_maxrss (Linux keeps it across exec), which
@@ -250,7 +255,9 @@ def summarize(records, names, threads):
             c, o = ok(records, name, t, "cort"), ok(records, name, t, "ort")
             errs = [r["error"] for r in records if r["model_name"] == name and r["threads"] == t and "error" in r]
             row = {"model": name, "threads": t, "cort_procs": len(c), "ort_procs": len(o),
-                   "errors": sorted(set(errs))}
+                   "errors": sorted(set(errs)),
+                   "cpu": "; ".join(sorted({r["cpu"] for r in c + o if r.get("cpu")})) or None,
+                   "isa": "/".join(sorted({r.get("isa") or "unknown" for r in c})) or None}
             if c:
                 row.update(cort_ms=med([r["median_ms"] for r in c]), cort_min_ms=min(r["min_ms"] for r in c),
                            cort_create_ms=med([r["create_ms"] for r in c]),
@@ -309,7 +316,7 @@ def ms(x):
 
 
 def table(rows, summary, markdown):
-    head = ["model", "thr", "cort ms", "ORT ms", "cort/ORT", "best-run ratio", "create cort/ORT ms",
+    head = ["model", "thr", "isa", "cort ms", "ORT ms", "cort/ORT", "best-run ratio", "create cort/ORT ms",
             "create ratio", "RSS cort/ORT MB", "RSS ratio", "note"]
     lines = []
     for r in rows:
@@ -320,7 +327,7 @@ def table(rows, summary, markdown):
             note.append(f"noisy ±{(max(r.get('cort_spread', 1), r.get('ort_spread', 1)) - 1) * 50:.0f}%")
         if r["errors"]:
             note.append("error")
-        lines.append([r["model"], str(r["threads"]), ms(r.get("cort_ms")), ms(r.get("ort_ms")),
+        lines.append([r["model"], str(r["threads"]), r.get("isa") or "—", ms(r.get("cort_ms")), ms(r.get("ort_ms")),
                       rf(r.get("ratio")), rf(r.get("min_ratio")),
                       f"{ms(r.get('cort_create_ms'))} / {ms(r.get('ort_create_ms'))}",
                       rf(r.get("create_ratio")),
@@ -333,9 +340,12 @@ def table(rows, summary, markdown):
            + ", ".join(f"{t}: {fmt(v, '.2f')}" for t, v in g["geomean_ratio_by_threads"].items())
            + f"); session creation {fmt(g['geomean_create_ratio'], '.2f')}; peak RSS {fmt(g['geomean_rss_ratio'], '.2f')}")
     out = []
+    cpus = sorted({r["cpu"] for r in rows if r.get("cpu")})
+    if cpus:
+        out += [f"CPU: {'; '.join(cpus)}", ""]
     if markdown:
         out.append("| " + " | ".join(head) + " |")
-        out.append("|" + "|".join("---" if i < 2 or i == len(head) - 1 else "---:" for i in range(len(head))) + "|")
+        out.append("|" + "|".join("---" if i < 3 or i == len(head) - 1 else "---:" for i in range(len(head))) + "|")
         out += ["| " + " | ".join(ln) + " |" for ln in lines]
         out.append("")
         out.append(f"**{geo}**")
@@ -352,15 +362,39 @@ def table(rows, summary, markdown):
     return "\n".join(out)
 
 
-def machine():
-    cpu = ""
+def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+            info = f.read()
     except OSError:
-        pass
+        return platform.processor() or "unknown"
+    field = lambda k: next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith(k)), "")
+    name = field("model name")
+    if field("vendor_id") in ("GenuineIntel", "AuthenticAMD"):
+        name += f" (family {field('cpu family')} model {field('model')})"
+    return name or "unknown"
+
+
+CPU_MODEL = cpu_model()
+
+
+def cort_isa_line(a):
+    """The 'isa:' line of `cort --version` under the CORT_ISA cort's processes get."""
+    env = dict(os.environ)
+    if a.isa:
+        env["CORT_ISA"] = a.isa
+    p = subprocess.run([a.cort, "--version"], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"run_bench: {a.cort} --version failed: {(p.stderr or p.stdout).strip()}")
+    line = next((ln[len("isa: "):] for ln in p.stdout.splitlines() if ln.startswith("isa: ")), "unknown")
+    return line, line.split()[0]
+
+
+def machine(a):
+    cpu = CPU_MODEL
     rev = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return {"cpu": cpu, "nproc": os.cpu_count(), "kernel": platform.release(),
+            "cort_isa": a.cort_isa, "cort_isa_line": a.cort_isa_line,
             "cort_commit": rev.stdout.strip() if rev.returncode == 0 else None}
 
 
@@ -379,14 +413,16 @@ def main(argv):
         sys.exit(f"run_bench: {a.cort} not found; build first (make) or pass --cort BIN")
     if not shutil.which("node"):
         sys.exit("run_bench: node is required for ONNX Runtime (apt-get install nodejs)")
+    a.cort_isa_line, a.cort_isa = cort_isa_line(a)
     tg = targets(a)
     # installs onnxruntime-node@1.30.0 into build/ort/ on first use (see bench/ort_reference.js)
     subprocess.run(["node", "-e", f"require({json.dumps(os.path.join(REPO, 'bench', 'ort_reference.js'))}).loadOrt()"],
                    check=True)
 
     started = time.time()
-    info = dict(machine(), date=time.strftime("%Y-%m-%d %H:%M %Z"), load_start=os.getloadavg(),
+    info = dict(machine(a), date=time.strftime("%Y-%m-%d %H:%M %Z"), load_start=os.getloadavg(),
                 argv=argv, rounds=a.rounds, threads=a.threads, warmup=a.warmup)
+    log(f"== {info['cpu']}; cort isa {a.cort_isa_line}")
     log(f"== {len(tg)} model(s) x threads {a.threads} x {a.rounds} round(s); load average "
         f"{' '.join(f'{x:.2f}' for x in info['load_start'])} on {info['nproc']} cores")
     # A speed-up from a wrong kernel is no speed-up: check outputs against ORT's where stored
