@@ -149,9 +149,10 @@ void *cort_malloc(size_t size) {
 typedef struct huge_chunk { struct huge_chunk *next; size_t size, used, populated; int huge; } huge_chunk;
 struct cort_huge_arena { huge_chunk *chunks; size_t total; };
 
-/* A slow huge page costs ~5 ms (see below) and the risk is per page, while a good one saves
- * ~0.5 ms of 4 KB faults: the first ARENA_SMALL_BYTES of a session's weights, and standalone blocks
- * under HUGE_MIN_BLOCK, stay in small pages, where huge pages could not win much. */
+/* A slow huge page (see below) costs about ten times what a good one saves in 4 KB faults, and the
+ * risk is per page: the first ARENA_SMALL_BYTES of a session's weights, and standalone blocks under
+ * HUGE_MIN_BLOCK, stay in small pages, where huge pages could not win much (docs/performance.md,
+ * "Measurements behind code choices"). */
 #define ARENA_SMALL_BYTES ((size_t)32 << 20)
 #define HUGE_MIN_BLOCK ((size_t)8 << 20)
 
@@ -159,10 +160,10 @@ static _Thread_local cort_huge_arena *tls_arena;
 
 /* Huge pages are only worth it while the system hands them out cheaply. In a VM whose balloon
  * returns free 2 MB blocks to the host (free page reporting), every huge page is refaulted 4 KB at
- * a time by the host and costs ~10x a warm one (~2-5 ms instead of ~0.2 ms; BERT's creation went
- * from ~0.2 s to ~1 s). So huge pages are populated as they are handed out, 2 MB at a time, and
- * timed: one slower than 0.8 ms turns them off for the rest of the process (a race between two
- * creating threads only costs one more slow page). */
+ * a time by the host and costs about ten times a warm one. So huge pages are populated as they are
+ * handed out, 2 MB at a time, and timed: one slower than a threshold (well above a warm page's
+ * cost) turns them off for the rest of the process (a race between two creating threads only costs
+ * one more slow page). */
 static atomic_int thp_off;
 
 static double now_ms(void) {

@@ -95,9 +95,8 @@ void *cort_bufcache_get(cort_bufcache *c, size_t bytes) {
     if (cls < N_BUCKETS) {
         /* The most recently freed block that fits, from this class or one up to 4x bigger: it is
          * still in the caches, while the head of a class last used a whole run ago has to be
-         * fetched (from memory) before it is overwritten. MobileNetV2's first 14x14 depthwise conv
-         * of a stage wrote its output to such a cold block, 0.057 ms against 0.030 for the next,
-         * identical one; taking the hot block: 0.033 ms, the model 7.58 -> 7.31 ms. */
+         * fetched (from memory) before it is overwritten: a conv writing to such a cold block ran
+         * almost twice as long as the next, identical one (docs/performance.md). */
         size_t pick = cls;
         pthread_mutex_lock(&c->mu);
         if (cls >= N_SMALL)

@@ -10,8 +10,7 @@
 /* Idle workers spin this long before sleeping: long enough to catch the next parallel_for of the
  * same run (and the next run of a benchmark loop), short enough not to burn an idle core. Time, not
  * iterations: under a hypervisor PAUSE may exit to the host, so an iteration count means nothing,
- * and waking a sleeping worker there costs far more than the spin (measured: mobilenet_v2 at 2
- * threads 8.7 ms with a 0.5 ms spin, 5.0 ms with 10 ms). */
+ * and waking a sleeping worker there costs far more than the spin (docs/performance.md). */
 #ifndef CORT_POOL_SPIN_NS
 #define CORT_POOL_SPIN_NS 5000000LL
 #endif

@@ -4,9 +4,7 @@
 #include "../provider.h"
 
 /* An expanded tensor at least this big leaves the caches between the two convs (it is written to
- * memory and read back); smaller ones stay in L2 / L3 and gain nothing: measured on this machine
- * (2 cores of a shared 32 MB L3), an OCR detector's 6.5 and 26 MB ones 1.96 -> 1.43 and 6.10 ->
- * 3.66 ms, its 7.4 MB one and MobileNetV2's 4.8 MB one unchanged. */
+ * memory and read back); smaller ones stay in L2 / L3 and gain nothing (measured: docs/performance.md). */
 #define PWDW_MIN_BYTES ((size_t)6 << 20)
 /* narrowest depthwise output row (half of it at stride 2) fused: NN_DW_CB_MAX_OW_CHEAP_ACT */
 #define PWDW_MIN_OW 56
@@ -68,8 +66,8 @@ cort_status *cort_pass_fuse_pw_dw(cort_graph *g, cort_pass_index *x) {
         if ((size_t)(ti->dims[0] * E * ti->dims[2] * ti->dims[3]) < PWDW_MIN_BYTES / sizeof(float)) continue;
         /* where the depthwise conv alone runs the per-plane 3x3 kernel (wide rows, an activation it
          * applies on its registers): the fused op runs that kernel band by band. The others take the
-         * channel-blocked kernel (5x5 too), which the fused op does not (measured slower fused: an OCR
-         * detector's 5x5 and HardSwish blocks, 1.26 -> 1.81 ms and 1.55 -> 1.69 ms) */
+         * channel-blocked kernel (5x5 too), which the fused op does not (fusing those was measured
+         * slower: docs/performance.md) */
         const int64_t ow = g->slot_info[d->out_slot[0]].dims[3];
         if ((d->act && d->act != CORT_ACT_RELU && d->act != CORT_ACT_CLIP && d->act != CORT_ACT_LEAKY_RELU) ||
             ow < (stride == 1 ? PWDW_MIN_OW : PWDW_MIN_OW / 2))

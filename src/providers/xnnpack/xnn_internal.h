@@ -38,8 +38,9 @@ typedef struct xnn_instance {
     xnn_owner    *owner;
     int           threads;
     int           nhwc_chains;   /* option nhwc_chains: keep NHWC between XNNPACK nodes (default 1) */
-    /* created at the first run that needs it (pthreadpool_create takes ~10 ms: sessions whose nodes
-     * never reach XNNPACK, or never run, do not pay it); NULL when threads == 1 */
+    /* created at the first run that needs it (pthreadpool_create is slow next to a session's
+     * creation: sessions whose nodes never reach XNNPACK, or never run, do not pay it); NULL when
+     * threads == 1 */
     pthreadpool_t _Atomic tp;
     pthread_mutex_t tp_lock;     /* guards the creation */
     int           tp_failed;
