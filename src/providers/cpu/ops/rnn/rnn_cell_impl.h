@@ -1,5 +1,6 @@
 /* Recurrent cell math, instantiated for float and double by ops/rnn/rnn_cell.c with
- *   MI_T (element type), MI_FN(name) (suffixing), MI_EXP / MI_TANH / MI_LOG1P (libm for MI_T).
+ *   MI_T (element type), MI_FN(name) (suffixing), MI_COMPUTE (the entry point's full name, so that
+ *   grep finds mi_rnn_compute_f32 / _f64 in rnn_cell.c), MI_EXP / MI_TANH / MI_LOG1P (libm for MI_T).
  * W and R are packed once per direction into GEMM panels; the input projection covers all timesteps
  * in one GEMM, each step then adds h * R^T. */
 
@@ -121,7 +122,7 @@ static void MI_FN(activate)(const mi_act *f, float clip, MI_T *x, size_t n) {
     }
 }
 
-cort_status *MI_FN(mi_rnn_compute)(const mi_rnn_args *a) {
+cort_status *MI_COMPUTE(const mi_rnn_args *a) {
     const mi_rnn_state *st = a->st;
     const size_t S = (size_t)a->S, Bt = (size_t)a->Bt, I = (size_t)a->I, H = (size_t)a->H, D = (size_t)a->D;
     const size_t G = (size_t)a->G, GH = G * H;
