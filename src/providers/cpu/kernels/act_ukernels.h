@@ -193,5 +193,25 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu2
     }
     return y;
 }
+
+/* Any NN_ACT_KIND_* on a ymm register (0: none); lo/hi are alpha/beta broadcast. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_act256(int kind, __m256 v, __m256 lo,
+                                                                                 __m256 hi) {
+    const __m256 zero = _mm256_setzero_ps();
+    switch (kind) {
+    case NN_ACT_KIND_RELU: return _mm256_max_ps(v, zero);
+    case NN_ACT_KIND_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    case NN_ACT_KIND_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+    case NN_ACT_KIND_SIGMOID: return nn_sigmoid256(v);
+    case NN_ACT_KIND_HARD_SIGMOID:
+        return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(lo, v, hi), zero), _mm256_set1_ps(1.0f));
+    case NN_ACT_KIND_SILU: return nn_silu256(v);
+    case NN_ACT_KIND_HARD_SWISH: {
+        const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
+    }
+    default: return v;
+    }
+}
 #endif
 #endif
