@@ -103,6 +103,10 @@ static void wino_filter_generic(const float *w, size_t M, size_t C, int m, float
     else wino_filter_body(w, M, C, u);
 }
 #if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma"))) static void wino_filter_avx2(const float *w, size_t M, size_t C, int m, float *u) {
+    if (m == 2) wino2_filter_body(w, M, C, u);
+    else wino_filter_body(w, M, C, u);
+}
 __attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, int m, float *u) {
     if (m == 2) wino2_filter_body(w, M, C, u);
     else wino_filter_body(w, M, C, u);
@@ -348,6 +352,20 @@ static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_bod
 static void wino2_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 2); }
 static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 2); }
 #if defined(__x86_64__) || defined(__i386__)
+/* AVX2: the portable bodies on ymm pairs (the baseline x86-64 build runs each 16-lane vector
+ * operation as four SSE ones). */
+__attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t begin, size_t end) {
+    wino_in_body(arg, begin, end, 4);
+}
+__attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
+    wino_out_body(arg, begin, end, 4);
+}
+__attribute__((target("avx2,fma"))) static void wino2_in_avx2(void *arg, size_t begin, size_t end) {
+    wino_in_body(arg, begin, end, 2);
+}
+__attribute__((target("avx2,fma"))) static void wino2_out_avx2(void *arg, size_t begin, size_t end) {
+    wino_out_body(arg, begin, end, 2);
+}
 /* The 6x6 windows of n tiles that lie side by side in one tile row (lanes [l0, l0 + n) of d[36]),
  * the first one's top-left input pixel at (y0, x0), x0 > -16. Row r of the input holds all their
  * row-r windows at columns x0 + 4 l + s, so each d[r][s] is a stride-4 deinterleave of 66 floats:
@@ -517,12 +535,14 @@ typedef struct wino_kernels {
 static const wino_kernels wino_generic = { wino_filter_generic, wino_in_generic, wino_out_generic, wino2_in_generic,
                                            wino2_out_generic };
 #if defined(__x86_64__) || defined(__i386__)
+static const wino_kernels wino_avx2 = { wino_filter_avx2, wino_in_avx2, wino_out_avx2, wino2_in_avx2, wino2_out_avx2 };
 static const wino_kernels wino_avx512 = { wino_filter_avx512, wino_in_avx512, wino_out_avx512, wino2_in_avx512,
                                           wino2_out_avx512 };
 #endif
 static const wino_kernels *wino_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
     if (cort_cpu_isa() == CORT_ISA_AVX512) return &wino_avx512;
+    if (cort_cpu_isa() == CORT_ISA_AVX2) return &wino_avx2;
 #endif
     return &wino_generic;
 }
