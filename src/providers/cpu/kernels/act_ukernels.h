@@ -27,6 +27,8 @@ void nn_act_avx2(int kind, float *y, size_t n);
 /* y[i] = exp(x[i] - m) for x[i] <= m (a softmax row; the same polynomial exp, relative error
  * < 2.5e-7 where the result is a normal float; NaN propagates), returning their sum. y may be x. */
 float nn_exp_shift_sum_avx512(const float *x, float *y, size_t n, float m);
+/* The same with AVX2 (2^n built in the exponent field; same polynomial and error bound). */
+float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m);
 /* y = x * erfc(-x / sqrt(2)) / 2 (the exact GELU) in one pass: kernels/vec_body.h's erfc (t = 1/(1 + z/2)
  * from rcp14 + one Newton step instead of a division) with the exp inlined. y may be x. */
 void nn_gelu_avx512(const float *x, float *y, size_t n);

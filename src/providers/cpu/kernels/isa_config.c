@@ -16,6 +16,7 @@ static const nn_isa_config avx2_config = {
     .pool_sum = nn_pool_sum_avx2,
     .pool_max = nn_pool_max_avx2,
     .act_sigmoid_silu = nn_act_avx2,
+    .exp_shift_sum = nn_exp_shift_sum_avx2,
 };
 
 static const nn_isa_config avx512_config = {
