@@ -10,6 +10,7 @@
 #include "../act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
+#include "x32_transpose_8x8_avx2.h"
 
 /* inputs of one tap for outputs ow..ow+n-1 (n <= 8); lanes outside [0, IW) or >= n are 0 */
 __attribute__((target("avx2,fma")))
@@ -97,30 +98,6 @@ void nn_dw_row_avx2(float *y, int64_t OW, float bias, const float *const *rows, 
 #define NN_DW8_UNROLL _Pragma("GCC unroll 16")
 #endif
 
-/* r[i][j] <- r[j][i] for an 8x8 block: pairs of rows interleaved, then 64-bit pairs, then the
- * 128-bit halves exchanged (24 shuffles). */
-static inline __attribute__((always_inline, target("avx2,fma"))) void tr8x8(__m256 r[8]) {
-    __m256 t[8], u[8];
-NN_DW8_UNROLL
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    /* u[4h + k]: rows 4h..4h+3 of column k (low half) and column k + 4 (high half) */
-NN_DW8_UNROLL
-    for (int h = 0; h < 2; h++) {
-        u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-NN_DW8_UNROLL
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
-        r[k + 4] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
-    }
-}
-
 /* lanes < n (n in 0..8) set */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256i lane_mask8(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n < 8 ? n : 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -151,7 +128,7 @@ NN_DW8_UNROLL
 NN_DW8_UNROLL
             for (int c = 0; c < 8; c++) r[c] = c < nc ? _mm256_maskload_ps(xb + c * xcs + p0, m) : _mm256_setzero_ps();
         }
-        tr8x8(r);
+        nn_tr8x8_avx2(r);
 NN_DW8_UNROLL
         for (int j = 0; j < 8; j++) {
             if (j < np) {
@@ -240,7 +217,7 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void cb8_store(
         __m256 r[8];
 NN_DW8_UNROLL
         for (int j = 0; j < 8; j++) r[j] = nn_act256(kind, _mm256_loadu_ps(pout + (p0 + j) * 8), lo, hi);
-        tr8x8(r);
+        nn_tr8x8_avx2(r);
         if (P - p0 >= 8) {
 NN_DW8_UNROLL
             for (int c = 0; c < 8; c++)
@@ -269,7 +246,7 @@ void nn_dw_cb_avx2(int K, int S, const float *x, int64_t xcs, int64_t IH, int64_
         __m256 r[8];
 NN_DW8_UNROLL
         for (int c = 0; c < 8; c++) r[c] = c < nc ? _mm256_maskload_ps(w + c * KK + k0, m) : _mm256_setzero_ps();
-        tr8x8(r);
+        nn_tr8x8_avx2(r);
 NN_DW8_UNROLL
         for (int k = 0; k < 8; k++)
             if (k0 + k < KK) _mm256_storeu_ps(wt + (k0 + k) * 8, r[k]);
