@@ -354,8 +354,81 @@ static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_bo
 #if defined(__x86_64__) || defined(__i386__)
 /* AVX2: the portable bodies on ymm pairs (the baseline x86-64 build runs each 16-lane vector
  * operation as four SSE ones). */
+static size_t wino_run_len(const wino_job *j, size_t t, size_t l);
+
+/* Lanes [lane, lane + m) (m <= 8, within one 8-lane half of the 16) of the 36 vectors d[r * 6 + s]
+ * for m tiles side by side in one tile row, the first one's window at (y0, x0): d[r][s] of tile i
+ * is input (y0 + r, x0 + 4 i + s). Per window row, 32 floats in four loads are split by columns
+ * mod 4 with two rounds of unpacks and a lane permute (0 2 4 6 | 1 3 5 7 -> tile order); columns
+ * 4 and 5 are columns 0 and 1 of the next tile, the last lane from floats 32 and 33. Rows or
+ * columns outside the image go through a zeroed stack copy of the row, which is the padding. */
+__attribute__((target("avx2,fma"))) static void wino_gather8_avx2(const float *xc, int64_t H, int64_t W, int64_t y0,
+                                                                 int64_t x0, size_t lane, size_t m, wv *d) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const int64_t need = 4 * (int64_t)m + 2;
+    for (int r = 0; r < 6; r++) {
+        const int64_t y = y0 + r;
+        __m256 v[6];
+        if (y < 0 || y >= H) {
+            for (int c = 0; c < 6; c++) v[c] = _mm256_setzero_ps();
+        } else {
+            const float *row = xc + y * W;
+            float buf[40];
+            const float *src = row + x0;
+            if (x0 < 0 || x0 + 34 > W) {
+                for (int64_t i = 0; i < 40; i++) {
+                    const int64_t col = x0 + i;
+                    buf[i] = i < need && col >= 0 && col < W ? row[col] : 0.0f;
+                }
+                src = buf;
+            }
+            const __m256 a0 = _mm256_loadu_ps(src), a1 = _mm256_loadu_ps(src + 8);
+            const __m256 a2 = _mm256_loadu_ps(src + 16), a3 = _mm256_loadu_ps(src + 24);
+            const __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+            const __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+            const __m256d p0 = _mm256_castps_pd(t0), p1 = _mm256_castps_pd(t1);
+            const __m256d p2 = _mm256_castps_pd(t2), p3 = _mm256_castps_pd(t3);
+            v[0] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(p0, p2)), order);
+            v[1] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p0, p2)), order);
+            v[2] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(p1, p3)), order);
+            v[3] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p1, p3)), order);
+            v[4] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[0], next), _mm256_broadcast_ss(src + 32), 0x80);
+            v[5] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[1], next), _mm256_broadcast_ss(src + 33), 0x80);
+        }
+        for (int c = 0; c < 6; c++) {
+            float *dst = (float *)&d[r * 6 + c] + lane;
+            if (m == 8) _mm256_storeu_ps(dst, v[c]);
+            else _mm256_maskstore_ps(dst, mask, v[c]);
+        }
+    }
+}
+
+/* wino_in_body for 4x4 tiles with the gather above for every run of tiles in one tile row, cut at
+ * the 8-lane halves so the transform's vector loads forward from whole stores. */
 __attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t begin, size_t end) {
-    wino_in_body(arg, begin, end, 4);
+    const wino_job *j = arg;
+    const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const size_t sv = wino_plane(j->C, j->tb);
+    wv d[36], v[36];
+    for (size_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * (size_t)(H * W);
+        for (size_t q = 0; q < j->tb; q += WT) {
+            /* lanes past the last tile must be zero */
+            if (j->t0 + q + WT > j->tiles) memset(d, 0, sizeof d);
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l;
+                size_t n = wino_run_len(j, t, l);
+                if (n > 8 - l % 8) n = 8 - l % 8;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
+                wino_gather8_avx2(xc, H, W, y0, x0, l, n, d);
+                l += n;
+            }
+            wino_in(d, v);
+            for (int e = 0; e < 36; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+        }
+    }
 }
 __attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
     wino_out_body(arg, begin, end, 4);
