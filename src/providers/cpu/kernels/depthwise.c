@@ -1,11 +1,12 @@
 /* Depthwise convolution.
- * - AVX-512, 2-D 3x3/5x5 at stride 1/2 without depth multiplier (MobileNet, EfficientNet): the
- *   channel-blocked kernel, 16 channels in the vector lanes, transposed in and out of a per-task
- *   scratch band by band, every activation (SiLU included) applied on registers before the
- *   transpose out. Measured faster than the per-plane kernels at every plane size of those models
- *   (7x7 .. 112x112), most at small planes where a row fills few lanes (7x7 5x5: 0.27 -> 0.08 ms).
- * - Otherwise per output plane: the whole-plane kernel (same shapes, e.g. depth multiplier > 1)
- *   or a row kernel (outputs along the row in the lanes), or the portable loops. */
+ * - AVX-512 and AVX2, 2-D 3x3/5x5 at stride 1/2 without depth multiplier (MobileNet,
+ *   EfficientNet): the channel-blocked kernel, 16 (AVX2: 8) channels in the vector lanes,
+ *   transposed in and out of a per-task scratch band by band, every activation (SiLU included)
+ *   applied on registers before the transpose out. Measured faster than the per-plane kernels at
+ *   every plane size of those models (7x7 .. 112x112), most at small planes where a row fills few
+ *   lanes (docs/performance.md, "Depthwise and Winograd measurements").
+ * - Otherwise per output plane: the whole-plane kernel (AVX-512, same shapes, e.g. depth
+ *   multiplier > 1) or a row kernel (outputs along the row in the lanes), or the portable loops. */
 #include <string.h>
 #include "depthwise.h"
 #include "../../../core/alloc.h"
@@ -43,8 +44,8 @@ static int dw_act_known(const nn_act *act) {
 #endif
 
 /* The row and plane kernels take the cheap activations on their registers; Sigmoid/SiLU inlined
- * there measured slower (56x56 SiLU: 0.50 vs 0.41 ms) than a second pass over the row or plane
- * while it is in L1, where the epilogue loop overlaps two vectors. */
+ * there measured slower than a second pass over the row or plane while it is in L1, where the
+ * epilogue loop overlaps two vectors. */
 static int dw_act_in_kernel(const nn_act *act) {
     return !act || act->kind == CORT_ACT_NONE || act->kind == CORT_ACT_RELU || act->kind == CORT_ACT_CLIP ||
            act->kind == CORT_ACT_LEAKY_RELU;
@@ -242,16 +243,15 @@ static int depthwise_cb(cort_pool *pool, const dw_kernels *k, const nn_conv_shap
     const nn_geom *g = &s->g;
     const int64_t OH = g->out[1], OW = g->out[2];
     if (s->M != s->C || !dw_is_kxk(g) || !dw_act_known(act)) return 0;
-    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: measured against the plane
-     * kernel in isolation (1 thread), 56 -> 28: 0.075 vs 0.080 ms with Clip, 0.099 vs 0.105 with
-     * SiLU; 112 -> 56: 0.198 vs 0.196 with Clip, 0.264 vs 0.263 with SiLU. */
+    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: against the AVX-512 plane
+     * kernel it only pays on narrow rows (measured in isolation, 1 thread). */
     if (g->k[1] == 3 && g->s[2] == 2 && OW > k->cb_max_ow_3x3_s2) return 0;
-    /* In a model, where the input is the expand conv's fresh output, the plane kernel wins on wide
-     * rows when the activation runs on its registers (Relu, Clip): mobilenet_v2's 112x112 32-channel
-     * conv 0.22 -> 0.15 ms, 56 -> 28 0.107 -> 0.092; an OCR detector's 160x160 ones 1.45 -> 0.92
-     * and 1.25 -> 1.05 ms. With SiLU the channel-blocked kernel stays ahead (EfficientNet's 56x56:
-     * 0.30 vs 0.32 ms; its 28x28 and smaller up to 2x), on narrow rows for every activation, and
-     * for 5x5 (the detector's 80x80 ones: 0.72 vs 1.19 ms). */
+    /* In a model, where the input is the expand conv's fresh output, the AVX-512 plane kernel wins
+     * on wide rows when the activation runs on its registers (Relu, Clip). With SiLU the
+     * channel-blocked kernel stays ahead, on narrow rows for every activation, and for 5x5. The
+     * AVX2 level has no plane kernel and sends every such shape to the channel-blocked one
+     * (a plane kernel written for it lost to it at every width, and inside cort.PwDwConv to the
+     * row kernel). */
     if (g->k[1] == 3 && dw_act_in_kernel(act) &&
         (g->s[2] == 1 ? OW >= k->cb_max_ow_cheap_act : OW >= k->cb_max_ow_cheap_act / 2))
         return 0;
@@ -281,8 +281,8 @@ static int depthwise_cb(cort_pool *pool, const dw_kernels *k, const nn_conv_shap
 void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                            const float *w, const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
     const size_t out_size = (size_t)nn_geom_out_size(&s->g), ks = (size_t)nn_geom_k_size(&s->g);
-    /* an input this large comes from memory: the plane kernel fetches rows ahead (64 channels of
-     * 320x320, 3x3 stride 2: 3.3 -> 2.5 ms; 96 of 112x112, from the caches: 0.197 -> 0.219 with it) */
+    /* an input this large comes from memory: the plane kernel fetches rows ahead (which costs time
+     * when the input comes from the caches) */
     const int prefetch = s->N * s->C * (size_t)nn_geom_in_size(&s->g) * sizeof(float) >= NN_DW_PREFETCH_MIN_BYTES;
     /* an explicit gemm kernel (tests) selects the depthwise kernels of its ISA level */
     dw_job j = { s, x, w, bias, act, y, dw_config(kernel ? kernel->isa : cort_cpu_isa()), prefetch };

@@ -23,10 +23,9 @@ int nn_wino_geometry_ok(const nn_conv_shape *s) {
 int nn_wino_applies(const nn_conv_shape *s) {
     if (!nn_wino_geometry_ok(s)) return 0;
     const size_t oh = (size_t)s->g.out[1], ow = (size_t)s->g.out[2];
-    /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant.
-     * Since the transforms move whole vectors (best of 200 runs, direct -> Winograd, 1 thread):
-     * 16 -> 64 at 56x56 0.55 -> 0.33 ms, 8 -> 32 0.158 -> 0.103, 32 -> 16 0.314 -> 0.209, 16 -> 16
-     * 0.146 -> 0.098; 4 input channels still lose (4 -> 32: 0.082 -> 0.111), 8 outputs break even */
+    /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant:
+     * since the transforms move whole vectors, 8 input channels win, 4 still lose, 8 outputs break
+     * even (docs/performance.md, "Depthwise and Winograd measurements") */
     if (s->C >= 8 && s->M >= 16 && oh >= 12 && ow >= 12) return 4;
     /* 7x7 .. 11x11 maps: 4x4 tiles would leave the gemms 4-9 columns wide, 2x2 tiles give 16-36;
      * with many channels the 16 gemms beat the direct conv (resnet50's 512-channel 7x7 convs) */
@@ -443,8 +442,8 @@ __attribute__((target("avx2,fma"))) static void wino2_out_avx2(void *arg, size_t
  * the first one's top-left input pixel at (y0, x0), x0 > -16. Row r of the input holds all their
  * row-r windows at columns x0 + 4 l + s, so each d[r][s] is a stride-4 deinterleave of 66 floats:
  * two permutes of register pairs and a 256-bit shuffle, instead of 16 scalar inserts through the
- * stack (which read back as vectors stalled on store forwarding: the input transform was 59 % of
- * a 96 -> 24 conv at 160x160, the gemms 29 %). Rows and columns outside the image read as zero
+ * stack (which read back as vectors stalled on store forwarding, and made the input transform
+ * cost twice the gemms of a few-channel conv). Rows and columns outside the image read as zero
  * (masked loads, zeroed lanes), which is the padding. */
 __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, int64_t H, int64_t W, int64_t y0,
                                                                int64_t x0, size_t l0, size_t n, wv *d,
@@ -684,8 +683,7 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
     /* tile-parallel when every thread gets at least two blocks of its own (about 1 MB each): in a
      * model, with the cores' caches and the link between them busy, handing blocks between phases
-     * cost resnet50's 56x56 convs at 2 threads 1.19 -> 0.79 ms, its 28x28 ones 0.9 -> 0.78, an OCR
-     * detector's 160x160 96->24 convs 8.3 -> 4.5 ms (the same in isolation). Fewer tiles (14x14:
+     * cost more than the imbalance of whole blocks (the same in isolation). Fewer tiles (14x14:
      * 16) keep the phases split over the threads. */
     const size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
     const size_t blocks = (tiles + bt - 1) / bt;
