@@ -429,8 +429,70 @@ __attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t b
         }
     }
 }
+/* wino_out_body for 4x4 tiles: each run of tiles side by side in one tile row (cut at the 8-lane
+ * halves) stores its output rows as whole vectors, two tiles (8 floats) per vector interleaved
+ * from the 4 column vectors of a row by unpacks and a 128-bit lane exchange, instead of 16 scalar
+ * stores per vector read back through the stack; floats outside the run (other tiles' lanes, the
+ * columns past OW) are masked off. */
 __attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
-    wino_out_body(arg, begin, end, 4);
+    const wino_job *j = arg;
+    const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const size_t sm = wino_plane(j->M, j->tb);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    wv m[36], o[16];
+    for (size_t k = begin; k < end; k++) {
+        float *yk = j->y + k * (size_t)(OH * OW);
+        const float b = j->bias ? j->bias[k] : 0.0f;
+        for (size_t q = 0; q < j->tb; q += WT) {
+            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
+            wino_out(m, o);
+            for (int e = 0; e < 16; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l, lo = l % 8, half = l - lo;
+                size_t n = wino_run_len(j, t, l);
+                if (n > 8 - lo) n = 8 - lo;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)(t % j->tw) * 4;
+                const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
+                const int full = lo == 0 && cols == 32;
+                for (int r = 0; r < 4 && y0 + r < OH; r++) {
+                    /* base[4 (i - lo) + s] = tile i's column s, for the run's tiles i in [lo, lo + n) */
+                    float *base = yk + (y0 + r) * OW + x0;
+                    const __m256 c0 = _mm256_loadu_ps((const float *)&o[r * 4] + half);
+                    const __m256 c1 = _mm256_loadu_ps((const float *)&o[r * 4 + 1] + half);
+                    const __m256 c2 = _mm256_loadu_ps((const float *)&o[r * 4 + 2] + half);
+                    const __m256 c3 = _mm256_loadu_ps((const float *)&o[r * 4 + 3] + half);
+                    const __m256d u0 = _mm256_castps_pd(_mm256_unpacklo_ps(c0, c1));
+                    const __m256d u1 = _mm256_castps_pd(_mm256_unpackhi_ps(c0, c1));
+                    const __m256d u2 = _mm256_castps_pd(_mm256_unpacklo_ps(c2, c3));
+                    const __m256d u3 = _mm256_castps_pd(_mm256_unpackhi_ps(c2, c3));
+                    const __m256 w0 = _mm256_castpd_ps(_mm256_unpacklo_pd(u0, u2));   /* tiles 0 | 4 */
+                    const __m256 w1 = _mm256_castpd_ps(_mm256_unpackhi_pd(u0, u2));   /* 1 | 5 */
+                    const __m256 w2 = _mm256_castpd_ps(_mm256_unpacklo_pd(u1, u3));   /* 2 | 6 */
+                    const __m256 w3 = _mm256_castpd_ps(_mm256_unpackhi_pd(u1, u3));   /* 3 | 7 */
+                    const __m256 out[4] = { _mm256_permute2f128_ps(w0, w1, 0x20), _mm256_permute2f128_ps(w2, w3, 0x20),
+                                            _mm256_permute2f128_ps(w0, w1, 0x31), _mm256_permute2f128_ps(w2, w3, 0x31) };
+                    for (int v = 0; v < 4; v++) {
+                        /* base offset of out[v]'s lane 0: -4 when only its second tile is the run's */
+                        const int64_t first = 8 * v - 4 * (int64_t)lo;
+                        if (first + 8 <= 0 || first >= cols) continue;
+                        if (full) {
+                            _mm256_storeu_ps(base + first, out[v]);
+                        } else if (first < 0) {
+                            const __m128i keep = _mm_cmpgt_epi32(_mm_set1_epi32((int)cols), _mm_setr_epi32(0, 1, 2, 3));
+                            _mm_maskstore_ps(base, keep, _mm256_extractf128_ps(out[v], 1));
+                        } else {
+                            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - first)), iota);
+                            _mm256_maskstore_ps(base + first, keep, out[v]);
+                        }
+                    }
+                }
+                l += n;
+            }
+        }
+        /* the whole plane was just written (one block): activate it while it is in cache */
+        if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
+    }
 }
 __attribute__((target("avx2,fma"))) static void wino2_in_avx2(void *arg, size_t begin, size_t end) {
     wino_in_body(arg, begin, end, 2);
