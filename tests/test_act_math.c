@@ -11,6 +11,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "providers/cpu/ops/nn/nn_common.h"
+#include "core/cpu_features.h"
 
 enum { N = 200003 };
 
@@ -106,14 +107,15 @@ static void run_entry(const char *name, act_fn fn, const float *x, float *y, siz
 #ifdef NN_HAVE_X86_UKERNELS
 /* The softmax row kernel: y = exp(x - m) for x <= m and their sum, against double math: every
  * float step in [-120, 0] (a dense grid), then special values, through the masked tail lengths. */
-static void check_exp_shift_sum(void) {
+typedef float (*exp_shift_sum_fn)(const float *x, float *y, size_t n, float m);
+static void check_exp_shift_sum(const char *name, exp_shift_sum_fn fn) {
     enum { G = 1 << 20 };
     float *x = malloc(G * sizeof(float)), *y = malloc(G * sizeof(float));
     if (!x || !y) { free(x); free(y); CHECK(0); return; }
     for (size_t i = 0; i < G; i++) x[i] = -120.0f * (float)i / (float)(G - 1) + 3.0f;   /* m = 3 */
     double worst = 0, wx = 0, sum = 0;
     int bad_small = 0;
-    const float s = nn_exp_shift_sum_avx512(x, y, G, 3.0f);
+    const float s = fn(x, y, G, 3.0f);
     for (size_t i = 0; i < G; i++) {
         const double want = exp((double)x[i] - 3.0);
         sum += want;
@@ -124,20 +126,21 @@ static void check_exp_shift_sum(void) {
             bad_small++;
         }
     }
-    printf("exp_shift_sum: max rel err %.3g (x - m = %.9g), sum rel err %.3g\n", worst, wx - 3.0, fabs(s - sum) / sum);
-    CHECK_MSG(worst <= 2.5e-7, "exp_shift_sum rel err %g at x - m = %g", worst, wx - 3.0);
+    printf("%s exp_shift_sum: max rel err %.3g (x - m = %.9g), sum rel err %.3g\n", name, worst, wx - 3.0,
+           fabs(s - sum) / sum);
+    CHECK_MSG(worst <= 2.5e-7, "%s exp_shift_sum rel err %g at x - m = %g", name, worst, wx - 3.0);
     /* float lane sums over 2^20 terms */
-    CHECK_MSG(fabs(s - sum) / sum <= 1e-4, "exp_shift_sum sum %g, expected %g", (double)s, sum);
-    CHECK_MSG(bad_small == 0, "exp_shift_sum: %d results below FLT_MIN out of [0, 2 FLT_MIN]", bad_small);
+    CHECK_MSG(fabs(s - sum) / sum <= 1e-4, "%s exp_shift_sum sum %g, expected %g", name, (double)s, sum);
+    CHECK_MSG(bad_small == 0, "%s exp_shift_sum: %d results below FLT_MIN out of [0, 2 FLT_MIN]", name, bad_small);
     /* -inf gives 0, NaN stays NaN, 0 gives 1; every tail length */
     for (size_t len = 1; len <= 35; len++) {
         for (size_t i = 0; i < len; i++) x[i] = i % 3 == 0 ? -INFINITY : i % 3 == 1 ? 0.0f : NAN;
-        const float t = nn_exp_shift_sum_avx512(x, y, len, 0.0f);
+        const float t = fn(x, y, len, 0.0f);
         int ok = 1;
         for (size_t i = 0; i < len; i++)
             ok &= i % 3 == 0 ? y[i] == 0.0f : i % 3 == 1 ? y[i] == 1.0f : isnan(y[i]);
         const int sum_ok = len == 1 ? t == 0.0f : len == 2 ? t == 1.0f : isnan(t);   /* NaN from the third on */
-        CHECK_MSG(ok && sum_ok, "exp_shift_sum special values, length %zu (sum %g)", len, (double)t);
+        CHECK_MSG(ok && sum_ok, "%s exp_shift_sum special values, length %zu (sum %g)", name, len, (double)t);
     }
     free(x);
     free(y);
@@ -146,7 +149,14 @@ static void check_exp_shift_sum(void) {
 
 int main(void) {
 #ifdef NN_HAVE_X86_UKERNELS
-    if (nn_isa()->exp_shift_sum) check_exp_shift_sum();
+    if (nn_isa()->exp_shift_sum == nn_exp_shift_sum_avx512) check_exp_shift_sum("avx512", nn_exp_shift_sum_avx512);
+    /* the AVX2 kernel whenever the CPU has AVX2, so the avx512 lane covers it too */
+    {
+        cort_isa_level lv[8];
+        const int nl = cort_cpu_levels(lv, 8);
+        for (int i = 0; i < nl && i < 8; i++)
+            if (lv[i] == CORT_ISA_AVX2) check_exp_shift_sum("avx2", nn_exp_shift_sum_avx2);
+    }
 #endif
     float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
     if (!x || !y) return 1;

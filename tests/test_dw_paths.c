@@ -77,6 +77,10 @@ int main(void) {
         /* 3x3 stride 2 rows wider than the channel-blocked limit (the plane kernel; its load masks are
          * computed per chunk of 256 output columns: 265 columns end in a second, partial chunk) */
         {1, 7, 1, 112, 112, 3, 3, 2, 0, 0, 1, 1},   {1, 3, 1, 9, 530, 3, 3, 2, 1, 1, 1, 1},
+        /* stride 2, left padding, no right padding and an odd span: the last input column lies past
+         * every window (the channel-blocked kernels must not place it in their band buffer) */
+        {1, 11, 1, 9, 11, 3, 3, 2, 1, 1, 0, 0},     {1, 9, 1, 12, 12, 5, 5, 2, 2, 2, 0, 0},
+        {2, 20, 1, 6, 7, 3, 3, 2, 1, 1, 1, 0},
         /* an empty input row: every output from the padding */
         {1, 18, 1, 4, 0, 3, 3, 1, 1, 2, 1, 2},
     };

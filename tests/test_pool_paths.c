@@ -8,6 +8,8 @@
 #include "testutil.h"
 #include "core/threadpool.h"
 #include "providers/cpu/ops/nn/pool.h"
+#include "providers/cpu/kernels/pool_ukernels.h"
+#include "core/cpu_features.h"
 
 static uint32_t rng = 7u;
 static uint32_t urand(uint32_t n) {
@@ -113,12 +115,79 @@ static void test_row_split(cort_pool *pool) {
     if (make_geom(2, 5, 700, 3, 3, 1, 1, 1, 1, 1, 1, &g)) check_case(pool, &g, 1, NN_POOL_AVG, 0, 0, "rows");
 }
 
+#ifdef NN_HAVE_X86_UKERNELS
+/* The AVX2 kernels called directly whenever the CPU has AVX2, so they are covered when the level
+ * under test is avx512 too: row reductions, window steps (max exact, avg in the reference's
+ * order, hence also exact) and the global sum/max with NaN anywhere. */
+static void test_avx2_direct(void) {
+    cort_isa_level lv[8];
+    const int n = cort_cpu_levels(lv, 8);
+    int has = 0;
+    for (int i = 0; i < n && i < 8; i++) has |= lv[i] == CORT_ISA_AVX2;
+    if (!has) return;
+    enum { CAP = 600 };
+    float x[4 * CAP], buf[CAP], ref[CAP], y[CAP], r[CAP];
+    for (int t = 0; t < 400; t++) {
+        const size_t width = 1 + urand(t % 5 == 0 ? CAP : 70), nrows = 1 + urand(4);
+        for (size_t i = 0; i < 4 * CAP; i++) x[i] = urand(9) == 0 ? -INFINITY : frand();
+        for (int is_max = 0; is_max < 2; is_max++) {
+            if (is_max) nn_pool_rows_max_avx2(x, CAP, nrows, width, buf);
+            else nn_pool_rows_sum_avx2(x, CAP, nrows, width, buf);
+            for (size_t i = 0; i < width; i++) {
+                float a = is_max ? -INFINITY : x[i];
+                for (size_t q = is_max ? 0 : 1; q < nrows; q++)
+                    a = is_max ? (x[q * CAP + i] > a ? x[q * CAP + i] : a) : a + x[q * CAP + i];
+                ref[i] = a;
+            }
+            size_t at = 0;
+            CHECK_MSG(tu_max_ulp(buf, ref, width, &at) == 0, "avx2 rows %s width %zu rows %zu at %zu",
+                      is_max ? "max" : "sum", width, nrows, at);
+            const size_t k = 1 + urand(6), sw = 1 + urand(3);
+            if (k > width) continue;
+            const size_t count = (width - k) / sw + 1;
+            const float scale = 1.0f / (float)k;
+            if (is_max) nn_pool_window_max_avx2(buf, k, sw, count, y);
+            else nn_pool_window_avg_avx2(buf, k, sw, count, scale, y);
+            for (size_t o = 0; o < count; o++) {
+                float a = buf[o * sw];
+                for (size_t kw = 1; kw < k; kw++) {
+                    const float v = buf[o * sw + kw];
+                    a = is_max ? (v > a ? v : a) : a + v;
+                }
+                r[o] = is_max ? a : a * scale;
+            }
+            CHECK_MSG(tu_max_ulp(y, r, count, &at) == 0, "avx2 window %s k %zu s %zu count %zu at %zu",
+                      is_max ? "max" : "avg", k, sw, count, at);
+        }
+        /* global pools: NaN first gives NaN, a later NaN is ignored */
+        if (t % 3 == 1) x[urand((uint32_t)width)] = NAN;
+        if (t % 7 == 2) x[0] = NAN;
+        float best = x[0];
+        double mag = 0.0;
+        for (size_t i = 0; i < width; i++) {
+            best = x[i] > best ? x[i] : best;
+            if (isfinite(x[i])) mag += fabs(x[i]);
+        }
+        const float got = nn_pool_max_avx2(x, width);
+        CHECK_MSG(same_float(got, best), "avx2 global max n %zu: %g, want %g", width, (double)got, (double)best);
+        for (size_t i = 0; i < width; i++) if (!isfinite(x[i])) x[i] = 0.25f;
+        const float s = nn_pool_sum_avx2(x, width);
+        double want = 0.0;
+        for (size_t i = 0; i < width; i++) want += x[i];
+        CHECK_MSG(fabs(s - want) <= 1e-6 * (mag + 1.0) * 4, "avx2 global sum n %zu: %g, want %g", width, (double)s, want);
+    }
+}
+#endif
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(2, &pool));
     test_fixed(pool);
     test_random(pool);
     test_row_split(pool);
+#ifdef NN_HAVE_X86_UKERNELS
+    test_avx2_direct();
+#endif
     cort_pool_free(pool);
     return tu_finish();
 }

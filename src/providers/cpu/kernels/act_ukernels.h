@@ -27,6 +27,8 @@ void nn_act_avx2(int kind, float *y, size_t n);
 /* y[i] = exp(x[i] - m) for x[i] <= m (a softmax row; the same polynomial exp, relative error
  * < 2.5e-7 where the result is a normal float; NaN propagates), returning their sum. y may be x. */
 float nn_exp_shift_sum_avx512(const float *x, float *y, size_t n, float m);
+/* The same with AVX2 (2^n built in the exponent field; same polynomial and error bound). */
+float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m);
 /* y = x * erfc(-x / sqrt(2)) / 2 (the exact GELU) in one pass: kernels/vec_body.h's erfc (t = 1/(1 + z/2)
  * from rcp14 + one Newton step instead of a division) with the exp inlined. y may be x. */
 void nn_gelu_avx512(const float *x, float *y, size_t n);
@@ -192,6 +194,26 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu2
         y = _mm256_blendv_ps(y, _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f)), tiny);
     }
     return y;
+}
+
+/* Any NN_ACT_KIND_* on a ymm register (0: none); lo/hi are alpha/beta broadcast. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_act256(int kind, __m256 v, __m256 lo,
+                                                                                 __m256 hi) {
+    const __m256 zero = _mm256_setzero_ps();
+    switch (kind) {
+    case NN_ACT_KIND_RELU: return _mm256_max_ps(v, zero);
+    case NN_ACT_KIND_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    case NN_ACT_KIND_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+    case NN_ACT_KIND_SIGMOID: return nn_sigmoid256(v);
+    case NN_ACT_KIND_HARD_SIGMOID:
+        return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(lo, v, hi), zero), _mm256_set1_ps(1.0f));
+    case NN_ACT_KIND_SILU: return nn_silu256(v);
+    case NN_ACT_KIND_HARD_SWISH: {
+        const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
+    }
+    default: return v;
+    }
 }
 #endif
 #endif

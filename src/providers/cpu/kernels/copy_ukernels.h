@@ -19,5 +19,11 @@ void nn_transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd);
 /* dst[c * ldd + r] = scale * src[r * ld + c] for c < 16 and r < width (<= 16), zero for rows <= r <
  * width: a 16-column block of at most 16 rows packed into width-wide rows (rows <= width). */
 void nn_transpose_avx512(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd, size_t width);
+/* The same five with AVX2 (x86/x32_copy_avx2.c). */
+void nn_copy_stride2_avx2(const float *src, float *dst, size_t n);
+void nn_copy_rep2_avx2(const float *src, float *dst, size_t n);
+void nn_interleave2_avx2(const float *a, const float *b, float bias, float *dst, size_t n);
+void nn_transpose16_avx2(const float *src, size_t ld, float *dst, size_t ldd);
+void nn_transpose_avx2(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd, size_t width);
 #endif
 #endif

@@ -1,11 +1,12 @@
 /* Depthwise convolution.
- * - AVX-512, 2-D 3x3/5x5 at stride 1/2 without depth multiplier (MobileNet, EfficientNet): the
- *   channel-blocked kernel, 16 channels in the vector lanes, transposed in and out of a per-task
- *   scratch band by band, every activation (SiLU included) applied on registers before the
- *   transpose out. Measured faster than the per-plane kernels at every plane size of those models
- *   (7x7 .. 112x112), most at small planes where a row fills few lanes (7x7 5x5: 0.27 -> 0.08 ms).
- * - Otherwise per output plane: the whole-plane kernel (same shapes, e.g. depth multiplier > 1)
- *   or a row kernel (outputs along the row in the lanes), or the portable loops. */
+ * - AVX-512 and AVX2, 2-D 3x3/5x5 at stride 1/2 without depth multiplier (MobileNet,
+ *   EfficientNet): the channel-blocked kernel, 16 (AVX2: 8) channels in the vector lanes,
+ *   transposed in and out of a per-task scratch band by band, every activation (SiLU included)
+ *   applied on registers before the transpose out. Measured faster than the per-plane kernels at
+ *   every plane size of those models (7x7 .. 112x112), most at small planes where a row fills few
+ *   lanes (docs/performance.md, "Depthwise and Winograd measurements").
+ * - Otherwise per output plane: the whole-plane kernel (AVX-512, same shapes, e.g. depth
+ *   multiplier > 1) or a row kernel (outputs along the row in the lanes), or the portable loops. */
 #include <string.h>
 #include "depthwise.h"
 #include "../../../core/alloc.h"
@@ -43,8 +44,8 @@ static int dw_act_known(const nn_act *act) {
 #endif
 
 /* The row and plane kernels take the cheap activations on their registers; Sigmoid/SiLU inlined
- * there measured slower (56x56 SiLU: 0.50 vs 0.41 ms) than a second pass over the row or plane
- * while it is in L1, where the epilogue loop overlaps two vectors. */
+ * there measured slower than a second pass over the row or plane while it is in L1, where the
+ * epilogue loop overlaps two vectors. */
 static int dw_act_in_kernel(const nn_act *act) {
     return !act || act->kind == CORT_ACT_NONE || act->kind == CORT_ACT_RELU || act->kind == CORT_ACT_CLIP ||
            act->kind == CORT_ACT_LEAKY_RELU;
@@ -148,15 +149,25 @@ static void depthwise_plane(const nn_geom *g, const float *x, const float *w, fl
 
 /* What each ISA level runs: a row kernel for the plane path, and whether the AVX-512 whole-plane
  * KxK kernel and the channel-blocked path are used. */
+typedef void (*dw_cb_fn)(int K, int S, const float *x, int64_t xcs, int64_t IH, int64_t IW, int64_t pt, int64_t pl,
+                         const float *w, const float *bias, int nc, float *y, int64_t ycs, int64_t OW, int64_t oh0,
+                         int64_t oh1, int64_t HB, const nn_dw_act *act, float *scratch, int fresh);
 typedef struct dw_kernels {
     dw_row_fn row;           /* NULL: the portable plane loop */
     dw_plane_fn kxk;         /* whole planes of 3x3 / 5x5 convs, or NULL */
-    int channel_blocked;
+    dw_cb_fn cb;             /* channel-blocked 3x3 / 5x5 kernel, or NULL */
+    size_t (*cb_scratch)(int K, int S, int64_t HB, int64_t OW);
+    size_t cb_lanes;         /* channels per block of cb */
+    /* 3x3 stride 2 rows wider than this, and 3x3 rows with a cheap activation at least cheap_ow wide
+     * (half as wide at stride 2), take the per-plane kernels (see depthwise_cb) */
+    int64_t cb_max_ow_3x3_s2, cb_max_ow_cheap_act;
 } dw_kernels;
-static const dw_kernels dw_generic = { NULL, NULL, 0 };
+static const dw_kernels dw_generic = { NULL, NULL, NULL, NULL, 0, 0, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
-static const dw_kernels dw_avx2 = { nn_dw_row_avx2, NULL, 0 };
-static const dw_kernels dw_avx512 = { nn_dw_row_avx512, nn_dw_plane_avx512, 1 };
+static const dw_kernels dw_avx2 = { nn_dw_row_avx2, NULL, nn_dw_cb_avx2, nn_dw_cb8_scratch_floats, 8,
+                                    INT64_MAX, INT64_MAX };
+static const dw_kernels dw_avx512 = { nn_dw_row_avx512, nn_dw_plane_avx512, nn_dw_cb_avx512, nn_dw_cb_scratch_floats, 16,
+                                      NN_DW_CB_MAX_OW_3X3_S2, NN_DW_CB_MAX_OW_CHEAP_ACT };
 #endif
 static const dw_kernels *dw_config(cort_isa_level l) {
 #ifdef NN_HAVE_X86_UKERNELS
@@ -192,10 +203,11 @@ static void dw_run(void *arg, size_t begin, size_t end) {
 }
 
 #ifdef NN_HAVE_X86_UKERNELS
-/* Channel-blocked path. Work items are (16-channel block, band of output rows) pairs; task t of
- * ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. */
+/* Channel-blocked path. Work items are (block of k->cb_lanes channels, band of output rows) pairs;
+ * task t of ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. */
 typedef struct dw_cb_job {
     const nn_conv_shape *s;
+    const dw_kernels *k;
     const float *x, *w, *bias;
     nn_dw_act act;
     float *y, *scratch;
@@ -208,50 +220,49 @@ static void dw_cb_run(void *arg, size_t begin, size_t end) {
     const nn_conv_shape *s = j->s;
     const nn_geom *g = &s->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
-    const size_t ks = (size_t)nn_geom_k_size(g), cblocks = (s->C + 15) / 16;
+    const size_t ks = (size_t)nn_geom_k_size(g), L = j->k->cb_lanes, cblocks = (s->C + L - 1) / L;
     for (size_t t = begin; t < end; t++) {
         float *sc = j->scratch + t * j->slot;
         int fresh = 1;
         for (size_t it = t * j->nitems / j->ntasks; it < (t + 1) * j->nitems / j->ntasks; it++) {
             const size_t b = it / j->nbands, band = it % j->nbands;
-            const size_t n = b / cblocks, c0 = b % cblocks * 16, nc = s->C - c0 < 16 ? s->C - c0 : 16;
+            const size_t n = b / cblocks, c0 = b % cblocks * L, nc = s->C - c0 < L ? s->C - c0 : L;
             const int64_t oh0 = (int64_t)band * j->hb, oh1 = oh0 + j->hb < g->out[1] ? oh0 + j->hb : g->out[1];
-            nn_dw_cb_avx512((int)g->k[1], (int)g->s[2], j->x + (n * s->C + c0) * in_size, (int64_t)in_size, g->in[1],
-                            g->in[2], g->pb[1], g->pb[2], j->w + c0 * ks, j->bias ? j->bias + c0 : NULL, (int)nc,
-                            j->y + (n * s->M + c0) * out_size, (int64_t)out_size, g->out[2], oh0, oh1, j->hb,
-                            &j->act, sc, fresh);
+            j->k->cb((int)g->k[1], (int)g->s[2], j->x + (n * s->C + c0) * in_size, (int64_t)in_size, g->in[1],
+                     g->in[2], g->pb[1], g->pb[2], j->w + c0 * ks, j->bias ? j->bias + c0 : NULL, (int)nc,
+                     j->y + (n * s->M + c0) * out_size, (int64_t)out_size, g->out[2], oh0, oh1, j->hb, &j->act,
+                     sc, fresh);
             fresh = 0;
         }
     }
 }
 
 /* Runs the channel-blocked path when the shape suits it and its scratch is available. */
-static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w, const float *bias,
-                        const nn_act *act, float *y, cort_kernel_ctx *ctx) {
+static int depthwise_cb(cort_pool *pool, const dw_kernels *k, const nn_conv_shape *s, const float *x, const float *w,
+                        const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
     const nn_geom *g = &s->g;
     const int64_t OH = g->out[1], OW = g->out[2];
     if (s->M != s->C || !dw_is_kxk(g) || !dw_act_known(act)) return 0;
-    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: measured against the plane
-     * kernel in isolation (1 thread), 56 -> 28: 0.075 vs 0.080 ms with Clip, 0.099 vs 0.105 with
-     * SiLU; 112 -> 56: 0.198 vs 0.196 with Clip, 0.264 vs 0.263 with SiLU. */
-    if (g->k[1] == 3 && g->s[2] == 2 && OW > NN_DW_CB_MAX_OW_3X3_S2) return 0;
-    /* In a model, where the input is the expand conv's fresh output, the plane kernel wins on wide
-     * rows when the activation runs on its registers (Relu, Clip): mobilenet_v2's 112x112 32-channel
-     * conv 0.22 -> 0.15 ms, 56 -> 28 0.107 -> 0.092; an OCR detector's 160x160 ones 1.45 -> 0.92
-     * and 1.25 -> 1.05 ms. With SiLU the channel-blocked kernel stays ahead (EfficientNet's 56x56:
-     * 0.30 vs 0.32 ms; its 28x28 and smaller up to 2x), on narrow rows for every activation, and
-     * for 5x5 (the detector's 80x80 ones: 0.72 vs 1.19 ms). */
+    /* 3x3 stride 2 transposes 4 input pixels per output for 9 taps: against the AVX-512 plane
+     * kernel it only pays on narrow rows (measured in isolation, 1 thread). */
+    if (g->k[1] == 3 && g->s[2] == 2 && OW > k->cb_max_ow_3x3_s2) return 0;
+    /* In a model, where the input is the expand conv's fresh output, the AVX-512 plane kernel wins
+     * on wide rows when the activation runs on its registers (Relu, Clip). With SiLU the
+     * channel-blocked kernel stays ahead, on narrow rows for every activation, and for 5x5. The
+     * AVX2 level has no plane kernel and sends every such shape to the channel-blocked one
+     * (a plane kernel written for it lost to it at every width, and inside cort.PwDwConv to the
+     * row kernel). */
     if (g->k[1] == 3 && dw_act_in_kernel(act) &&
-        (g->s[2] == 1 ? OW >= NN_DW_CB_MAX_OW_CHEAP_ACT : OW >= NN_DW_CB_MAX_OW_CHEAP_ACT / 2))
+        (g->s[2] == 1 ? OW >= k->cb_max_ow_cheap_act : OW >= k->cb_max_ow_cheap_act / 2))
         return 0;
     /* bands of about NN_DW_CB_BAND_PIXELS outputs, of equal height */
     int64_t nbands = (OH * OW + NN_DW_CB_BAND_PIXELS - 1) / NN_DW_CB_BAND_PIXELS;
     if (nbands > OH) nbands = OH;
     const int64_t hb = (OH + nbands - 1) / nbands;
     nbands = (OH + hb - 1) / hb;
-    const size_t slot = nn_dw_cb_scratch_floats((int)g->k[1], (int)g->s[2], hb, OW);
+    const size_t slot = k->cb_scratch((int)g->k[1], (int)g->s[2], hb, OW);
     if (slot > NN_DW_CB_MAX_SCRATCH) return 0;
-    const size_t nitems = s->N * ((s->C + 15) / 16) * (size_t)nbands;
+    const size_t nitems = s->N * ((s->C + k->cb_lanes - 1) / k->cb_lanes) * (size_t)nbands;
     const size_t work = (size_t)nn_geom_out_size(g) * (size_t)nn_geom_k_size(g) * s->N * s->M;
     if (work < 32768) pool = NULL;
     size_t ntasks = (size_t)cort_pool_threads(pool);
@@ -259,7 +270,7 @@ static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x,
     const size_t bytes = ntasks * slot * sizeof(float);
     float *scratch = ctx ? cort_kernel_scratch(ctx, bytes) : cort_malloc(bytes);
     if (!scratch) return 0;   /* the per-plane kernels need no scratch */
-    dw_cb_job j = { s, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, hb };
+    dw_cb_job j = { s, k, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, hb };
     cort_parallel_for(pool, ntasks, 1, dw_cb_run, &j);
     if (ctx) cort_kernel_scratch_free(ctx, scratch);
     else cort_free(scratch);
@@ -270,15 +281,15 @@ static int depthwise_cb(cort_pool *pool, const nn_conv_shape *s, const float *x,
 void nn_conv_depthwise_f32(cort_pool *pool, const nn_gemm_kernel *kernel, const nn_conv_shape *s, const float *x,
                            const float *w, const float *bias, const nn_act *act, float *y, cort_kernel_ctx *ctx) {
     const size_t out_size = (size_t)nn_geom_out_size(&s->g), ks = (size_t)nn_geom_k_size(&s->g);
-    /* an input this large comes from memory: the plane kernel fetches rows ahead (64 channels of
-     * 320x320, 3x3 stride 2: 3.3 -> 2.5 ms; 96 of 112x112, from the caches: 0.197 -> 0.219 with it) */
+    /* an input this large comes from memory: the plane kernel fetches rows ahead (which costs time
+     * when the input comes from the caches) */
     const int prefetch = s->N * s->C * (size_t)nn_geom_in_size(&s->g) * sizeof(float) >= NN_DW_PREFETCH_MIN_BYTES;
     /* an explicit gemm kernel (tests) selects the depthwise kernels of its ISA level */
     dw_job j = { s, x, w, bias, act, y, dw_config(kernel ? kernel->isa : cort_cpu_isa()), prefetch };
     (void)ctx;
     (void)kernel;
 #ifdef NN_HAVE_X86_UKERNELS
-    if (j.k->channel_blocked && depthwise_cb(pool, s, x, w, bias, act, y, ctx)) return;
+    if (j.k->cb && depthwise_cb(pool, j.k, s, x, w, bias, act, y, ctx)) return;
 #endif
     size_t planes = s->N * s->M;
     cort_parallel_for(out_size * ks * planes < 32768 ? NULL : pool, planes, 1, dw_run, &j);

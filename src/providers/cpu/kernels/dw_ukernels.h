@@ -29,6 +29,12 @@ size_t nn_dw_cb_scratch_floats(int K, int S, int64_t HB, int64_t OW);
 void nn_dw_cb_avx512(int K, int S, const float *x, int64_t xcs, int64_t IH, int64_t IW, int64_t pt, int64_t pl,
                      const float *w, const float *bias, int nc, float *y, int64_t ycs, int64_t OW, int64_t oh0,
                      int64_t oh1, int64_t HB, const nn_dw_act *act, float *scratch, int fresh);
+/* The channel-blocked kernel above with 8 channels in the lanes (nc <= 8) and its scratch
+ * (nn_dw_cb8_scratch_floats floats). */
+size_t nn_dw_cb8_scratch_floats(int K, int S, int64_t HB, int64_t OW);
+void nn_dw_cb_avx2(int K, int S, const float *x, int64_t xcs, int64_t IH, int64_t IW, int64_t pt, int64_t pl,
+                   const float *w, const float *bias, int nc, float *y, int64_t ycs, int64_t OW, int64_t oh0,
+                   int64_t oh1, int64_t HB, const nn_dw_act *act, float *scratch, int fresh);
 void nn_dw_row_avx2(float *y, int64_t OW, float bias, const float *const *rows, const float *w, const int64_t *offs,
                     int ntaps, int64_t IW, int64_t sw, const nn_dw_act *act);
 #endif

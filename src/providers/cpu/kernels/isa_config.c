@@ -9,7 +9,19 @@ static const nn_isa_config neon_config = { .isa = CORT_ISA_NEON };
 #ifdef NN_HAVE_X86_UKERNELS
 static const nn_isa_config avx2_config = {
     .isa = CORT_ISA_AVX2,
+    .copy_stride2 = nn_copy_stride2_avx2,
+    .copy_rep2 = nn_copy_rep2_avx2,
+    .interleave2 = nn_interleave2_avx2,
+    .transpose16 = nn_transpose16_avx2,
+    .transpose_scaled = nn_transpose_avx2,
+    .pool_rows_max = nn_pool_rows_max_avx2,
+    .pool_rows_sum = nn_pool_rows_sum_avx2,
+    .pool_window_max = nn_pool_window_max_avx2,
+    .pool_window_avg = nn_pool_window_avg_avx2,
+    .pool_sum = nn_pool_sum_avx2,
+    .pool_max = nn_pool_max_avx2,
     .act_sigmoid_silu = nn_act_avx2,
+    .exp_shift_sum = nn_exp_shift_sum_avx2,
 };
 
 static const nn_isa_config avx512_config = {

@@ -24,6 +24,9 @@ typedef struct nn_isa_config {
     void (*pool_rows_sum)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
     void (*pool_max2d)(const nn_pool2d_rows *a);
     void (*pool_avg2d)(const nn_pool2d_rows *a);
+    /* window step after pool_rows_* (NULL: the portable loop) */
+    void (*pool_window_max)(const float *t, size_t k, size_t sw, size_t count, float *y);
+    void (*pool_window_avg)(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
     float (*pool_sum)(const float *x, size_t n);
     float (*pool_max)(const float *x, size_t n);
     /* activations in place (act_ukernels.h): every NN_ACT_KIND_* up to hard swish, or only

@@ -244,9 +244,14 @@ static void fast_rows(const pool_job *j, const float *x, float *y, int64_t oh, i
                 else rows_sum_ref(xc, (size_t)IW, (size_t)nr, width, buf);
             }
             if (is_max) {
-                window_max_ref(buf, (size_t)k, (size_t)sw, nb, yc);
+                if (j->isa->pool_window_max) j->isa->pool_window_max(buf, (size_t)k, (size_t)sw, nb, yc);
+                else window_max_ref(buf, (size_t)k, (size_t)sw, nb, yc);
                 first_nan_rule(xc, (size_t)sw, nb, yc);
-            } else window_avg_ref(buf, (size_t)k, (size_t)sw, nb, scale, yc);
+            } else if (j->isa->pool_window_avg) {
+                j->isa->pool_window_avg(buf, (size_t)k, (size_t)sw, nb, scale, yc);
+            } else {
+                window_avg_ref(buf, (size_t)k, (size_t)sw, nb, scale, yc);
+            }
         }
 }
 

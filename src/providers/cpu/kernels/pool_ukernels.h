@@ -42,5 +42,14 @@ void nn_pool_avg2d_avx512(const nn_pool2d_rows *a);
 float nn_pool_sum_avx512(const float *x, size_t n);
 /* Max of x[0..n), n >= 1, with the reference's NaN rule (x[0] NaN gives NaN, others are ignored). */
 float nn_pool_max_avx512(const float *x, size_t n);
+/* The AVX2 forms of the row and global kernels above, and the window step of the row-buffer
+ * path: y[o] for o < count reduces t[o * sw + kw], kw < k, in kw order (max: v > best ? v : best
+ * from the first; avg: the sum times scale), t holding (count - 1) * sw + k floats. */
+void nn_pool_rows_max_avx2(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
+void nn_pool_rows_sum_avx2(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
+void nn_pool_window_max_avx2(const float *t, size_t k, size_t sw, size_t count, float *y);
+void nn_pool_window_avg_avx2(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
+float nn_pool_sum_avx2(const float *x, size_t n);
+float nn_pool_max_avx2(const float *x, size_t n);
 #endif
 #endif

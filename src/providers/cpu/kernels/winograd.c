@@ -23,10 +23,9 @@ int nn_wino_geometry_ok(const nn_conv_shape *s) {
 int nn_wino_applies(const nn_conv_shape *s) {
     if (!nn_wino_geometry_ok(s)) return 0;
     const size_t oh = (size_t)s->g.out[1], ow = (size_t)s->g.out[2];
-    /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant.
-     * Since the transforms move whole vectors (best of 200 runs, direct -> Winograd, 1 thread):
-     * 16 -> 64 at 56x56 0.55 -> 0.33 ms, 8 -> 32 0.158 -> 0.103, 32 -> 16 0.314 -> 0.209, 16 -> 16
-     * 0.146 -> 0.098; 4 input channels still lose (4 -> 32: 0.082 -> 0.111), 8 outputs break even */
+    /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant:
+     * since the transforms move whole vectors, 8 input channels win, 4 still lose, 8 outputs break
+     * even (docs/performance.md, "Depthwise and Winograd measurements") */
     if (s->C >= 8 && s->M >= 16 && oh >= 12 && ow >= 12) return 4;
     /* 7x7 .. 11x11 maps: 4x4 tiles would leave the gemms 4-9 columns wide, 2x2 tiles give 16-36;
      * with many channels the 16 gemms beat the direct conv (resnet50's 512-channel 7x7 convs) */
@@ -103,6 +102,10 @@ static void wino_filter_generic(const float *w, size_t M, size_t C, int m, float
     else wino_filter_body(w, M, C, u);
 }
 #if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma"))) static void wino_filter_avx2(const float *w, size_t M, size_t C, int m, float *u) {
+    if (m == 2) wino2_filter_body(w, M, C, u);
+    else wino_filter_body(w, M, C, u);
+}
 __attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, int m, float *u) {
     if (m == 2) wino2_filter_body(w, M, C, u);
     else wino_filter_body(w, M, C, u);
@@ -348,12 +351,161 @@ static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_bod
 static void wino2_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 2); }
 static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 2); }
 #if defined(__x86_64__) || defined(__i386__)
+/* AVX2: the portable bodies on ymm pairs (the baseline x86-64 build runs each 16-lane vector
+ * operation as four SSE ones). */
+static size_t wino_run_len(const wino_job *j, size_t t, size_t l);
+
+/* Lanes [lane, lane + m) (m <= 8, within one 8-lane half of the 16) of the 36 vectors d[r * 6 + s]
+ * for m tiles side by side in one tile row, the first one's window at (y0, x0): d[r][s] of tile i
+ * is input (y0 + r, x0 + 4 i + s). Per window row, 32 floats in four loads are split by columns
+ * mod 4 with two rounds of unpacks and a lane permute (0 2 4 6 | 1 3 5 7 -> tile order); columns
+ * 4 and 5 are columns 0 and 1 of the next tile, the last lane from floats 32 and 33. Rows or
+ * columns outside the image go through a zeroed stack copy of the row, which is the padding. */
+__attribute__((target("avx2,fma"))) static void wino_gather8_avx2(const float *xc, int64_t H, int64_t W, int64_t y0,
+                                                                 int64_t x0, size_t lane, size_t m, wv *d) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const int64_t need = 4 * (int64_t)m + 2;
+    for (int r = 0; r < 6; r++) {
+        const int64_t y = y0 + r;
+        __m256 v[6];
+        if (y < 0 || y >= H) {
+            for (int c = 0; c < 6; c++) v[c] = _mm256_setzero_ps();
+        } else {
+            const float *row = xc + y * W;
+            float buf[40];
+            const float *src = row + x0;
+            if (x0 < 0 || x0 + 34 > W) {
+                for (int64_t i = 0; i < 40; i++) {
+                    const int64_t col = x0 + i;
+                    buf[i] = i < need && col >= 0 && col < W ? row[col] : 0.0f;
+                }
+                src = buf;
+            }
+            const __m256 a0 = _mm256_loadu_ps(src), a1 = _mm256_loadu_ps(src + 8);
+            const __m256 a2 = _mm256_loadu_ps(src + 16), a3 = _mm256_loadu_ps(src + 24);
+            const __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+            const __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+            const __m256d p0 = _mm256_castps_pd(t0), p1 = _mm256_castps_pd(t1);
+            const __m256d p2 = _mm256_castps_pd(t2), p3 = _mm256_castps_pd(t3);
+            v[0] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(p0, p2)), order);
+            v[1] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p0, p2)), order);
+            v[2] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(p1, p3)), order);
+            v[3] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p1, p3)), order);
+            v[4] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[0], next), _mm256_broadcast_ss(src + 32), 0x80);
+            v[5] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[1], next), _mm256_broadcast_ss(src + 33), 0x80);
+        }
+        for (int c = 0; c < 6; c++) {
+            float *dst = (float *)&d[r * 6 + c] + lane;
+            if (m == 8) _mm256_storeu_ps(dst, v[c]);
+            else _mm256_maskstore_ps(dst, mask, v[c]);
+        }
+    }
+}
+
+/* wino_in_body for 4x4 tiles with the gather above for every run of tiles in one tile row, cut at
+ * the 8-lane halves so the transform's vector loads forward from whole stores. */
+__attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t begin, size_t end) {
+    const wino_job *j = arg;
+    const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const size_t sv = wino_plane(j->C, j->tb);
+    wv d[36], v[36];
+    for (size_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * (size_t)(H * W);
+        for (size_t q = 0; q < j->tb; q += WT) {
+            /* lanes past the last tile must be zero */
+            if (j->t0 + q + WT > j->tiles) memset(d, 0, sizeof d);
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l;
+                size_t n = wino_run_len(j, t, l);
+                if (n > 8 - l % 8) n = 8 - l % 8;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
+                wino_gather8_avx2(xc, H, W, y0, x0, l, n, d);
+                l += n;
+            }
+            wino_in(d, v);
+            for (int e = 0; e < 36; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+        }
+    }
+}
+/* wino_out_body for 4x4 tiles: each run of tiles side by side in one tile row (cut at the 8-lane
+ * halves) stores its output rows as whole vectors, two tiles (8 floats) per vector interleaved
+ * from the 4 column vectors of a row by unpacks and a 128-bit lane exchange, instead of 16 scalar
+ * stores per vector read back through the stack; floats outside the run (other tiles' lanes, the
+ * columns past OW) are masked off. */
+__attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
+    const wino_job *j = arg;
+    const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const size_t sm = wino_plane(j->M, j->tb);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    wv m[36], o[16];
+    for (size_t k = begin; k < end; k++) {
+        float *yk = j->y + k * (size_t)(OH * OW);
+        const float b = j->bias ? j->bias[k] : 0.0f;
+        for (size_t q = 0; q < j->tb; q += WT) {
+            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
+            wino_out(m, o);
+            for (int e = 0; e < 16; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
+            for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
+                const size_t t = j->t0 + q + l, lo = l % 8, half = l - lo;
+                size_t n = wino_run_len(j, t, l);
+                if (n > 8 - lo) n = 8 - lo;
+                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)(t % j->tw) * 4;
+                const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
+                const int full = lo == 0 && cols == 32;
+                for (int r = 0; r < 4 && y0 + r < OH; r++) {
+                    /* base[4 (i - lo) + s] = tile i's column s, for the run's tiles i in [lo, lo + n) */
+                    float *base = yk + (y0 + r) * OW + x0;
+                    const __m256 c0 = _mm256_loadu_ps((const float *)&o[r * 4] + half);
+                    const __m256 c1 = _mm256_loadu_ps((const float *)&o[r * 4 + 1] + half);
+                    const __m256 c2 = _mm256_loadu_ps((const float *)&o[r * 4 + 2] + half);
+                    const __m256 c3 = _mm256_loadu_ps((const float *)&o[r * 4 + 3] + half);
+                    const __m256d u0 = _mm256_castps_pd(_mm256_unpacklo_ps(c0, c1));
+                    const __m256d u1 = _mm256_castps_pd(_mm256_unpackhi_ps(c0, c1));
+                    const __m256d u2 = _mm256_castps_pd(_mm256_unpacklo_ps(c2, c3));
+                    const __m256d u3 = _mm256_castps_pd(_mm256_unpackhi_ps(c2, c3));
+                    const __m256 w0 = _mm256_castpd_ps(_mm256_unpacklo_pd(u0, u2));   /* tiles 0 | 4 */
+                    const __m256 w1 = _mm256_castpd_ps(_mm256_unpackhi_pd(u0, u2));   /* 1 | 5 */
+                    const __m256 w2 = _mm256_castpd_ps(_mm256_unpacklo_pd(u1, u3));   /* 2 | 6 */
+                    const __m256 w3 = _mm256_castpd_ps(_mm256_unpackhi_pd(u1, u3));   /* 3 | 7 */
+                    const __m256 out[4] = { _mm256_permute2f128_ps(w0, w1, 0x20), _mm256_permute2f128_ps(w2, w3, 0x20),
+                                            _mm256_permute2f128_ps(w0, w1, 0x31), _mm256_permute2f128_ps(w2, w3, 0x31) };
+                    for (int v = 0; v < 4; v++) {
+                        /* base offset of out[v]'s lane 0: -4 when only its second tile is the run's */
+                        const int64_t first = 8 * v - 4 * (int64_t)lo;
+                        if (first + 8 <= 0 || first >= cols) continue;
+                        if (full) {
+                            _mm256_storeu_ps(base + first, out[v]);
+                        } else if (first < 0) {
+                            const __m128i keep = _mm_cmpgt_epi32(_mm_set1_epi32((int)cols), _mm_setr_epi32(0, 1, 2, 3));
+                            _mm_maskstore_ps(base, keep, _mm256_extractf128_ps(out[v], 1));
+                        } else {
+                            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - first)), iota);
+                            _mm256_maskstore_ps(base + first, keep, out[v]);
+                        }
+                    }
+                }
+                l += n;
+            }
+        }
+        /* the whole plane was just written (one block): activate it while it is in cache */
+        if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
+    }
+}
+__attribute__((target("avx2,fma"))) static void wino2_in_avx2(void *arg, size_t begin, size_t end) {
+    wino_in_body(arg, begin, end, 2);
+}
+__attribute__((target("avx2,fma"))) static void wino2_out_avx2(void *arg, size_t begin, size_t end) {
+    wino_out_body(arg, begin, end, 2);
+}
 /* The 6x6 windows of n tiles that lie side by side in one tile row (lanes [l0, l0 + n) of d[36]),
  * the first one's top-left input pixel at (y0, x0), x0 > -16. Row r of the input holds all their
  * row-r windows at columns x0 + 4 l + s, so each d[r][s] is a stride-4 deinterleave of 66 floats:
  * two permutes of register pairs and a 256-bit shuffle, instead of 16 scalar inserts through the
- * stack (which read back as vectors stalled on store forwarding: the input transform was 59 % of
- * a 96 -> 24 conv at 160x160, the gemms 29 %). Rows and columns outside the image read as zero
+ * stack (which read back as vectors stalled on store forwarding, and made the input transform
+ * cost twice the gemms of a few-channel conv). Rows and columns outside the image read as zero
  * (masked loads, zeroed lanes), which is the padding. */
 __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, int64_t H, int64_t W, int64_t y0,
                                                                int64_t x0, size_t l0, size_t n, wv *d,
@@ -517,12 +669,14 @@ typedef struct wino_kernels {
 static const wino_kernels wino_generic = { wino_filter_generic, wino_in_generic, wino_out_generic, wino2_in_generic,
                                            wino2_out_generic };
 #if defined(__x86_64__) || defined(__i386__)
+static const wino_kernels wino_avx2 = { wino_filter_avx2, wino_in_avx2, wino_out_avx2, wino2_in_avx2, wino2_out_avx2 };
 static const wino_kernels wino_avx512 = { wino_filter_avx512, wino_in_avx512, wino_out_avx512, wino2_in_avx512,
                                           wino2_out_avx512 };
 #endif
 static const wino_kernels *wino_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
     if (cort_cpu_isa() == CORT_ISA_AVX512) return &wino_avx512;
+    if (cort_cpu_isa() == CORT_ISA_AVX2) return &wino_avx2;
 #endif
     return &wino_generic;
 }
@@ -591,8 +745,7 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
     /* tile-parallel when every thread gets at least two blocks of its own (about 1 MB each): in a
      * model, with the cores' caches and the link between them busy, handing blocks between phases
-     * cost resnet50's 56x56 convs at 2 threads 1.19 -> 0.79 ms, its 28x28 ones 0.9 -> 0.78, an OCR
-     * detector's 160x160 96->24 convs 8.3 -> 4.5 ms (the same in isolation). Fewer tiles (14x14:
+     * cost more than the imbalance of whole blocks (the same in isolation). Fewer tiles (14x14:
      * 16) keep the phases split over the threads. */
     const size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
     const size_t blocks = (tiles + bt - 1) / bt;

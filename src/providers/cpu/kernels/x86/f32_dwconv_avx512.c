@@ -130,7 +130,7 @@ static inline __m512 row3_s2(const float *r, int64_t first, const __mmask16 *m, 
 
 /* 3x3: the nine weights stay in registers. The load masks depend only on the column, so they are
  * computed once per chunk of up to 16 output vectors (256 columns) and reused by every row: computed
- * per vector they cost more than the taps (56 -> 28 at stride 2: 0.104 ms, 52 cycles per vector). */
+ * per vector they cost more than the taps. */
 __attribute__((target("avx512f")))
 static void dw3x3_plane(const float *x, int64_t IH, int64_t IW, const float *w, float bias, float *y, int64_t OH,
                         int64_t OW, int64_t sw, int64_t pt, int64_t pl, const nn_dw_act *act, int prefetch) {
@@ -438,8 +438,8 @@ void nn_dw_cb_avx512(int K, int S, const float *x, int64_t xcs, int64_t IH, int6
     float *wt = pout + ((HB * OW + 15) & ~(int64_t)15) * 16;
     if (fresh)
         for (int64_t i = 0; i < IHp * IWp; i++) _mm512_storeu_ps(pin + i * 16, _mm512_setzero_ps());
-    /* weights [nc][KK] -> [KK][16] by 16x16 transposes (scalar stores 64 bytes apart were ~10% of a
-     * 7x7 3x3 block) */
+    /* weights [nc][KK] -> [KK][16] by 16x16 transposes (scalar stores 64 bytes apart were a
+     * measurable share of a 7x7 block) */
     for (int64_t k0 = 0; k0 < KK; k0 += 16) {
         const __mmask16 m = tail_mask(KK - k0);
         __m512 r[16];

@@ -90,7 +90,7 @@ SM_DEFINE(double, exp, log, f64)
 /* Contiguous float rows (inner == 1, softmax / logsoftmax): max, subtract, sum and scale through the
  * run-time dispatched row primitives of kernels/vec.h and exp through the ew_simd kernel (AVX-512 /
  * AVX2 / portable). Subtract, exp and sum run chunk by chunk while the chunk is in L1, so a row
- * is read and written three times, not five (a 40 x 6625 classifier softmax: 0.16 -> 0.11 ms). */
+ * is read and written three times, not five. */
 #define SM_CHUNK 1024
 static void row_f32_fast(rd_softmax_kind k, const float *x, float *y, size_t n, const fu_vec_kernels *v,
                          ew_f32_un vexp) {
