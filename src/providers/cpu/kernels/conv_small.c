@@ -31,20 +31,18 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
     if (trans > usual * 1.08) return 1;
     /* A kernel with a transposed-store tile reads the positions in place and runs tiles of any height, so when the
      * usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv that reduces or
-     * keeps the channels in whole 32-channel panels wins transposed: 576->96 0.211 -> 0.193 ms,
-     * 1024->256 0.978 -> 0.906, 512->256 0.483 -> 0.460; with K < M the per-tile transposed
-     * epilogue costs more than the waste (256->1024 0.962 vs 0.977, 96->576 0.207 vs 0.234). */
+     * keeps the channels in whole panels wins transposed (576->96, 1024->256, 512->256); with
+     * K < M the per-tile transposed epilogue costs more than the waste (256->1024, 96->576). */
     const size_t K = s->C * (size_t)(g->k[1] * g->k[2]);
     const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
                           g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
     /* 1x1 stride 2 (a ResNet downsample: its im2col is a strided gather) pays the epilogue even at
-     * K = M / 2: resnet50's 512->1024 at 28x28 -> 14x14 2.39 -> 2.09 ms in the model (1.23 -> 1.04
-     * at 2 threads), 1024->2048 at 14x14 -> 7x7 2.10 -> 2.01 */
+     * K = M / 2 (resnet50's 512->1024 at 28x28 -> 14x14, 1024->2048 at 14x14 -> 7x7) */
     const int stride2 = g->s[1] == 2 && g->s[2] == 2;
     const int down = stride2 && g->k[1] == 1 && g->k[2] == 1 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 &&
                      g->pe[2] == 0;
     /* and k x k stride 2 with K >= M (im2col then the transposed kernel): resnet50's 256-channel
-     * 3x3 28x28 -> 14x14 conv 2.96 -> 2.76 ms in the model (1.59 -> 1.37 at 2 threads) */
+     * 3x3 28x28 -> 14x14 conv */
     if (!k->tstore || usual >= 1.0 || s->M % 16) return 0;
     return (down && 2 * K >= s->M && K >= 256) || (stride2 && K >= s->M) || (pointwise && K >= s->M && K >= 256);
 }
@@ -81,8 +79,8 @@ static void im2col_small(const nn_geom *g, size_t c0, size_t C, const float *x, 
 
 typedef struct im2col_job { const nn_geom *g; const float *x; float *col; } im2col_job;
 
-/* channels [begin, end): im2col of 512 channels x 9 taps of a 7x7 plane is ~0.1 ms, serial it was
- * a tenth of resnet50's layer4 3x3 convs at 2 threads */
+/* channels [begin, end): serial, the im2col of 512 channels x 9 taps of a 7x7 plane was a tenth
+ * of resnet50's layer4 3x3 convs at 2 threads */
 static void im2col_run(void *arg, size_t begin, size_t end) {
     const im2col_job *j = arg;
     im2col_small(j->g, begin, end, j->x, j->col);
@@ -130,11 +128,12 @@ static void small_out_run(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* The transposed-store path (kernels with a tstore tile): per (channel panel, position tile) one kernel call over all of K that reads the
- * patch matrix in place ([K][P]: a tile's positions are contiguous in every row) and stores the
- * tile transposed into Y with bias, residual and activation: no packing of the patch matrix (16 %
- * of a 7x7 pointwise conv), no Y^T scratch and no pass over it (~12 %). Position tiles are 12 rows,
- * the last one 1..tstore_rows (with 12x32, 49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
+/* The transposed-store path (kernels with a tstore tile): per (channel panel, position tile) one
+ * kernel call over all of K that reads the patch matrix in place ([K][P]: a tile's positions are
+ * contiguous in every row) and stores the tile transposed into Y with bias, residual and
+ * activation: no packing of the patch matrix, no Y^T scratch and no pass over it (both were a
+ * sizeable part of a 7x7 pointwise conv). Position tiles are MR rows, the last one
+ * 1..tstore_rows (with 12x32, 49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
 typedef struct tstore_job {
     const float *at;          /* A^T, [K][P] (lda = P) */
     const nn_gemm_packed *wt;
@@ -217,8 +216,8 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
             const size_t grain = npanels >= 4 * threads ? mtiles : 1;
             /* too few channel panels to give each thread whole ones: split the positions instead
              * (items position-major), so a thread reads only its half of the input, most of which
-             * its own share of the previous conv wrote (MobileNetV2 at 2 threads 4.16 -> 4.10 ms,
-             * EfficientNet-B0's 14x14 project convs 0.166 -> 0.153; 6-round A/Bs) */
+             * its own share of the previous conv wrote (MobileNetV2 and EfficientNet-B0's 14x14
+             * project convs at 2 threads) */
             tj.pos_major = grain == 1 && threads > 1;
             cort_parallel_for(2.0 * (double)P * (double)M * (double)K < 262144.0 ? NULL : pool, npanels * mtiles,
                               grain, tstore_run, &tj);
