@@ -29,10 +29,11 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
     const double usual = tile_efficiency(P, k->nr, k->nr / 2);
     const double trans = tile_efficiency(P, k->mr, 4) * tile_efficiency(s->M, k->nr, k->nr / 2);
     if (trans > usual * 1.08) return 1;
-    /* A kernel with a transposed-store tile reads the positions in place and runs tiles of any height, so when the
-     * usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv that reduces or
-     * keeps the channels in whole panels wins transposed (576->96, 1024->256, 512->256); with
-     * K < M the per-tile transposed epilogue costs more than the waste (256->1024, 96->576). */
+    /* A kernel with a transposed-store tile reads the positions in place and runs tiles of any
+     * height, so when the usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv
+     * that reduces or keeps the channels in whole panels wins transposed (576->96, 1024->256,
+     * 512->256); with K < M the per-tile transposed epilogue costs more than the waste (256->1024,
+     * 96->576). */
     const size_t K = s->C * (size_t)(g->k[1] * g->k[2]);
     const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
                           g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
