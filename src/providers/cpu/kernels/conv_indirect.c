@@ -18,8 +18,8 @@
 #include "../../../core/alloc.h"
 
 /* Column panels per task. Each row stream of Y is written in runs of bp * NR floats, and cold Y
- * lines are cheaper in long runs (squeezenet's stem 0.75 -> 0.68 ms with 32 panels, resnet50's
- * 2.47 -> 2.37), but a task's B panels (K * NR floats each, re-read per A panel) must stay in L2:
+ * lines are cheaper in long runs (squeezenet's and resnet50's stems gained with 32 panels), but a
+ * task's B panels (K * NR floats each, re-read per A panel) must stay in L2:
  * bp * K * NR * 4 bytes <= 1 MB. */
 #define IND_BLOCK_MIN 8
 #define IND_BLOCK_MAX 32
@@ -211,8 +211,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     while (ow >= q->Wp) { ow -= q->Wp; oh++; }
                 }
                 /* one K slice: the full tiles left in this output row go to the kernel in one call that
-                 * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144: 0.61 -> 0.58 ms); the
-                 * stems (K = 27) measured no better or slightly worse, so they keep a call per tile */
+                 * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144, gained); the stems
+                 * (K = 27) measured no better or slightly worse, so they keep a call per tile */
                 size_t run = 1;
                 if (j->multi && direct && cols == nr && q->K >= 64 && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
                     const size_t left = (q->OW - ow0) / nr;   /* full panels from here to the row's end */
@@ -235,10 +235,9 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                 u.act = 0;
                 u.perm = NULL;
                 u.kept = 0;
-                /* a tile straddling output rows: the AVX-512 kernel drops its junk columns itself and
-                 * stores the rest as one run (those columns are consecutive in Y), instead of a stack
-                 * tile copied out fragment by fragment (squeezenet's 16->64 3x3 conv at 55x55:
-                 * 0.566 -> 0.533 ms in isolation) */
+                /* a tile straddling output rows: a 32-column ext kernel drops its junk columns itself
+                 * and stores the rest as one run (those columns are consecutive in Y), instead of a
+                 * stack tile copied out fragment by fragment (squeezenet's 16->64 3x3 conv at 55x55) */
                 int32_t perm[32];
                 size_t yo_run = yo;
                 if (!direct && j->multi && nr == 32) {
@@ -266,8 +265,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     u.kc = kc;
                     u.a = j->w->data + k0 * mpanels * mr + ip * mr * kc;
                     /* the first tile of a row panel reads its weights cold: it fetches the next
-                     * panel's meanwhile (resnet50's 3x3 stride-2 conv at 56x56 2.54 -> 2.48 ms,
-                     * squeezenet's 3x3 expand convs 1-2 %; 5-round A/Bs) */
+                     * panel's meanwhile (resnet50's 3x3 stride-2 conv at 56x56, squeezenet's 3x3
+                     * expand convs) */
                     u.b_prefetch = pi == p0 && ip + 1 < mpanels ? u.a + mr * kc : NULL;
                     u.b_prefetch_ld = mr;
                     u.b_ind = j->taps + k0;
@@ -280,8 +279,8 @@ static void ind_run(void *arg, size_t begin, size_t end) {
                     k->ukr(&u);
                 }
                 /* the next tile's output rows, for writing: Y is cold in a model and its rows are
-                 * M streams the hardware prefetcher does not follow (MobileNetV2's stem 0.40 ->
-                 * 0.35 ms in the model; prefetching 2 or 4 tiles ahead measured no better) */
+                 * M streams the hardware prefetcher does not follow (MobileNetV2's stem; prefetching
+                 * 2 or 4 tiles ahead measured no better) */
                 pi += run - 1;
                 if (direct && !u.perm && pi + 1 < p1) {
                     const float *cf = j->y + r0 * plane + yo + run * nr;

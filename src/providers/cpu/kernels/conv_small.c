@@ -29,28 +29,23 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
     const double usual = tile_efficiency(P, k->nr, k->nr / 2);
     const double trans = tile_efficiency(P, k->mr, 4) * tile_efficiency(s->M, k->nr, k->nr / 2);
     if (trans > usual * 1.08) return 1;
-    /* The AVX-512 kernel reads the positions in place and runs tiles of any height, so when the
-     * usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv that reduces or
-     * keeps the channels in whole 32-channel panels wins transposed: 576->96 0.211 -> 0.193 ms,
-     * 1024->256 0.978 -> 0.906, 512->256 0.483 -> 0.460; with K < M the per-tile transposed
-     * epilogue costs more than the waste (256->1024 0.962 vs 0.977, 96->576 0.207 vs 0.234). */
-#ifdef NN_HAVE_X86_UKERNELS
+    /* A kernel with a transposed-store tile reads the positions in place and runs tiles of any
+     * height, so when the usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv
+     * that reduces or keeps the channels in whole panels wins transposed (576->96, 1024->256,
+     * 512->256); with K < M the per-tile transposed epilogue costs more than the waste (256->1024,
+     * 96->576). */
     const size_t K = s->C * (size_t)(g->k[1] * g->k[2]);
     const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
                           g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
     /* 1x1 stride 2 (a ResNet downsample: its im2col is a strided gather) pays the epilogue even at
-     * K = M / 2: resnet50's 512->1024 at 28x28 -> 14x14 2.39 -> 2.09 ms in the model (1.23 -> 1.04
-     * at 2 threads), 1024->2048 at 14x14 -> 7x7 2.10 -> 2.01 */
+     * K = M / 2 (resnet50's 512->1024 at 28x28 -> 14x14, 1024->2048 at 14x14 -> 7x7) */
     const int stride2 = g->s[1] == 2 && g->s[2] == 2;
     const int down = stride2 && g->k[1] == 1 && g->k[2] == 1 && g->pb[1] == 0 && g->pb[2] == 0 && g->pe[1] == 0 &&
                      g->pe[2] == 0;
     /* and k x k stride 2 with K >= M (im2col then the transposed kernel): resnet50's 256-channel
-     * 3x3 28x28 -> 14x14 conv 2.96 -> 2.76 ms in the model (1.59 -> 1.37 at 2 threads) */
-    if (k->ukr != nn_ukr_avx512_12x32 || usual >= 1.0 || s->M % 16) return 0;
+     * 3x3 28x28 -> 14x14 conv */
+    if (!k->tstore || usual >= 1.0 || s->M % 16) return 0;
     return (down && 2 * K >= s->M && K >= 256) || (stride2 && K >= s->M) || (pointwise && K >= s->M && K >= 256);
-#else
-    return 0;
-#endif
 }
 
 cort_status *nn_conv_small_pack(const float *w, size_t M, size_t K, nn_gemm_packed *out) {
@@ -85,8 +80,8 @@ static void im2col_small(const nn_geom *g, size_t c0, size_t C, const float *x, 
 
 typedef struct im2col_job { const nn_geom *g; const float *x; float *col; } im2col_job;
 
-/* channels [begin, end): im2col of 512 channels x 9 taps of a 7x7 plane is ~0.1 ms, serial it was
- * a tenth of resnet50's layer4 3x3 convs at 2 threads */
+/* channels [begin, end): serial, the im2col of 512 channels x 9 taps of a 7x7 plane was a tenth
+ * of resnet50's layer4 3x3 convs at 2 threads */
 static void im2col_run(void *arg, size_t begin, size_t end) {
     const im2col_job *j = arg;
     im2col_small(j->g, begin, end, j->x, j->col);
@@ -134,12 +129,12 @@ static void small_out_run(void *arg, size_t begin, size_t end) {
     }
 }
 
-#ifdef NN_HAVE_X86_UKERNELS
-/* The AVX-512 path: per (channel panel, position tile) one kernel call over all of K that reads the
- * patch matrix in place ([K][P]: a tile's positions are contiguous in every row) and stores the
- * tile transposed into Y with bias, residual and activation: no packing of the patch matrix (16 %
- * of a 7x7 pointwise conv), no Y^T scratch and no pass over it (~12 %). Position tiles are 12 rows,
- * the last one 1..13 (49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
+/* The transposed-store path (kernels with a tstore tile): per (channel panel, position tile) one
+ * kernel call over all of K that reads the patch matrix in place ([K][P]: a tile's positions are
+ * contiguous in every row) and stores the tile transposed into Y with bias, residual and
+ * activation: no packing of the patch matrix, no Y^T scratch and no pass over it (both were a
+ * sizeable part of a 7x7 pointwise conv). Position tiles are MR rows, the last one
+ * 1..tstore_rows (with 12x32, 49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
 typedef struct tstore_job {
     const float *at;          /* A^T, [K][P] (lda = P) */
     const nn_gemm_packed *wt;
@@ -150,10 +145,11 @@ typedef struct tstore_job {
     int pos_major;
 } tstore_job;
 
-/* Position tiles of P: 12 rows each, a remainder of 1 merged into the last full tile. */
-static size_t tstore_tiles(size_t P) {
-    size_t t = (P + 11) / 12;
-    return P % 12 == 1 && P > 12 ? t - 1 : t;
+/* Position tiles of P: MR rows each, a remainder of 1 merged into the last full tile where the
+ * kernel takes MR + 1 rows. */
+static size_t tstore_tiles(const nn_gemm_kernel *k, size_t P) {
+    const size_t mr = k->mr, t = (P + mr - 1) / mr;
+    return k->tstore_rows > mr && P % mr == 1 && P > mr ? t - 1 : t;
 }
 
 /* items: jp * mtiles + ip, so a task's consecutive tiles share the B panel; or position-major
@@ -162,13 +158,14 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
     const tstore_job *j = arg;
     for (size_t it = begin; it < end; it++) {
         const size_t jp = j->pos_major ? it % j->npanels : it / j->mtiles, ip = j->pos_major ? it / j->npanels : it % j->mtiles;
-        const size_t r0 = ip * 12, c0 = jp * 32;
+        const nn_gemm_kernel *k = j->wt->k;
+        const size_t r0 = ip * k->mr, c0 = jp * k->nr;
         nn_tstore_args t;
         t.K = j->K; t.kc_max = NN_GEMM_KC;
         t.a = j->at + r0; t.lda = j->P;
         t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
-        t.rows = ip + 1 == j->mtiles ? j->P - r0 : 12;
-        t.cols = j->M - c0 < 32 ? j->M - c0 : 32;
+        t.rows = ip + 1 == j->mtiles ? j->P - r0 : k->mr;
+        t.cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
         t.y = j->y + c0 * j->P + r0; t.ldy = j->P;
         t.bias = j->bias ? j->bias + c0 : NULL;
         t.sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
@@ -176,25 +173,18 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
         t.act_lo = j->act ? j->act->alpha : 0.0f; t.act_hi = j->act ? j->act->beta : 0.0f;
         /* the first tile of a panel in this task pulls the next panel's weights from memory */
         t.prefetch_next = (it == begin || ip == 0) && jp + 1 < j->npanels;
-        nn_ukr_avx512_12x32_tstore(&t);
+        k->tstore(&t);
     }
 }
 
 static int tstore_usable(const nn_gemm_packed *wt, const nn_act *act) {
-    /* the transposed-store variant exists for the 12x32 kernel only, which its level's config chose */
-    return wt->k->ukr == nn_ukr_avx512_12x32 && wt->k->mr == 12 && wt->k->nr == 32 &&
-           (!act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH)) &&
+    /* the kernel the level's config chose has a transposed-store tile */
+    return wt->k && wt->k->tstore && (!act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH)) &&
            wt->k == nn_gemm_best_kernel();
 }
-#endif
 
 int nn_conv_small_sum_in_place(const nn_gemm_packed *wt, const nn_act *act) {
-#ifdef NN_HAVE_X86_UKERNELS
     return wt && tstore_usable(wt, act);
-#else
-    (void)wt; (void)act;
-    return 0;
-#endif
 }
 
 cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const float *x, const float *w,
@@ -206,11 +196,7 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
     const int pointwise = g->k[1] == 1 && g->k[2] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[1] == 0 &&
                           g->pb[2] == 0 && g->pe[1] == 0 && g->pe[2] == 0;
     const size_t ncol = pointwise ? 0 : K * P;
-#ifdef NN_HAVE_X86_UKERNELS
     const int tstore = tstore_usable(wt, act);
-#else
-    const int tstore = 0;
-#endif
     const size_t work = tstore ? 0 : P * M;
     float *scratch = ncol + work ? cort_kernel_scratch(ctx, (ncol + work) * sizeof(float)) : NULL;
     if (ncol + work && !scratch) return cort_error_oom();
@@ -222,9 +208,8 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
             im2col_job ij = { g, xn, col };
             cort_parallel_for(ncol < 32768 ? NULL : pool, s->C, 1, im2col_run, &ij);
         }
-#ifdef NN_HAVE_X86_UKERNELS
         if (tstore) {
-            const size_t npanels = (M + 31) / 32, mtiles = tstore_tiles(P);
+            const size_t npanels = (M + wt->k->nr - 1) / wt->k->nr, mtiles = tstore_tiles(wt->k, P);
             tstore_job tj = { pointwise ? xn : col, wt, bias, sum ? sum + n * M * P : NULL,
                               act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mtiles, npanels, 0 };
             /* whole channel panels per task where they balance the threads (each reads its weights once) */
@@ -232,15 +217,14 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
             const size_t grain = npanels >= 4 * threads ? mtiles : 1;
             /* too few channel panels to give each thread whole ones: split the positions instead
              * (items position-major), so a thread reads only its half of the input, most of which
-             * its own share of the previous conv wrote (MobileNetV2 at 2 threads 4.16 -> 4.10 ms,
-             * EfficientNet-B0's 14x14 project convs 0.166 -> 0.153; 6-round A/Bs) */
+             * its own share of the previous conv wrote (MobileNetV2 and EfficientNet-B0's 14x14
+             * project convs at 2 threads) */
             tj.pos_major = grain == 1 && threads > 1;
             cort_parallel_for(2.0 * (double)P * (double)M * (double)K < 262144.0 ? NULL : pool, npanels * mtiles,
                               grain, tstore_run, &tj);
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             continue;
         }
-#endif
         /* A = col^T: col is stored [K][P], i.e. A^T row-major with lda = P */
         nn_gemm_b b = nn_gemm_b_matrix(w, K, 1);   /* only read if wt does not match */
         nn_gemm_opts o = { NULL, wt, NULL, NULL, ctx };

@@ -14,17 +14,18 @@
 #define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
 #define NN_B_PREFETCH_PANELS 4 /* how far ahead B read in place is prefetched */
 /* prepacked B is prefetched a panel ahead when at most this many row panels share it: with 8,
- * BERT's 128-token MatMuls (11 panels) started every panel cold (220.1 -> 217.8 ms at 1 thread,
- * 113.8 -> 110.8 at 2, 4-round A/B); squeezenet and resnet50 unchanged */
+ * BERT's 128-token MatMuls (11 panels) started every panel cold (docs/performance.md, "GEMM-side
+ * measurements behind the code") */
 #define NN_B_PREFETCH_ROW_PANELS 16
 #define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
 #define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */
 
-static const nn_gemm_kernel k_scalar = { "scalar_4x16", CORT_ISA_GENERIC, 4, 16, nn_ukr_scalar_4x16, 0, 0, NULL };
+static const nn_gemm_kernel k_scalar = { "scalar_4x16", CORT_ISA_GENERIC, 4, 16, nn_ukr_scalar_4x16, 0, 0, NULL, NULL, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
-static const nn_gemm_kernel k_avx2 = { "avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_ukr_avx2_6x16, 0, 0, NULL };
+static const nn_gemm_kernel k_avx2 = { "avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_ukr_avx2_6x16, 1, 1,
+                                         nn_gemv_panel_avx2_16, nn_ukr_avx2_6x16_tstore, 6 };
 static const nn_gemm_kernel k_avx512 = { "avx512_12x32", CORT_ISA_AVX512, 12, 32, nn_ukr_avx512_12x32, 1, 1,
-                                            nn_gemv_panel_avx512_32 };
+                                            nn_gemv_panel_avx512_32, nn_ukr_avx512_12x32_tstore, 13 };
 #endif
 
 /* The micro-kernels usable at each ISA level, best first (tests run every one). */
@@ -237,22 +238,21 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     u.perm = NULL; u.kept = 0;
     /* prepacked B shared by few row panels is read from memory: prefetch the next panel, from every
      * row panel's tile (a miss queue full of the first tile's prefetches drops some; the later
-     * tiles ask again: ocr_rec's 40 x 120 x 6625 classifier 0.75 -> 0.69 ms in the model) */
+     * tiles ask again; measured on ocr_rec's 40 x 120 x 6625 classifier) */
     /* With one K slice the next task's first panel follows this one in bpre: fetch it too (else
      * every task block starts on a cold panel) */
     const size_t pf_end = j->K <= NN_KC ? j->npanels : t->jp1;
     if (j->bpre && jp + 1 < pf_end && t->ip1 - t->ip0 <= NN_B_PREFETCH_ROW_PANELS) u.b_prefetch = bp + nr * kc;
     /* B read in place from many planes (a 1x1 conv's K input channels: K streams that the hardware
      * prefetchers lose track of): fetch the panel NN_B_PREFETCH_PANELS ahead, row by row
-     * (MobileNetV2's 112x112 pointwise convs 0.85 -> 0.77 ms, resnet50's 56x56 ones 9.4 -> 9.0) */
+     * (MobileNetV2's 112x112 and resnet50's 56x56 pointwise convs) */
     else if (j->b_direct && ldb != nr && first_row_panel && jp + np - 1 + NN_B_PREFETCH_PANELS + 1 < j->npanels) {
         u.b_prefetch = bp + NN_B_PREFETCH_PANELS * nr;
         u.b_prefetch_ld = ldb;
     }
     /* a prepacked A (conv weights) is read from memory once per K slice, by its first column
      * panel's tile: that tile fetches the next A panel meanwhile (squeezenet's 512 -> 1000
-     * classifier conv 1.73 -> 1.66 ms in the model, resnet50's 256 -> 1024 convs at 14x14 1.04 ->
-     * 1.00; 5-round A/Bs) */
+     * classifier conv, resnet50's 256 -> 1024 convs at 14x14) */
     if (!u.b_prefetch && j->apre && jp == t->jp0 && ip + 1 < t->ip1 && rows == mr) {
         u.b_prefetch = t->ablock + (ip + 1 - t->ip0) * mr * kc;
         u.b_prefetch_ld = mr;
@@ -277,17 +277,16 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     }
     float *c = j->C + r0 * j->ldc + c0;
     /* a 1x1 conv's output planes are M cold write streams: the next tile's rows are fetched for
-     * writing meanwhile (MobileNetV2's 112x112 expand conv 0.556 -> 0.472 ms in the model; two
-     * tiles ahead measured no better); so are a prepacked-B product's, whose column-panel sweeps
-     * write every row of C a tile at a time (ocr_rec's 40 x 120 x 6625 classifier 0.69 -> 0.66 ms,
-     * BERT's FFN MatMuls 6.0 -> 5.75 ms each) */
+     * writing meanwhile (MobileNetV2's 112x112 expand conv; two tiles ahead measured no better);
+     * so are a prepacked-B product's, whose column-panel sweeps write every row of C a tile at a
+     * time (ocr_rec's 40 x 120 x 6625 classifier, BERT's FFN MatMuls) */
     if ((j->b_direct || j->bpre) && !t->accumulate && jp + np < t->jp1)
         for (size_t r = 0; r < rows; r++) {
             __builtin_prefetch(c + r * j->ldc + np * nr, 1, 3);
             __builtin_prefetch(c + r * j->ldc + np * nr + 16, 1, 3);
         }
-    /* and the next tile's residual rows, M more streams (a 16-channel 320x320 conv + residual
-     * 1.90 -> 1.57 ms in an OCR detector) */
+    /* and the next tile's residual rows, M more streams (a 16-channel 320x320 conv + residual in
+     * an OCR detector) */
     if (j->b_direct && t->last && j->sum && jp + np < t->jp1) {
         const float *sn = j->sum + r0 * j->ldc + c0 + np * nr;
         for (size_t r = 0; r < rows; r++) {
@@ -594,9 +593,9 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128) && !j.apre;
     /* small K, wide C (1x1 convs on big planes): write C in row streams */
     j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
-    /* ... where the AVX-512 kernel takes a sweep's full tiles in one call (B read in place: its
-     * tiles are NR columns apart), so the per-tile set-up is paid once per sweep (a 16 -> 64
-     * channel 1x1 conv at 55x55: 0.071 -> 0.063 ms, best of 8) */
+    /* ... where an ext kernel takes a sweep's full tiles in one call (B read in place: its tiles
+     * are NR columns apart), so the per-tile set-up is paid once per sweep (a 16 -> 64 channel 1x1
+     * conv at 55x55) */
     j.multi = j.rows_outer && j.b_direct && j.k->ext;
     /* a cold C (a big activation) is written faster in long row runs than in many short ones */
     j.sweep = NN_SWEEP_FLOATS / (nr * K);
@@ -612,7 +611,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
         else if (threads > 1) j.bn = balanced_upto(j.npanels, threads, j.rows_outer ? j.sweep : (j.bn + 1) / 2, j.bn);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
-         * (2-8 us on this machine, the time to pack 8-32K floats); one thread has no barrier, so it
+         * (a barrier costs about the time to pack 8-32K floats); one thread has no barrier, so it
          * packs A once for all its column blocks */
         const double repacks = (double)div_up(j.npanels, j.bn) / (double)threads - 1.0;
         j.pack_a_in_task = j.bn >= j.npanels || (threads > 1 && j.mpanels * mr <= 2 * NN_BLOCK_ROWS &&

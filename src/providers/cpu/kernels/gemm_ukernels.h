@@ -17,7 +17,7 @@ typedef struct nn_ukr_args {
     const float *b;  size_t ldb;
     float       *c;  size_t ldc;
     const float *bias;        /* MR per-row start values, or NULL */
-    const float *col_bias;    /* the AVX-512 kernel: per-column start values (cols of them), or NULL */
+    const float *col_bias;    /* ext kernels: per-column start values (cols of them), or NULL */
     size_t       rows, cols;  /* edge kernels: valid rows/columns of the tile (0 = MR/NR); only
                                * those rows and columns of C are read and written */
     const float *const *b_ind;   /* edge kernels: if set, B row p is b_ind[p] + b_off (b, ldb unused;
@@ -30,7 +30,7 @@ typedef struct nn_ukr_args {
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo),
                                * 7 hard swish (edge kernels; CORT_ACT_* numbering) */
     float        act_lo, act_hi;
-    size_t       panels;      /* the AVX-512 kernel: this many adjacent full tiles (0 = 1): b, c, c_add,
+    size_t       panels;      /* ext kernels: this many adjacent full tiles (0 = 1): b, c, c_add,
                                * col_bias and b_prefetch advance by NR floats per tile, and each next
                                * tile's C rows are prefetched for writing */
     const int32_t *perm;      /* the AVX-512 kernel, a 32-column tile: if set, C row i is written (and
@@ -40,6 +40,22 @@ typedef struct nn_ukr_args {
     size_t       kept;
 } nn_ukr_args;
 
+/* One tile over all of K, stored transposed (the small-plane conv: rows are output positions,
+ * columns output channels): y[j * ldy + i] = act(sum_k A(i,k) B(k,j) + bias[j] + sum[j * ldy + i])
+ * for i < rows, j < cols. A and B are in the packed layouts of nn_gemm_pack_a / nn_gemm_pack_b (K in
+ * slices of kc_max; panel ip of a_panels, jp of b_panels). */
+typedef struct nn_tstore_args {
+    size_t K, kc_max;
+    const float *a; size_t lda;   /* A^T read in place: position i of step p at a[p * lda + i] */
+    const float *b; size_t b_panels, jp;
+    size_t rows, cols;        /* 1..tstore_rows, 1..NR (only a[p * lda + i] for i < rows is read) */
+    float *y; size_t ldy;
+    const float *bias;        /* cols values, or NULL */
+    const float *sum;         /* laid out like y, or NULL */
+    int act; float act_lo, act_hi;   /* NN_ACT_KIND_* */
+    int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
+} nn_tstore_args;
+
 typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
 
 typedef struct nn_gemm_kernel {
@@ -48,9 +64,12 @@ typedef struct nn_gemm_kernel {
     size_t         mr, nr;
     nn_gemm_ukr_fn ukr;
     int            edge;   /* ukr honours rows/cols (else edge tiles go through a scratch tile) */
-    int            ext;    /* ukr honours col_bias, panels and perm too */
+    int            ext;    /* ukr honours col_bias and panels too (and perm if NR is 32) */
     /* acc[0..nr) += sum_p a[p * inca] * b[p * nr + j] over a packed B panel (M = 1), or NULL */
     void (*gemv_panel)(size_t kc, const float *a, size_t inca, const float *b, float *acc);
+    /* the transposed-store tile of this kernel (B packed for it), or NULL */
+    void (*tstore)(const nn_tstore_args *t);
+    size_t         tstore_rows;   /* the most rows a tstore tile takes (MR, or MR + 1) */
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);
@@ -58,24 +77,11 @@ void nn_ukr_scalar_4x16(const nn_ukr_args *args);
 #define NN_HAVE_X86_UKERNELS 1
 void nn_ukr_avx2_6x16(const nn_ukr_args *args);
 void nn_ukr_avx512_12x32(const nn_ukr_args *args);
-/* acc[0..31] += sum_p a[p * inca] * b[p * 32 + j]: a packed B panel of the 12x32 kernel times a vector */
+/* acc[0..NR) += sum_p a[p * inca] * b[p * NR + j]: a packed B panel of the kernel times a vector */
 void nn_gemv_panel_avx512_32(size_t kc, const float *a, size_t inca, const float *b, float *acc);
+void nn_gemv_panel_avx2_16(size_t kc, const float *a, size_t inca, const float *b, float *acc);
+void nn_ukr_avx2_6x16_tstore(const nn_tstore_args *t);
 
-/* One tile of the 12x32 kernel over all of K, stored transposed (the small-plane conv: rows are
- * output positions, columns output channels): y[j * ldy + i] = act(sum_k A(i,k) B(k,j) + bias[j]
- * + sum[j * ldy + i]) for i < rows, j < cols. A and B are in the packed layouts of nn_gemm_pack_a /
- * nn_gemm_pack_b (K in slices of kc_max; panel ip of a_panels, jp of b_panels). */
-typedef struct nn_tstore_args {
-    size_t K, kc_max;
-    const float *a; size_t lda;   /* A^T read in place: position i of step p at a[p * lda + i] */
-    const float *b; size_t b_panels, jp;
-    size_t rows, cols;        /* 1..13, 1..32 (only a[p * lda + i] for i < rows is read) */
-    float *y; size_t ldy;
-    const float *bias;        /* cols values, or NULL */
-    const float *sum;         /* laid out like y, or NULL */
-    int act; float act_lo, act_hi;   /* NN_ACT_KIND_* */
-    int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
-} nn_tstore_args;
 void nn_ukr_avx512_12x32_tstore(const nn_tstore_args *t);
 #endif
 #endif
