@@ -47,12 +47,12 @@ static void check_one(int kind, float xf, float yf, worst *w) {
         return;
     }
     if (isinf(xf)) {
-        double want = kind == NN_ACT_KIND_SIGMOID ? (xf > 0 ? 1.0 : 0.0) : (xf > 0 ? INFINITY : 0.0);
+        double want = kind == CORT_ACT_SIGMOID ? (xf > 0 ? 1.0 : 0.0) : (xf > 0 ? INFINITY : 0.0);
         if (!(y == want)) { w->bad_special++; fprintf(stderr, "bad %g -> %g\n", x, y); }
         return;
     }
     const double s = 1.0 / (1.0 + exp(-x));
-    if (kind == NN_ACT_KIND_SIGMOID) {
+    if (kind == CORT_ACT_SIGMOID) {
         if (!(yf >= 0.0f && yf <= 1.0f)) { w->bad_special++; fprintf(stderr, "bad %g -> %g\n", x, y); return; }
         double err = s >= FLT_MIN ? fabs(y - s) / s : (fabs(y - s) <= 2e-38 ? 0.0 : 1.0);
         if (!(err <= w->sig_rel)) { w->sig_rel = err; w->sig_x = xf; }
@@ -79,7 +79,7 @@ static void via_avx512(int kind, float *y, size_t n) { nn_act_avx512(kind, 0.0f,
 #endif
 
 static void run_entry(const char *name, act_fn fn, const float *x, float *y, size_t n) {
-    const int kinds[2] = { NN_ACT_KIND_SIGMOID, NN_ACT_KIND_SILU };
+    const int kinds[2] = { CORT_ACT_SIGMOID, CORT_ACT_SILU };
     for (int k = 0; k < 2; k++) {
         worst w = { 0, 0, 0, 0, 0, 0, 0 };
         /* several lengths so each element is also seen through the masked / scalar tails */
@@ -90,7 +90,7 @@ static void run_entry(const char *name, act_fn fn, const float *x, float *y, siz
             for (size_t i = 0; i < n; i += len) fn(kinds[k], y + i, n - i < len ? n - i : len);
             for (size_t i = 0; i < n; i++) check_one(kinds[k], x[i], y[i], &w);
         }
-        if (kinds[k] == NN_ACT_KIND_SIGMOID) {
+        if (kinds[k] == CORT_ACT_SIGMOID) {
             CHECK_MSG(w.sig_rel <= 1e-6, "%s sigmoid rel err %g at x=%.9g", name, w.sig_rel, (double)w.sig_x);
             printf("%s sigmoid: max rel err %.3g (x=%.9g)\n", name, w.sig_rel, (double)w.sig_x);
         } else {

@@ -20,6 +20,7 @@
 #include "../core/status.h"
 #include "../core/value.h"
 #include "../core/types.h"
+#include "../core/act.h"
 #include "../core/alloc.h"
 #include "../core/threadpool.h"
 
@@ -97,10 +98,6 @@ typedef struct cort_kernel_ctx {
     cort_exec *exec;
 } cort_kernel_ctx;
 
-enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID,
-       CORT_ACT_SILU /* x * sigmoid(x) */, CORT_ACT_HARD_SWISH /* x * clamp(x / 6 + 0.5, 0, 1) */,
-       CORT_ACT_GELU /* x * (1 + erf(x / sqrt(2))) / 2: only in kernels' epilogues (cort.FusedMatMul's
-                      * activation), never in node->act; no micro-kernel applies it on registers */ };
 /* Applies a fused activation to n floats in place (the reference epilogue). */
 void cort_apply_activation(const cort_node *node, float *y, size_t n);
 

@@ -1,4 +1,4 @@
-/* Vectorized activation epilogues. kind: NN_ACT_KIND_* (same values as CORT_ACT_*).
+/* Vectorized activation epilogues. kind: CORT_ACT_* (core/act.h), RELU through HARD_SWISH.
  *
  * Sigmoid / SiLU math (shared by the epilogue loops and, inlined, by the depthwise kernels):
  *   x clamped to <= 103 (AVX2: also >= -87.336), t = -x; exp(t) = 2^n * p(r), n = round(t / ln2),
@@ -16,9 +16,8 @@
 #define CORT_CPU_SIMD_ACT_UKERNELS_H
 #include <stddef.h>
 #include "gemm_ukernels.h"
+#include "../../../core/act.h"
 
-enum { NN_ACT_KIND_RELU = 1, NN_ACT_KIND_CLIP = 2, NN_ACT_KIND_LEAKY_RELU = 3, NN_ACT_KIND_SIGMOID = 4,
-       NN_ACT_KIND_HARD_SIGMOID = 5, NN_ACT_KIND_SILU = 6, NN_ACT_KIND_HARD_SWISH = 7 /* x * clamp(x/6 + 0.5, 0, 1) */ };
 #ifdef NN_HAVE_X86_UKERNELS
 /* Every kind above; lo/hi are the activation's alpha/beta. */
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n);
@@ -116,19 +115,19 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_silu51
     return y;
 }
 
-/* Any NN_ACT_KIND_* on a register (0: none); lo/hi are alpha/beta broadcast. */
+/* Any CORT_ACT_* on a register (0: none); lo/hi are alpha/beta broadcast. */
 static inline __attribute__((always_inline, target("avx512f"))) __m512 nn_act512(int kind, __m512 v, __m512 lo,
                                                                                  __m512 hi) {
     const __m512 zero = _mm512_setzero_ps();
     switch (kind) {
-    case NN_ACT_KIND_RELU: return _mm512_max_ps(v, zero);
-    case NN_ACT_KIND_CLIP: return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-    case NN_ACT_KIND_LEAKY_RELU: return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, lo);
-    case NN_ACT_KIND_SIGMOID: return nn_sigmoid512(v);
-    case NN_ACT_KIND_HARD_SIGMOID:
+    case CORT_ACT_RELU: return _mm512_max_ps(v, zero);
+    case CORT_ACT_CLIP: return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    case CORT_ACT_LEAKY_RELU: return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, lo);
+    case CORT_ACT_SIGMOID: return nn_sigmoid512(v);
+    case CORT_ACT_HARD_SIGMOID:
         return _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(lo, v, hi), zero), _mm512_set1_ps(1.0f));
-    case NN_ACT_KIND_SILU: return nn_silu512(v);
-    case NN_ACT_KIND_HARD_SWISH: {
+    case CORT_ACT_SILU: return nn_silu512(v);
+    case CORT_ACT_HARD_SWISH: {
         const __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
         return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(h, zero), _mm512_set1_ps(1.0f)));
     }
@@ -196,19 +195,19 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu2
     return y;
 }
 
-/* Any NN_ACT_KIND_* on a ymm register (0: none); lo/hi are alpha/beta broadcast. */
+/* Any CORT_ACT_* on a ymm register (0: none); lo/hi are alpha/beta broadcast. */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_act256(int kind, __m256 v, __m256 lo,
                                                                                  __m256 hi) {
     const __m256 zero = _mm256_setzero_ps();
     switch (kind) {
-    case NN_ACT_KIND_RELU: return _mm256_max_ps(v, zero);
-    case NN_ACT_KIND_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    case NN_ACT_KIND_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
-    case NN_ACT_KIND_SIGMOID: return nn_sigmoid256(v);
-    case NN_ACT_KIND_HARD_SIGMOID:
+    case CORT_ACT_RELU: return _mm256_max_ps(v, zero);
+    case CORT_ACT_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    case CORT_ACT_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+    case CORT_ACT_SIGMOID: return nn_sigmoid256(v);
+    case CORT_ACT_HARD_SIGMOID:
         return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(lo, v, hi), zero), _mm256_set1_ps(1.0f));
-    case NN_ACT_KIND_SILU: return nn_silu256(v);
-    case NN_ACT_KIND_HARD_SWISH: {
+    case CORT_ACT_SILU: return nn_silu256(v);
+    case CORT_ACT_HARD_SWISH: {
         const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
         return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
     }

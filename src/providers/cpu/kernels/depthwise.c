@@ -38,7 +38,6 @@ static nn_dw_act dw_act_of(const nn_act *act) {
 #ifdef NN_HAVE_X86_UKERNELS
 /* The activations the channel-blocked kernel applies (the others go through nn_act_apply). */
 static int dw_act_known(const nn_act *act) {
-    _Static_assert((int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
     return !act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH);
 }
 #endif

@@ -1,7 +1,7 @@
 /* Depthwise convolution row kernels: y[ow] = bias + sum_t w[t] * rows[t][ow*sw + offs[t]] for
  * ow in [0, OW), where input columns outside [0, IW) count as zero (padding); then act (0 none,
- * NN_ACT_KIND_RELU, _CLIP(lo, hi) or _LEAKY_RELU(lo) of act_ukernels.h) is applied before the
- * store. The channel-blocked kernel takes any NN_ACT_KIND_* (lo/hi = alpha/beta). */
+ * CORT_ACT_RELU, _CLIP(lo, hi) or _LEAKY_RELU(lo) of core/act.h) is applied before the
+ * store. The channel-blocked kernel takes any CORT_ACT_* (lo/hi = alpha/beta). */
 #ifndef CORT_CPU_SIMD_DW_UKERNELS_H
 #define CORT_CPU_SIMD_DW_UKERNELS_H
 #include <stdint.h>

@@ -28,7 +28,7 @@ typedef struct nn_ukr_args {
     const float *c_add;       /* edge kernels: if set, a tile (same ldc as c) added before act */
     int          accumulate;
     int          act;         /* 0, or applied before the store: 1 relu, 2 clip(lo, hi), 3 leaky relu(lo),
-                               * 7 hard swish (edge kernels; CORT_ACT_* numbering) */
+                               * 7 hard swish (edge kernels; CORT_ACT_* of core/act.h) */
     float        act_lo, act_hi;
     size_t       panels;      /* ext kernels: this many adjacent full tiles (0 = 1): b, c, c_add,
                                * col_bias and b_prefetch advance by NR floats per tile, and each next
@@ -52,7 +52,7 @@ typedef struct nn_tstore_args {
     float *y; size_t ldy;
     const float *bias;        /* cols values, or NULL */
     const float *sum;         /* laid out like y, or NULL */
-    int act; float act_lo, act_hi;   /* NN_ACT_KIND_* */
+    int act; float act_lo, act_hi;   /* CORT_ACT_* */
     int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
 } nn_tstore_args;
 

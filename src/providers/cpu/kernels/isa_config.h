@@ -29,7 +29,7 @@ typedef struct nn_isa_config {
     void (*pool_window_avg)(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
     float (*pool_sum)(const float *x, size_t n);
     float (*pool_max)(const float *x, size_t n);
-    /* activations in place (act_ukernels.h): every NN_ACT_KIND_* up to hard swish, or only
+    /* activations in place (act_ukernels.h): every CORT_ACT_* up to hard swish, or only
      * sigmoid and SiLU */
     void (*act_all)(int kind, float lo, float hi, float *y, size_t n);
     void (*act_sigmoid_silu)(int kind, float *y, size_t n);

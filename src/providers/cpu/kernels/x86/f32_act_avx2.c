@@ -6,7 +6,7 @@
 
 __attribute__((target("avx2,fma")))
 void nn_act_avx2(int kind, float *y, size_t n) {
-    const int silu = kind == NN_ACT_KIND_SILU;
+    const int silu = kind == CORT_ACT_SILU;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(y + i);

@@ -91,13 +91,13 @@ void nn_gelu_avx512(const float *x, float *y, size_t n) {
 __attribute__((target("avx512f")))
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n) {
     switch (kind) {
-    case NN_ACT_KIND_RELU: act_loop(NN_ACT_KIND_RELU, lo, hi, y, n); break;
-    case NN_ACT_KIND_CLIP: act_loop(NN_ACT_KIND_CLIP, lo, hi, y, n); break;
-    case NN_ACT_KIND_LEAKY_RELU: act_loop(NN_ACT_KIND_LEAKY_RELU, lo, hi, y, n); break;
-    case NN_ACT_KIND_SIGMOID: act_loop(NN_ACT_KIND_SIGMOID, lo, hi, y, n); break;
-    case NN_ACT_KIND_HARD_SIGMOID: act_loop(NN_ACT_KIND_HARD_SIGMOID, lo, hi, y, n); break;
-    case NN_ACT_KIND_SILU: act_loop(NN_ACT_KIND_SILU, lo, hi, y, n); break;
-    case NN_ACT_KIND_HARD_SWISH: act_loop(NN_ACT_KIND_HARD_SWISH, lo, hi, y, n); break;
+    case CORT_ACT_RELU: act_loop(CORT_ACT_RELU, lo, hi, y, n); break;
+    case CORT_ACT_CLIP: act_loop(CORT_ACT_CLIP, lo, hi, y, n); break;
+    case CORT_ACT_LEAKY_RELU: act_loop(CORT_ACT_LEAKY_RELU, lo, hi, y, n); break;
+    case CORT_ACT_SIGMOID: act_loop(CORT_ACT_SIGMOID, lo, hi, y, n); break;
+    case CORT_ACT_HARD_SIGMOID: act_loop(CORT_ACT_HARD_SIGMOID, lo, hi, y, n); break;
+    case CORT_ACT_SILU: act_loop(CORT_ACT_SILU, lo, hi, y, n); break;
+    case CORT_ACT_HARD_SWISH: act_loop(CORT_ACT_HARD_SWISH, lo, hi, y, n); break;
     default: break;
     }
 }

@@ -35,9 +35,9 @@ static inline __m256 tap_load8(const float *r, int64_t first, int64_t IW, int64_
 __attribute__((target("avx2,fma")))
 static inline __m256 dw_act8(__m256 acc, int kind, __m256 vlo, __m256 vhi) {
     const __m256 zero = _mm256_setzero_ps();
-    if (kind == NN_ACT_KIND_RELU) return _mm256_max_ps(acc, zero);
-    if (kind == NN_ACT_KIND_CLIP) return _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
-    if (kind == NN_ACT_KIND_LEAKY_RELU)
+    if (kind == CORT_ACT_RELU) return _mm256_max_ps(acc, zero);
+    if (kind == CORT_ACT_CLIP) return _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+    if (kind == CORT_ACT_LEAKY_RELU)
         return _mm256_blendv_ps(acc, _mm256_mul_ps(acc, vlo), _mm256_cmp_ps(acc, zero, _CMP_LT_OQ));
     return acc;
 }
@@ -267,13 +267,13 @@ NN_DW8_UNROLL
         const int64_t P = hb * OW;
         float *yb = y + ob * OW;
         switch (kind) {
-        case NN_ACT_KIND_RELU: cb8_store(NN_ACT_KIND_RELU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_CLIP: cb8_store(NN_ACT_KIND_CLIP, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_LEAKY_RELU: cb8_store(NN_ACT_KIND_LEAKY_RELU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_SIGMOID: cb8_store(NN_ACT_KIND_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_HARD_SIGMOID: cb8_store(NN_ACT_KIND_HARD_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_SILU: cb8_store(NN_ACT_KIND_SILU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_HARD_SWISH: cb8_store(NN_ACT_KIND_HARD_SWISH, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_RELU: cb8_store(CORT_ACT_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_CLIP: cb8_store(CORT_ACT_CLIP, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_LEAKY_RELU: cb8_store(CORT_ACT_LEAKY_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_SIGMOID: cb8_store(CORT_ACT_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_HARD_SIGMOID: cb8_store(CORT_ACT_HARD_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_SILU: cb8_store(CORT_ACT_SILU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_HARD_SWISH: cb8_store(CORT_ACT_HARD_SWISH, pout, P, nc, yb, ycs, lo, hi); break;
         default: cb8_store(0, pout, P, nc, yb, ycs, lo, hi); break;
         }
     }

@@ -5,7 +5,7 @@
  * - Channel-blocked kernel for narrow planes (16 channels in the lanes, as NCHWc runtimes do): a
  *   7-wide row would fill 7 of 16 lanes in the row kernels; here every lane is busy at any width.
  * The fused activation is applied on registers: Relu/Clip/LeakyRelu by the row and plane kernels,
- * any NN_ACT_KIND_* (SiLU included) by the channel-blocked one. */
+ * any CORT_ACT_* (SiLU included) by the channel-blocked one. */
 #define NN_ACT_VEC_INLINE
 #include "../dw_ukernels.h"
 #include "../act_ukernels.h"
@@ -55,9 +55,9 @@ static inline __m512 tap_load(const float *r, int64_t first, int64_t IW, int64_t
 __attribute__((target("avx512f")))
 static inline __m512 dw_act(__m512 acc, int kind, __m512 vlo, __m512 vhi) {
     const __m512 zero = _mm512_setzero_ps();
-    if (kind == NN_ACT_KIND_RELU) return _mm512_max_ps(acc, zero);
-    if (kind == NN_ACT_KIND_CLIP) return _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-    if (kind == NN_ACT_KIND_LEAKY_RELU) return _mm512_mask_mul_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), acc, vlo);
+    if (kind == CORT_ACT_RELU) return _mm512_max_ps(acc, zero);
+    if (kind == CORT_ACT_CLIP) return _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+    if (kind == CORT_ACT_LEAKY_RELU) return _mm512_mask_mul_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), acc, vlo);
     return acc;
 }
 
@@ -466,13 +466,13 @@ NN_DW_UNROLL
         const int64_t P = hb * OW;
         float *yb = y + ob * OW;
         switch (kind) {
-        case NN_ACT_KIND_RELU: cb_store(NN_ACT_KIND_RELU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_CLIP: cb_store(NN_ACT_KIND_CLIP, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_LEAKY_RELU: cb_store(NN_ACT_KIND_LEAKY_RELU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_SIGMOID: cb_store(NN_ACT_KIND_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_HARD_SIGMOID: cb_store(NN_ACT_KIND_HARD_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_SILU: cb_store(NN_ACT_KIND_SILU, pout, P, nc, yb, ycs, lo, hi); break;
-        case NN_ACT_KIND_HARD_SWISH: cb_store(NN_ACT_KIND_HARD_SWISH, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_RELU: cb_store(CORT_ACT_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_CLIP: cb_store(CORT_ACT_CLIP, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_LEAKY_RELU: cb_store(CORT_ACT_LEAKY_RELU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_SIGMOID: cb_store(CORT_ACT_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_HARD_SIGMOID: cb_store(CORT_ACT_HARD_SIGMOID, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_SILU: cb_store(CORT_ACT_SILU, pout, P, nc, yb, ycs, lo, hi); break;
+        case CORT_ACT_HARD_SWISH: cb_store(CORT_ACT_HARD_SWISH, pout, P, nc, yb, ycs, lo, hi); break;
         default: cb_store(0, pout, P, nc, yb, ycs, lo, hi); break;
         }
     }

@@ -183,7 +183,7 @@ void nn_ukr_avx512_12x32(const nn_ukr_args *args) {
     const size_t rows = args->rows ? args->rows : 12;
     /* a permuted tile stores `kept` columns */
     const size_t cols = args->perm ? args->kept : args->cols ? args->cols : 32;
-    const int xact = args->act >= NN_ACT_KIND_SIGMOID && args->act <= NN_ACT_KIND_SILU;
+    const int xact = args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU;
     if (rows == 12 && cols == 32 && !xact && !args->perm) {
         ukr_body(args, 12, 2, 0, 12, 0xffff, 0xffff);
         return;

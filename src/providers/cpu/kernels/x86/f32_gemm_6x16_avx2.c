@@ -19,19 +19,19 @@ NN_AVX2_INLINE __m256i nn_lanes8(size_t n) {
     return _mm256_loadu_si256((const __m256i *)(const void *)(nn_lane_mask_tbl + 8 - (n > 8 ? 8 : n)));
 }
 
-/* Any NN_ACT_KIND_* on a register; Sigmoid and SiLU only when X (their code stays out of the
+/* Any CORT_ACT_* on a register; Sigmoid and SiLU only when X (their code stays out of the
  * common kernels). */
 NN_AVX2_INLINE __m256 nn_act8(int kind, __m256 v, __m256 lo, __m256 hi, const int X) {
     const __m256 zero = _mm256_setzero_ps();
     switch (kind) {
-    case NN_ACT_KIND_RELU: return _mm256_max_ps(v, zero);
-    case NN_ACT_KIND_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    case NN_ACT_KIND_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
-    case NN_ACT_KIND_SIGMOID: return X ? nn_sigmoid256(v) : v;
-    case NN_ACT_KIND_HARD_SIGMOID:
+    case CORT_ACT_RELU: return _mm256_max_ps(v, zero);
+    case CORT_ACT_CLIP: return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    case CORT_ACT_LEAKY_RELU: return _mm256_blendv_ps(v, _mm256_mul_ps(v, lo), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+    case CORT_ACT_SIGMOID: return X ? nn_sigmoid256(v) : v;
+    case CORT_ACT_HARD_SIGMOID:
         return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(lo, v, hi), zero), _mm256_set1_ps(1.0f));
-    case NN_ACT_KIND_SILU: return X ? nn_silu256(v) : v;
-    case NN_ACT_KIND_HARD_SWISH: {
+    case CORT_ACT_SILU: return X ? nn_silu256(v) : v;
+    case CORT_ACT_HARD_SWISH: {
         const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
         return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
     }
@@ -176,7 +176,7 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
         return;
     }
     const size_t rows = args->rows ? args->rows : 6, cols = args->cols ? args->cols : 16;
-    const int xact = args->act >= NN_ACT_KIND_SIGMOID && args->act <= NN_ACT_KIND_SILU;
+    const int xact = args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU;
     if (rows == 6 && cols == 16 && !xact) {
         ukr_full(args);
         return;
@@ -305,7 +305,7 @@ void nn_ukr_avx2_6x16_tstore(const nn_tstore_args *t) {
         { tstore_1, tstore_2, tstore_3, tstore_4, tstore_5, tstore_6 },
         { tstore_x1, tstore_x2, tstore_x3, tstore_x4, tstore_x5, tstore_x6 },
     };
-    const int xact = t->act >= NN_ACT_KIND_SIGMOID && t->act <= NN_ACT_KIND_SILU;
+    const int xact = t->act >= CORT_ACT_SIGMOID && t->act <= CORT_ACT_SILU;
     variant[xact ? 2 : t->cols > 8][(t->rows < 1 ? 1 : t->rows > 6 ? 6 : t->rows) - 1](t);
 }
 #endif

@@ -72,12 +72,6 @@ static inline nn_act nn_act_of(const cort_node *node) {
 static inline void nn_act_apply(const nn_act *act, float *y, size_t n) {
     if (!act || act->kind == CORT_ACT_NONE) return;
     const float lo = act->alpha, hi = act->beta;
-    _Static_assert((int)CORT_ACT_RELU == (int)NN_ACT_KIND_RELU && (int)CORT_ACT_CLIP == (int)NN_ACT_KIND_CLIP &&
-                   (int)CORT_ACT_LEAKY_RELU == (int)NN_ACT_KIND_LEAKY_RELU &&
-                   (int)CORT_ACT_SIGMOID == (int)NN_ACT_KIND_SIGMOID &&
-                   (int)CORT_ACT_HARD_SIGMOID == (int)NN_ACT_KIND_HARD_SIGMOID &&
-                   (int)CORT_ACT_SILU == (int)NN_ACT_KIND_SILU &&
-                   (int)CORT_ACT_HARD_SWISH == (int)NN_ACT_KIND_HARD_SWISH, "activation kinds");
     const nn_isa_config *isa = nn_isa();
     if (act->kind <= CORT_ACT_HARD_SWISH && isa->act_all) {
         isa->act_all(act->kind, lo, hi, y, n);
