@@ -116,7 +116,7 @@ CORT_API cort_status *cort_session_options_set_max_tensor_bytes(cort_session_opt
 /* Constant-folding budget: the bytes of folded values session creation may create beyond twice the
  * model's own initializer bytes (so a model folding a Cast of each of its weights keeps folding). A
  * node whose outputs would go over it is not folded but runs at run time; creation does not fail.
- * Default 64 MiB (2^26); 0 leaves only the allowance of twice the initializers. Level 0
+ * Default 16 MiB (2^24); 0 leaves only the allowance of twice the initializers. Level 0
  * (cort_session_options_set_optimization_level) still folds within the same budget. */
 CORT_API cort_status *cort_session_options_set_fold_budget(cort_session_options *options, uint64_t bytes);
 

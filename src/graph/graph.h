@@ -25,7 +25,7 @@ typedef struct cort_compile_opts {
  * model's own initializer bytes, so a model that folds its weights (a Cast or DequantizeLinear
  * of every initializer) still folds while a tiny model cannot make creation allocate gigabytes. */
 #define CORT_DEFAULT_MAX_TENSOR_BYTES ((size_t)1 << 40)
-#define CORT_DEFAULT_FOLD_BUDGET ((size_t)64 << 20)
+#define CORT_DEFAULT_FOLD_BUDGET ((size_t)16 << 20)
 /* The limit in force for a graph compiled with opts (opts may be NULL). */
 static inline size_t cort_max_tensor_bytes(const cort_compile_opts *opts) {
     size_t m = opts && opts->max_tensor_bytes ? opts->max_tensor_bytes : CORT_DEFAULT_MAX_TENSOR_BYTES;

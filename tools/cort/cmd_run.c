@@ -23,7 +23,7 @@ static const char run_usage[] =
     "  --optimization 0|1|2    graph optimization level\n"
     "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"
     "  --fold-budget N         bytes constant folding may create beyond twice the initializers\n"
-    "                          (default 64 MiB)\n"
+    "                          (default 16 MiB)\n"
     "  --dim NAME=VALUE        value of a symbolic dimension (repeatable)\n"
     "  --seed S                seed of the random values for inputs not given (default 0)\n"
     "Inputs not given are seeded random values of the declared type (symbolic dims = 1 unless --dim).\n";

@@ -25,7 +25,7 @@ static const char test_usage[] =
     "  --optimization 0|1|2    graph optimization level\n"
     "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"
     "  --fold-budget N         bytes constant folding may create beyond twice the initializers\n"
-    "                          (default 64 MiB)\n"
+    "                          (default 16 MiB)\n"
     "  --concurrency N         concurrent runs per data set (default 2; 1 disables)\n"
     "  --list-failures FILE    write failing test ids (suite/name), one per line\n"
     "  --quiet                 print only failures and the summary\n"
