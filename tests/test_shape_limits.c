@@ -394,6 +394,7 @@ static void test_size_policy(void) {
         cort_value_release(y);
     }
     cort_session_release(s); s = NULL;
+    free(m);
     /* Tile repeats overflowing int64 with a known input shape: the UBSan finding */
     const int64_t reps_ovf[1] = { 8666333057944387587LL };
     m = model_with_const("Tile", 1, reps_ovf, 1, &len);

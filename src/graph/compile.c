@@ -554,24 +554,22 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
         g->slot_info[s] = outs[i];
         /* the size policy: a shape known now that no tensor may have fails creation, naming the
          * node, before any kernel or fold allocates it */
-        const cort_tinfo *t = &outs[i];
+        const cort_tinfo *t = &g->slot_info[s];   /* outs lives in ins, freed before the message */
         size_t bytes, lim = cort_max_tensor_bytes(g->opts);
         if (t->kind == CORT_VKIND_TENSOR && cort_tinfo_shape_known(t) &&
             !cort_tensor_fits(t->elem, t->dims, (size_t)t->rank, lim, &bytes)) {
-            {
-                char buf[256];
-                cort_shape_str(t->dims, (size_t)t->rank, buf, sizeof buf);
-                cort_free(ins);
-                if (bytes == SIZE_MAX)
-                    return cort_error(CORT_ERROR_INVALID_MODEL,
-                                      "node '%s' (%s): output %zu '%s' would have shape %s%s, whose byte size overflows "
-                                      "(max_tensor_bytes is %zu)", n->name, n->op_type, i, n->ir->outputs[i],
-                                      cort_type_name(t->elem), buf, lim);
+            char buf[256];
+            cort_shape_str(t->dims, (size_t)t->rank, buf, sizeof buf);
+            cort_free(ins);
+            if (bytes == SIZE_MAX)
                 return cort_error(CORT_ERROR_INVALID_MODEL,
-                                  "node '%s' (%s): output %zu '%s' would have shape %s%s, %zu bytes, above "
-                                  "max_tensor_bytes %zu", n->name, n->op_type, i, n->ir->outputs[i],
-                                  cort_type_name(t->elem), buf, bytes, lim);
-            }
+                                  "node '%s' (%s): output %zu '%s' would have shape %s%s, whose byte size overflows "
+                                  "(max_tensor_bytes is %zu)", n->name, n->op_type, i, n->ir->outputs[i],
+                                  cort_type_name(t->elem), buf, lim);
+            return cort_error(CORT_ERROR_INVALID_MODEL,
+                              "node '%s' (%s): output %zu '%s' would have shape %s%s, %zu bytes, above "
+                              "max_tensor_bytes %zu", n->name, n->op_type, i, n->ir->outputs[i],
+                              cort_type_name(t->elem), buf, bytes, lim);
         }
     }
     cort_free(ins);
