@@ -82,10 +82,11 @@ echo "fuzz.sh: seeds: $(ls "$SEEDS/models" | wc -l) suite models, $(ls "$SEEDS/v
 
 kind() { case "$1" in fuzz_values) echo values ;; *) echo models ;; esac; }
 dict() { case "$1" in fuzz_values) echo "$ROOT/tests/fuzz/values.dict" ;; *) echo "$ROOT/tests/fuzz/onnx.dict" ;; esac; }
-seed_dirs() {   # TARGET SUFFIX
+seed_dirs() {   # TARGET SUFFIX: the seed folders that exist (git keeps no empty folder)
     k=$(kind "$1")
-    if [ "$k" = models ]; then echo "$ROOT/tests/fuzz/corpus $ROOT/tests/fuzz/regressions/models $SEEDS/models$2"
-    else echo "$ROOT/tests/fuzz/corpus_values $ROOT/tests/fuzz/regressions/values $SEEDS/values$2"; fi
+    if [ "$k" = models ]; then set -- "$ROOT/tests/fuzz/corpus" "$ROOT/tests/fuzz/regressions/models" "$SEEDS/models$2"
+    else set -- "$ROOT/tests/fuzz/corpus_values" "$ROOT/tests/fuzz/regressions/values" "$SEEDS/values$2"; fi
+    for d in "$@"; do [ -d "$d" ] && echo "$d"; done
 }
 COMMON="-timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=262144 -print_final_stats=1"
 
