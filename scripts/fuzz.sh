@@ -19,6 +19,8 @@
 # skipped when absent. Findings: BUILD_DIR/fuzz-findings/ (TARGET-crash-..., TARGET-oom-..., and
 # TARGET.log for each target with libFuzzer's statistics). Replay one with
 # `BUILD_DIR/bin/TARGET FILE`. A real finding, once fixed, goes to tests/fuzz/regressions/.
+# FUZZ_TIMEOUT (default 20 s) is libFuzzer's -timeout per input: raise it for a niced campaign on a
+# loaded machine, where a starved process can exceed it on inputs that take a second.
 # Exit status: nonzero if anything was found (or a regression input fails).
 set -eu
 
@@ -88,7 +90,7 @@ seed_dirs() {   # TARGET SUFFIX: the seed folders that exist (git keeps no empty
     else set -- "$ROOT/tests/fuzz/corpus_values" "$ROOT/tests/fuzz/regressions/values" "$SEEDS/values$2"; fi
     for d in "$@"; do [ -d "$d" ] && echo "$d"; done
 }
-COMMON="-timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=262144 -print_final_stats=1"
+COMMON="-timeout=${FUZZ_TIMEOUT:-20} -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=262144 -print_final_stats=1"
 
 # ---- regression inputs: each must pass (replayed, not fuzzed) ----
 status=0

@@ -195,6 +195,92 @@ static void sweep(void) {
     CHECK(n_infers > 10000);
 }
 
+/* ---- the same extremes at run time: every kernel on small real tensors whose values are extreme
+ * (shapes, repeats, pads, axes, sizes as constant inputs), inside an execution whose tensors may not
+ * exceed 64 MiB. A kernel may refuse (any status) or produce outputs; it must not crash, overflow
+ * (UBSan lane), leak, or ask for more than the limit. */
+enum { N_RUNV = 13 };
+static cort_value *runv[N_RUNV];
+
+static void make_run_values(void) {
+    static const int64_t big[4] = { M, 3, M, 2 }, neg[4] = { INT64_MIN, -1, -3, -OVER }, over[2] = { OVER + 1, 3 },
+                         smax = M, smin = INT64_MIN, ones[4] = { 1, 2, 1, 1 };
+    static const float f6[6] = { 1, 2, 3, 4, 5, 6 }, fbig[4] = { 1e30f, INFINITY, 3.0e9f, 1e19f }, f4[4] = { 1, -2, 3, -4 };
+    int64_t d23[2] = { 2, 3 }, d1122[4] = { 1, 1, 2, 2 }, d0 = 0, d3 = 3, d2 = 2;
+    cort_tensor_alloc(CORT_TYPE_FLOAT, d23, 2, &runv[0]);
+    memcpy(runv[0]->data, f6, sizeof f6);
+    runv[1] = i64_const(big, 4, 0);
+    runv[2] = i64_const(neg, 4, 0);
+    runv[3] = i64_const(over, 2, 0);
+    runv[4] = i64_const(&smax, 1, 1);
+    runv[5] = i64_const(&smin, 1, 1);
+    runv[6] = f32_const(fbig, 4);
+    cort_tensor_alloc(CORT_TYPE_INT64, &d0, 1, &runv[7]);
+    cort_tensor_alloc(CORT_TYPE_FLOAT, d1122, 4, &runv[8]);
+    memcpy(runv[8]->data, f4, sizeof f4);
+    cort_tensor_alloc(CORT_TYPE_INT32, &d3, 1, &runv[9]);
+    ((int32_t *)runv[9]->data)[0] = INT32_MAX; ((int32_t *)runv[9]->data)[1] = -1; ((int32_t *)runv[9]->data)[2] = 2;
+    runv[10] = i64_const(ones, 4, 0);
+    cort_tensor_alloc(CORT_TYPE_FLOAT, NULL, 0, &runv[11]);
+    *(float *)runv[11]->data = 1e30f;
+    cort_tensor_alloc(CORT_TYPE_BOOL, &d2, 1, &runv[12]);
+    ((uint8_t *)runv[12]->data)[0] = 1; ((uint8_t *)runv[12]->data)[1] = 0;
+}
+
+static long n_runs, n_run_ok;
+
+static void run_kernel_once(const cort_op_def *e, int opset, int n_in, const int *vi, int bag) {
+    cort_node_ir ir = { .name = "n", .op_type = e->name, .domain = e->domain, .inputs = in_names,
+                        .n_inputs = (size_t)n_in, .outputs = out_names, .n_outputs = 3 };
+    if (bag >= 0) { ir.attrs = bags[bag]; ir.n_attrs = N_LIST + N_INT + 1; }
+    int32_t in_slot[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, out_slot[4] = { 0, 1, 2, 3 };
+    cort_node node = { .ir = &ir, .name = "n", .op_type = e->name, .domain = e->domain, .opset = opset, .op = e,
+                       .n_inputs = (size_t)n_in, .n_outputs = 3, .in_slot = in_slot, .out_slot = out_slot };
+    void *state = NULL;
+    if (e->init) {
+        cort_status *st = e->init(&node, &state);
+        if (st) { cort_status_free(st); return; }
+        node.state = state;
+    }
+    cort_value *ins[8] = { 0 }, *outs[4] = { 0 };
+    for (int i = 0; i < n_in; i++) ins[i] = runv[vi[i]];
+    cort_exec ex = { NULL, NULL, 0, NULL, NULL, NULL, NULL, (size_t)64 << 20 };
+    cort_kernel_ctx ctx = { &node, state, opset, ins, (size_t)n_in, outs, 3, NULL, 0, NULL, &ex };
+    cort_status *st = e->run(&ctx);
+    n_runs++;
+    if (!st) n_run_ok++;
+    for (int o = 0; o < 3; o++) {
+        if (!st && outs[o] && outs[o]->kind == CORT_VKIND_TENSOR)
+            CHECK_MSG(outs[o]->rank <= CORT_MAX_RANK && outs[o]->bytes <= ((size_t)64 << 20), "%s opset %d output %d",
+                      e->name, opset, o);
+        cort_value_release(outs[o]);
+    }
+    cort_status_free(st);
+    if (state && e->free_state) e->free_state(state);
+}
+
+static void run_sweep(void) {
+    const cort_op_def *const *t = NULL;
+    size_t n = cort_op_table(&t);
+    static const int first[3] = { 0, 8, 6 };
+    for (size_t i = 0; i < n; i++) {
+        const cort_op_def *e = t[i];
+        /* control flow runs subgraphs; the random ops and the training graph builders need a graph */
+        if (!strcmp(e->name, "If") || !strcmp(e->name, "Loop") || !strcmp(e->name, "Scan") ||
+            !strcmp(e->name, "SequenceMap") || !strcmp(e->name, "Gradient"))
+            continue;
+        int opsets[2] = { e->min_opset, e->max_opset };
+        for (int oi = 0; oi < 2; oi++)
+            for (int trial = 0; trial < 150; trial++) {
+                int n_in = 1 + (int)urand(5), vi[8];
+                for (int k = 0; k < n_in; k++) vi[k] = k == 0 ? first[urand(3)] : (int)urand(N_RUNV);
+                run_kernel_once(e, opsets[oi], n_in, vi, (int)urand(6) - 1);
+            }
+    }
+    printf("run sweep: %ld kernel runs, %ld produced outputs\n", n_runs, n_run_ok);
+    CHECK(n_runs > 10000);
+}
+
 /* init + infer of (op, opset) on explicit inputs and attributes; 0 if both succeeded. */
 static int infer_op(const char *op, int opset, const cort_tinfo *ins, int n_in, cort_attr_ir *attrs, size_t n_attrs,
                     cort_tinfo *outs) {
@@ -438,6 +524,9 @@ static void test_regressions(void) {
 }
 
 int main(void) {
+    /* CORT_SWEEP_SEED explores other random combinations (the default run is deterministic) */
+    const char *seed = getenv("CORT_SWEEP_SEED");
+    if (seed) rng = (uint32_t)strtoul(seed, NULL, 10);
     test_checked_helpers();
     test_regressions();
     test_size_policy();
@@ -445,6 +534,9 @@ int main(void) {
     test_saturation();
     make_bags();
     sweep();
+    make_run_values();
+    run_sweep();
     for (int i = 0; i < N_CFG; i++) cort_value_release(cfg_values[i]);
+    for (int i = 0; i < N_RUNV; i++) cort_value_release(runv[i]);
     return tu_finish();
 }
