@@ -145,7 +145,7 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
         char proc[64], now[PATH_MAX];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
         ssize_t nl = readlink(proc, now, sizeof now - 1);
-        if (nl > 0) {   /* no /proc (some containers): rules 2 and 3 still hold up to that race */
+        if (nl > 0) {   /* without /proc (some sandboxes) the real-path check above is all there is */
             now[nl] = 0;
             if (strncmp(now, rdir, rdlen) || (now[rdlen] != '/' && !(rdlen == 1 && rdir[0] == '/'))) {
                 st = cort_error(CORT_ERROR_INVALID_MODEL,

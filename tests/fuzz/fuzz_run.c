@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (cort_session_options_create(&o)) return 0;
     cort_status_free(cort_session_options_set_threads(o, 1));
     cort_status_free(cort_session_options_set_max_tensor_bytes(o, (uint64_t)64 << 20));
-    cort_status_free(cort_session_options_set_fold_budget(o, (uint64_t)16 << 20));
+    cort_status_free(cort_session_options_set_fold_budget(o, (uint64_t)1 << 20));
     cort_session *s = NULL;
     cort_status *st = cort_session_create_from_memory(data, size, o, &s);
     cort_session_options_free(o);
