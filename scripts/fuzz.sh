@@ -43,7 +43,8 @@ done
 # Huge requests come back NULL as in production (OOM is a status, not an abort) but libFuzzer
 # still reports any single allocation above -malloc_limit_mb: the size policy must refuse absurd
 # shapes before they reach the allocator. A UBSan report stops the target like an ASan one.
-ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1}
+# (appended to the caller's options: run_tests.sh exports its own)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:detect_leaks=1"
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 FINDINGS="$BUILD/fuzz-findings"
