@@ -4,7 +4,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PY     ?= /usr/bin/python3
 CMAKE_FLAGS ?=
 
-.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz bench clean aarch64 check-aarch64
+.PHONY: all run check deps test conformance asan tsan asan-check tsan-check install fuzz fuzz-build fuzz-long bench clean aarch64 check-aarch64
 
 all: build/Makefile
 	@$(MAKE) --no-print-directory -C build -j$(JOBS)
@@ -71,10 +71,18 @@ check-aarch64: deps
 install: all
 	@cmake --install build --prefix $(PREFIX)
 
-fuzz:
+# libFuzzer targets (ASan+UBSan; docs/reliability.md): fuzz_model, fuzz_run, fuzz_values.
+# make fuzz: replays tests/fuzz/regressions/, then FUZZ_SECONDS (default 15) per target (make check runs it).
+# make fuzz-long FUZZ_SECONDS=1800: every target at once with -fork on the cores, niced; findings in
+# build-fuzz/fuzz-findings/.
+FUZZ_TARGETS := fuzz_model fuzz_run fuzz_values
+fuzz-build:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 >/dev/null
-	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) fuzz_model
-	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),30)
+	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) $(FUZZ_TARGETS)
+fuzz: fuzz-build
+	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),15)
+fuzz-long: fuzz-build
+	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),1800) --long
 
 # cort vs ONNX Runtime 1.30: latency, session creation, peak RSS (docs/performance.md). Not part of check.
 # make bench BENCH_ARGS=--quick   (or --models resnet50 --threads 1 --rounds 5 ...)

@@ -106,6 +106,19 @@ CORT_API cort_status *cort_session_options_set_dim(cort_session_options *options
 /* Per-node profiling: when enabled (default off), every run adds each top-level node's wall time and
  * call count to counters read with cort_session_node_profile. Costs two clock reads per node. */
 CORT_API cort_status *cort_session_options_set_profiling(cort_session_options *options, int enable);
+/* Size policy: the largest tensor, in bytes, the session may create. A model whose shape inference
+ * already gives some output a bigger (or overflowing) shape fails cort_session_create with
+ * CORT_ERROR_INVALID_MODEL; a bigger tensor at run time fails the run with CORT_ERROR_INVALID_ARGUMENT;
+ * both messages name the node and the shape, and nothing is allocated first. 0 = the default, 1 TiB
+ * (2^40); values above 2^48 bytes (what a 64-bit process can address, the limit for every tensor)
+ * act as 2^48. Like every option: copied by cort_session_create, not thread-safe while being set. */
+CORT_API cort_status *cort_session_options_set_max_tensor_bytes(cort_session_options *options, uint64_t bytes);
+/* Constant-folding budget: the bytes of folded values session creation may create beyond twice the
+ * model's own initializer bytes (so a model folding a Cast of each of its weights keeps folding). A
+ * node whose outputs would go over it is not folded but runs at run time; creation does not fail.
+ * Default 16 MiB (2^24); 0 leaves only the allowance of twice the initializers. Level 0
+ * (cort_session_options_set_optimization_level) still folds within the same budget. */
+CORT_API cort_status *cort_session_options_set_fold_budget(cort_session_options *options, uint64_t bytes);
 
 /* ---- session: thread-safe; any number of threads may run it at once ---- */
 typedef struct cort_session cort_session;

@@ -807,6 +807,45 @@ static void test_external_data(void) {
     external_model(&m, NULL, NULL, NULL);
     expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "no location", "external no location");
     w_free(&m);
+    /* links (issue 23): a symbolic link that stays inside the folder is read; one leading out of it
+     * (to a file, or a folder link making a path leave) is refused by the real-path rule, a second
+     * hard link by the link-count rule, a folder by the regular-file rule */
+    char lnk[700];
+    snprintf(lnk, sizeof lnk, "%s/inside.bin", sub);
+    CHECK(symlink("weights.bin", lnk) == 0);
+    external_model(&m, "inside.bin", "8", "8");
+    expect_file(sub, &m, CORT_OK, NULL, "external symlink inside the folder");
+    w_free(&m);
+    unlink(lnk);
+    snprintf(lnk, sizeof lnk, "%s/link.bin", sub);
+    CHECK(symlink("/etc/passwd", lnk) == 0);
+    external_model(&m, "link.bin", "0", NULL);
+    expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "outside the model's folder", "external symlink to /etc/passwd");
+    w_free(&m);
+    unlink(lnk);
+    CHECK(symlink("../outside.bin", lnk) == 0);
+    external_model(&m, "link.bin", "8", "8");
+    expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "outside the model's folder", "external symlink to ../outside.bin");
+    w_free(&m);
+    unlink(lnk);
+    snprintf(lnk, sizeof lnk, "%s/up", sub);
+    CHECK(symlink("..", lnk) == 0);
+    external_model(&m, "up/outside.bin", "8", "8");
+    expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "outside the model's folder", "external through a folder link");
+    w_free(&m);
+    unlink(lnk);
+    snprintf(lnk, sizeof lnk, "%s/hard.bin", sub);
+    CHECK(link(path, lnk) == 0);   /* path: outside.bin in the parent folder */
+    external_model(&m, "hard.bin", "8", "8");
+    expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "hard links", "external hard link");
+    w_free(&m);
+    unlink(lnk);
+    snprintf(lnk, sizeof lnk, "%s/adir", sub);
+    CHECK(mkdir(lnk, 0700) == 0);
+    external_model(&m, "adir", NULL, NULL);
+    expect_file(sub, &m, CORT_ERROR_INVALID_MODEL, "not a regular file", "external folder");
+    w_free(&m);
+    rmdir(lnk);
     snprintf(path, sizeof path, "%s/model.onnx", sub); unlink(path);
     snprintf(path, sizeof path, "%s/weights.bin", sub); unlink(path);
     snprintf(path, sizeof path, "%s/outside.bin", dir); unlink(path);

@@ -113,8 +113,9 @@ def get_allocator_stats():
 
 class SessionOptions:
     """Options read when an InferenceSession is created. Only intra_op_num_threads,
-    graph_optimization_level and free-dimension overrides change what cort does; the rest is
-    accepted for compatibility."""
+    graph_optimization_level, free-dimension overrides and the session config entries
+    "cort.max_tensor_bytes" and "cort.fold_budget" (the size policy, include/cort.h) change what
+    cort does; the rest is accepted for compatibility."""
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -166,6 +167,17 @@ class SessionOptions:
             check(lib.cort_session_options_set_optimization_level(opts, _cort_level(self.graph_optimization_level)))
             for name, value in self._dims.items():
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
+            for key, setter in (("cort.max_tensor_bytes", lib.cort_session_options_set_max_tensor_bytes),
+                                ("cort.fold_budget", lib.cort_session_options_set_fold_budget)):
+                if key in self._config:
+                    try:
+                        n = int(self._config[key])
+                    except ValueError:
+                        raise InvalidArgument("SessionOptions: config entry '%s' = '%s' is not a number of bytes"
+                                              % (key, self._config[key]))
+                    if n < 0:
+                        raise InvalidArgument("SessionOptions: config entry '%s' = %d is negative" % (key, n))
+                    check(setter(opts, n))
             for name, po in providers:
                 rename = _OPTION_NAMES.get(name, {})
                 items = [(s(rename.get(str(k), str(k))), s(str(v))) for k, v in po.items()]

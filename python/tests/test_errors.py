@@ -118,3 +118,22 @@ def test_bad_cort_isa_fails_session_creation():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True).stdout
     assert "error CORT_ISA=bogus" in out and "session CORT_ISA=bogus" in out, out
+
+
+def test_size_policy_config_entries():
+    """cort.max_tensor_bytes: a Tile whose output would exceed it fails the run naming the node;
+    cort.fold_budget: accepted; bad values are refused."""
+    m = make_model([helper.make_node("Tile", ["x", "r"], ["y"], name="big_tile")],
+                   [vi("x", TP.FLOAT), vi("r", TP.INT64)], [vi("y", TP.FLOAT)])
+    so = ort.SessionOptions()
+    so.add_session_config_entry("cort.max_tensor_bytes", "4096")
+    so.add_session_config_entry("cort.fold_budget", "0")
+    sess = ort.InferenceSession(m, so)
+    x = np.ones(4, np.float32)
+    assert sess.run(None, {"x": x, "r": np.array([256])})[0].shape == (1024,)   # exactly 4096 bytes
+    with pytest.raises(InvalidArgument) as e:
+        sess.run(None, {"x": x, "r": np.array([257])})
+    assert "big_tile" in str(e.value) and "max_tensor_bytes" in str(e.value)
+    so.add_session_config_entry("cort.max_tensor_bytes", "lots")
+    with pytest.raises(InvalidArgument, match="cort.max_tensor_bytes"):
+        ort.InferenceSession(m, so)

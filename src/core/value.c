@@ -2,6 +2,7 @@
 #include "alloc.h"
 #include "status.h"
 #include "types.h"
+#include "checked.h"
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,10 +56,11 @@ static cort_status *tensor_header(cort_type type, const int64_t *dims, size_t ra
     if (rank && !dims) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "tensor: shape is NULL for rank %zu", rank);
     int ovf;
     size_t count = cort_shape_count(dims, rank, &ovf);
-    if (ovf || (es && count > SIZE_MAX / es)) {
+    if (ovf || (es && count > CORT_MAX_ADDRESSABLE_BYTES / es)) {
         char buf[256];
-        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "tensor: invalid shape %s (negative or too large)",
-                          cort_shape_str(dims, rank, buf, sizeof buf));
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "tensor: invalid shape %s (a negative dim, or more than the %zu bytes a process can address)",
+                          cort_shape_str(dims, rank, buf, sizeof buf), (size_t)CORT_MAX_ADDRESSABLE_BYTES);
     }
     cort_value *v = value_new(CORT_VKIND_TENSOR);
     if (!v) return cort_error_oom();

@@ -312,8 +312,27 @@ static int foldable(const cort_node *n) {
 
 #define FOLD_MAX_BYTES (64u << 20)
 
+static cort_graph *root_graph(cort_graph *g) {
+    while (g->parent) g = g->parent;
+    return g;
+}
+
 static cort_status *try_fold(cort_graph *g, cort_node *n) {
     if (!foldable(n)) return NULL;
+    /* the fold budget (graph.h): outputs whose size inference knows must fit what is left of it;
+     * the kernel may create no tensor bigger than that either (ex.max_bytes), so an output of
+     * unknown shape is refused at its allocation, not after it */
+    cort_graph *root = root_graph(g);
+    size_t left = root->fold_limit > root->fold_used ? root->fold_limit - root->fold_used : 0, known = 0;
+    if (left > cort_max_tensor_bytes(g->opts)) left = cort_max_tensor_bytes(g->opts);
+    for (size_t i = 0; i < n->n_outputs; i++) {
+        if (n->out_slot[i] < 0) continue;
+        const cort_tinfo *t = &g->slot_info[n->out_slot[i]];
+        size_t b;
+        if (t->kind != CORT_VKIND_TENSOR || !cort_tinfo_shape_known(t)) continue;
+        if (!cort_tensor_fits(t->elem, t->dims, (size_t)t->rank, left, &b) || (known += b) > left) return NULL;
+    }
+    if (!left) return NULL;
     cort_value **in = cort_calloc(n->n_inputs + n->n_outputs + 2, sizeof *in);
     if (!in) return cort_error_oom();
     cort_value **outs = in + n->n_inputs + 1;
@@ -346,7 +365,7 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
         cort_status *mst = in[i] ? cort_value_materialize(in[i]) : NULL;
         if (mst) { cort_value_release(dummy); cort_free(in); return mst; }
     }
-    cort_exec ex = { NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    cort_exec ex = { NULL, NULL, 0, NULL, NULL, NULL, NULL, left };
     cort_kernel_ctx ctx = { n, n->state, n->opset, in, n->n_inputs, outs, n->n_outputs, NULL, 0, NULL, &ex };
     cort_status *st = n->op->run(&ctx);
     cort_value_release(dummy);
@@ -354,7 +373,12 @@ static cort_status *try_fold(cort_graph *g, cort_node *n) {
     cort_status_free(st);   /* a failing fold is left for run time, where it reports the same error */
     for (size_t i = 0; ok && i < n->n_outputs; i++)
         if (n->out_slot[i] >= 0 && !outs[i]) ok = 0;
+    size_t made = 0;
+    for (size_t i = 0; ok && i < n->n_outputs; i++)
+        if (n->out_slot[i] >= 0 && outs[i]) made += outs[i]->kind == CORT_VKIND_TENSOR ? outs[i]->bytes : 0;
+    if (ok && made > left) ok = 0;   /* several outputs, each below the limit, together above it */
     if (ok) {
+        root->fold_used += made;
         for (size_t i = 0; i < n->n_outputs; i++) {
             int32_t s = n->out_slot[i];
             if (s < 0) continue;
@@ -528,6 +552,25 @@ static cort_status *infer_node(cort_graph *g, cort_node *n) {
         outs[i].present = 1;
         if (outs[i].kind == CORT_VKIND_UNKNOWN && declared.kind != CORT_VKIND_UNKNOWN) outs[i] = declared;
         g->slot_info[s] = outs[i];
+        /* the size policy: a shape known now that no tensor may have fails creation, naming the
+         * node, before any kernel or fold allocates it */
+        const cort_tinfo *t = &g->slot_info[s];   /* outs lives in ins, freed before the message */
+        size_t bytes, lim = cort_max_tensor_bytes(g->opts);
+        if (t->kind == CORT_VKIND_TENSOR && cort_tinfo_shape_known(t) &&
+            !cort_tensor_fits(t->elem, t->dims, (size_t)t->rank, lim, &bytes)) {
+            char buf[256];
+            cort_shape_str(t->dims, (size_t)t->rank, buf, sizeof buf);
+            cort_free(ins);
+            if (bytes == SIZE_MAX)
+                return cort_error(CORT_ERROR_INVALID_MODEL,
+                                  "node '%s' (%s): output %zu '%s' would have shape %s%s, whose byte size overflows "
+                                  "(max_tensor_bytes is %zu)", n->name, n->op_type, i, n->ir->outputs[i],
+                                  cort_type_name(t->elem), buf, lim);
+            return cort_error(CORT_ERROR_INVALID_MODEL,
+                              "node '%s' (%s): output %zu '%s' would have shape %s%s, %zu bytes, above "
+                              "max_tensor_bytes %zu", n->name, n->op_type, i, n->ir->outputs[i],
+                              cort_type_name(t->elem), buf, bytes, lim);
+        }
     }
     cort_free(ins);
     return try_fold(g, n);
@@ -836,6 +879,16 @@ cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts
     g->parent = parent;
     g->parent_node = parent_node;
     g->opts = opts;
+    if (!parent) {
+        size_t init_bytes = 0;
+        for (size_t i = 0; i < ir->n_initializers; i++) {
+            const cort_value *v = ir->initializers[i].value;
+            if (v && v->kind == CORT_VKIND_TENSOR && cort_add_size_ovf(init_bytes, v->bytes, &init_bytes)) init_bytes = SIZE_MAX;
+        }
+        size_t budget = opts->fold_budget_set ? opts->fold_budget : CORT_DEFAULT_FOLD_BUDGET;
+        if (cort_mul_size_ovf(init_bytes, 2, &g->fold_limit) || cort_add_size_ovf(g->fold_limit, budget, &g->fold_limit))
+            g->fold_limit = SIZE_MAX;
+    }
     if ((st = cort_arena_create(&g->arena))) goto error;
     /* 1. expand functions */
     if ((st = expand_nodes(g, ir->nodes, ir->n_nodes, opts->model->opsets, opts->model->n_opsets, 0, &xl, &counter)))

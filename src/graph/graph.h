@@ -12,7 +12,37 @@ typedef struct cort_compile_opts {
     const char **dim_names; const int64_t *dim_values; size_t n_dims;   /* symbolic dims (session options) */
     const struct cort_provider *providers; size_t n_providers;          /* tried in order before the CPU */
     cort_pool *pool;   /* the session's thread pool, for work done once at creation (weight packing); or NULL */
+    /* Size policy (cort.h: cort_session_options_set_max_tensor_bytes / _set_fold_budget); 0 = default */
+    size_t max_tensor_bytes;
+    size_t fold_budget; int fold_budget_set;   /* unset: CORT_DEFAULT_FOLD_BUDGET */
 } cort_compile_opts;
+
+/* Defaults of the size policy. A tensor above max_tensor_bytes is refused (INVALID_MODEL when
+ * inference knows its shape at creation, INVALID_ARGUMENT at run time) before anything is
+ * allocated: 1 TiB is beyond the memory of any machine this runs on, yet far below the 2^48-byte
+ * address space (core/checked.h, CORT_MAX_ADDRESSABLE_BYTES) every allocation is held to anyway.
+ * Constant folding may create at most fold_budget bytes of folded values beyond twice the
+ * model's own initializer bytes, so a model that folds its weights (a Cast or DequantizeLinear
+ * of every initializer) still folds while a tiny model cannot make creation allocate gigabytes. */
+#define CORT_DEFAULT_MAX_TENSOR_BYTES ((size_t)1 << 40)
+#define CORT_DEFAULT_FOLD_BUDGET ((size_t)16 << 20)
+/* The limit in force for a graph compiled with opts (opts may be NULL). */
+static inline size_t cort_max_tensor_bytes(const cort_compile_opts *opts) {
+    size_t m = opts && opts->max_tensor_bytes ? opts->max_tensor_bytes : CORT_DEFAULT_MAX_TENSOR_BYTES;
+    return m < CORT_MAX_ADDRESSABLE_BYTES ? m : CORT_MAX_ADDRESSABLE_BYTES;
+}
+/* Whether a tensor of elem type t and shape dims[rank] fits max_bytes; *bytes gets its size
+ * (SIZE_MAX on overflow). Strings count their pointer array only. */
+static inline int cort_tensor_fits(cort_type t, const int64_t *dims, size_t rank, size_t max_bytes, size_t *bytes) {
+    int64_t n;
+    size_t b;
+    if (cort_dims_prod_ovf(dims, rank, &n) || cort_mul_size_ovf((size_t)n, cort_type_size(t) ? cort_type_size(t) : 1, &b)) {
+        *bytes = SIZE_MAX;
+        return 0;
+    }
+    *bytes = b;
+    return b <= max_bytes;
+}
 
 typedef struct cort_graph {
     const cort_graph_ir *ir;
@@ -42,6 +72,9 @@ typedef struct cort_graph {
      * end of compile) */
     void *wscratch; size_t wscratch_bytes;
     size_t wscratch_last;             /* index of that Conv + 1; 0: none */
+    /* top-level graph: bytes of the values constant folding created so far, and what it may create
+     * (fold budget + twice the model's initializer bytes); subgraphs use their root's */
+    size_t fold_used, fold_limit;
 } cort_graph;
 
 cort_status *cort_graph_compile(const cort_graph_ir *ir, const cort_compile_opts *opts, cort_graph *parent,
@@ -73,6 +106,9 @@ struct cort_exec {
     _Atomic uint64_t *profile;        /* top-level graph only: 2 counters per node (ns, count), or NULL */
     cort_value **values;              /* the running graph's value slots (set by cort_graph_execute) */
     const struct cort_graph *graph;
+    /* largest tensor a kernel may create in this execution; 0 = the session's max_tensor_bytes
+     * (constant folding sets what is left of its budget) */
+    size_t max_bytes;
 };
 
 /* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new

@@ -21,7 +21,10 @@ void cort_tinfo_tensor_shape(cort_tinfo *t, cort_type elem, const int64_t *dims,
     t->value = NULL;
     if (rank < 0 || rank > CORT_MAX_RANK) { t->rank = -1; return; }
     t->rank = rank;
-    for (int i = 0; i < rank; i++) t->dims[i] = dims ? dims[i] : -1;
+    /* dims often come straight from a constant input or attribute (ConstantOfShape's shape, a
+     * window's size, RoiAlign's output_height): a negative one is no shape. Unknown here; the
+     * kernel refuses the value, naming it, at run time. */
+    for (int i = 0; i < rank; i++) t->dims[i] = dims && dims[i] >= 0 ? dims[i] : -1;
 }
 
 int cort_tinfo_shape_known(const cort_tinfo *t) {

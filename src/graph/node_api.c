@@ -21,7 +21,11 @@ const cort_attr_ir *cort_attr_get(const cort_node *node, const char *name) {
 int64_t cort_attr_int(const cort_node *node, const char *name, int64_t dflt) {
     const cort_attr_ir *a = cort_attr_get(node, name);
     if (!a) return dflt;
-    if (a->type == CORT_ATTR_FLOAT) return (int64_t)a->f;
+    if (a->type == CORT_ATTR_FLOAT) {
+        /* a float where an int is expected: out-of-range or NaN would be undefined to convert */
+        if (!(a->f > -9.2e18f && a->f < 9.2e18f)) return a->f > 0 ? INT64_MAX : INT64_MIN;
+        return (int64_t)a->f;
+    }
     return a->i;
 }
 
@@ -202,10 +206,32 @@ static cort_value *concat_view(cort_kernel_ctx *ctx, cort_type type, const int64
     return v;
 }
 
+/* The size policy at run time (graph.h): the largest tensor this execution may create. */
+static size_t kernel_max_bytes(const cort_kernel_ctx *ctx) {
+    if (ctx && ctx->exec && ctx->exec->max_bytes) return ctx->exec->max_bytes;
+    return cort_max_tensor_bytes(ctx && ctx->node && ctx->node->graph ? ctx->node->graph->opts : NULL);
+}
+
+static cort_status *check_size(const cort_kernel_ctx *ctx, const char *what, size_t i, cort_type type,
+                               const int64_t *dims, size_t rank) {
+    size_t bytes, lim = kernel_max_bytes(ctx);
+    if (rank > CORT_MAX_RANK || (rank && !dims) || cort_tensor_fits(type, dims, rank, lim, &bytes)) return NULL;
+    char buf[256];
+    cort_shape_str(dims, rank, buf, sizeof buf);
+    if (bytes == SIZE_MAX)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "%s %zu would have shape %s%s, not a valid size",
+                               what, i, cort_type_name(type), buf);
+    return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                           "%s %zu would have shape %s%s, %zu bytes, above the limit of %zu (max_tensor_bytes%s)", what,
+                           i, cort_type_name(type), buf, bytes, lim,
+                           ctx->exec && ctx->exec->max_bytes ? ", or what is left of the constant-folding budget" : "");
+}
+
 cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, const int64_t *dims, size_t rank,
                                 cort_value **out) {
     if (i >= ctx->n_outputs)
         return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "kernel asked for output %zu of %zu", i, ctx->n_outputs);
+    CORT_TRY(check_size(ctx, "output", i, type, dims, rank));
     cort_value *v = NULL;
     if (i == 0 && ctx->node->has_out_view && (v = concat_view(ctx, type, dims, rank))) {
         cort_value_release(ctx->outputs[i]);
@@ -226,6 +252,7 @@ cort_status *cort_kernel_output(cort_kernel_ctx *ctx, size_t i, cort_type type, 
 }
 
 cort_status *cort_kernel_tensor(cort_kernel_ctx *ctx, cort_type type, const int64_t *dims, size_t rank, cort_value **out) {
+    if (ctx) CORT_TRY(check_size(ctx, "temporary tensor", 0, type, dims, rank));
     if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_tensor(ctx->exec->cache, type, dims, rank, out);
     return cort_tensor_alloc(type, dims, rank, out);
 }
@@ -269,6 +296,7 @@ void cort_kernel_set_output(cort_kernel_ctx *ctx, size_t i, cort_value *value) {
 }
 
 void *cort_kernel_scratch(cort_kernel_ctx *ctx, size_t bytes) {
+    if (bytes > kernel_max_bytes(ctx)) return NULL;   /* the kernel reports it as out of memory */
     if (ctx && ctx->exec && ctx->exec->cache) return cort_bufcache_get(ctx->exec->cache, bytes);
     return cort_malloc(bytes);
 }

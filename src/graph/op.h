@@ -21,6 +21,7 @@
 #include "../core/value.h"
 #include "../core/types.h"
 #include "../core/act.h"
+#include "../core/checked.h"
 #include "../core/alloc.h"
 #include "../core/threadpool.h"
 
@@ -209,6 +210,7 @@ int cort_node_output_used(const cort_node *node, size_t i);
 /* ---- inference helpers ---- */
 void cort_tinfo_unknown(cort_tinfo *t);                         /* kind UNKNOWN, rank -1 */
 void cort_tinfo_tensor(cort_tinfo *t, cort_type elem);          /* tensor of elem, unknown shape */
+/* Known shape; a negative entry (a bad constant value included) is stored as -1, unknown. */
 void cort_tinfo_tensor_shape(cort_tinfo *t, cort_type elem, const int64_t *dims, int rank);
 int  cort_tinfo_shape_known(const cort_tinfo *t);               /* rank >= 0 and every dim >= 0 */
 /* out0 = in0 (type and shape). */

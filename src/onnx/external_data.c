@@ -1,9 +1,19 @@
 /* TensorProto external data: bytes in a file next to the model (data_location = EXTERNAL).
- * The location must be relative to the model's folder without any ".." component, so a model can
- * never read outside its folder through this path (symbolic links inside the folder are followed).
+ * A model may name only a regular file inside its own folder. The rules, each with its own message:
+ *  1. the location is relative, without a ".." component or a NUL byte;
+ *  2. its real path (symbolic links resolved) lies inside the real path of the model's folder, so a
+ *     link inside the folder pointing out of it (link.bin -> /etc/passwd) is refused; links that
+ *     stay inside are fine;
+ *  3. the file opened (O_NOFOLLOW on the resolved path, then checked again through /proc/self/fd
+ *     so a path swapped between the check and the open is caught) is a regular file with a single
+ *     hard link: a second link may be a hard link made to a file outside the folder, which no
+ *     path check can tell apart;
+ *  4. offset + the tensor's byte size lie within the file (and length, when given, equals that).
  * The bytes are read (pread) into an owned tensor. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,24 +105,65 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
                              "tensor '%s': external data '%.*s' needs a model loaded from a file path", tname,
                              (int)(loc_len > 200 ? 200 : loc_len), (const char *)loc);
     size_t dlen = strlen(L->dir);
-    char *full = cort_malloc(dlen + 1 + loc_len + 1);
+    char *full = cort_malloc(dlen + 1 + loc_len + 1 + 2 * PATH_MAX);
     if (!full) return cort_error_oom();
+    char *rdir = full + dlen + 1 + loc_len + 1, *rfile = rdir + PATH_MAX;
     memcpy(full, L->dir, dlen);
     full[dlen] = '/';
     memcpy(full + dlen + 1, loc, loc_len);
     full[dlen + 1 + loc_len] = 0;
 
     cort_status *st = NULL;
-    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        char eb[128];
+    int fd = -1;
+    char eb[128];
+    if (!realpath(L->dir, rdir)) {
+        st = cort_error(CORT_ERROR_IO, "tensor '%s': cannot resolve the model's folder '%s': %s", tname, L->dir,
+                        strerror_r(errno, eb, sizeof eb));
+        goto done;
+    }
+    if (!realpath(full, rfile)) {
         st = cort_error(CORT_ERROR_IO, "tensor '%s': cannot open external data file '%s': %s", tname, full,
                         strerror_r(errno, eb, sizeof eb));
         goto done;
     }
+    size_t rdlen = strlen(rdir);
+    int inside = !strncmp(rfile, rdir, rdlen) && (rfile[rdlen] == '/' || (rdlen == 1 && rdir[0] == '/'));
+    if (!inside) {
+        st = cort_error(CORT_ERROR_INVALID_MODEL,
+                        "tensor '%s': external data location '%s' resolves to '%s', outside the model's folder '%s' "
+                        "(a symbolic link leaving the folder is refused)", tname, full + dlen + 1, rfile, rdir);
+        goto done;
+    }
+    fd = open(rfile, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) {
+        st = cort_error(errno == ELOOP ? CORT_ERROR_INVALID_MODEL : CORT_ERROR_IO,
+                        "tensor '%s': cannot open external data file '%s': %s", tname, rfile,
+                        strerror_r(errno, eb, sizeof eb));
+        goto done;
+    }
+    {
+        char proc[64], now[PATH_MAX];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        ssize_t nl = readlink(proc, now, sizeof now - 1);
+        if (nl > 0) {   /* without /proc (some sandboxes) the real-path check above is all there is */
+            now[nl] = 0;
+            if (strncmp(now, rdir, rdlen) || (now[rdlen] != '/' && !(rdlen == 1 && rdir[0] == '/'))) {
+                st = cort_error(CORT_ERROR_INVALID_MODEL,
+                                "tensor '%s': external data file '%s' was replaced by '%s', outside the model's folder "
+                                "'%s', while being opened", tname, rfile, now, rdir);
+                goto done;
+            }
+        }
+    }
     struct stat sb;
     if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-        st = cort_error(CORT_ERROR_IO, "tensor '%s': external data '%s' is not a regular file", tname, full);
+        st = cort_error(CORT_ERROR_INVALID_MODEL, "tensor '%s': external data '%s' is not a regular file", tname, rfile);
+        goto done;
+    }
+    if (sb.st_nlink > 1) {
+        st = cort_error(CORT_ERROR_INVALID_MODEL,
+                        "tensor '%s': external data '%s' has %llu hard links; a hard link may lead outside the model's "
+                        "folder, so only files with one link are read", tname, rfile, (unsigned long long)sb.st_nlink);
         goto done;
     }
     if (offset > (uint64_t)sb.st_size || bytes > (uint64_t)sb.st_size - offset) {

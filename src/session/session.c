@@ -57,6 +57,19 @@ cort_status *cort_session_options_set_profiling(cort_session_options *o, int ena
     return NULL;
 }
 
+cort_status *cort_session_options_set_max_tensor_bytes(cort_session_options *o, uint64_t bytes) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_max_tensor_bytes: options is NULL");
+    o->max_tensor_bytes = bytes > CORT_MAX_ADDRESSABLE_BYTES ? CORT_MAX_ADDRESSABLE_BYTES : (size_t)bytes;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_fold_budget(cort_session_options *o, uint64_t bytes) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_fold_budget: options is NULL");
+    o->fold_budget = bytes > CORT_MAX_ADDRESSABLE_BYTES ? CORT_MAX_ADDRESSABLE_BYTES : (size_t)bytes;
+    o->fold_budget_set = 1;
+    return NULL;
+}
+
 cort_status *cort_session_options_append_provider(cort_session_options *o, const char *name, const char *const *keys,
                                                   const char *const *values, size_t count) {
     if (!o || !name) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_append_provider: options or name is NULL");
@@ -175,6 +188,9 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     if (s->threads <= 0) s->threads = cort_cpu_count();
     s->copts.model = model;
     s->copts.optimization_level = o ? o->level : 2;
+    s->copts.max_tensor_bytes = o ? o->max_tensor_bytes : 0;
+    s->copts.fold_budget = o ? o->fold_budget : 0;
+    s->copts.fold_budget_set = o ? o->fold_budget_set : 0;
     if (o && o->n_dims) {
         s->dim_names = cort_calloc(o->n_dims, sizeof *s->dim_names);
         s->dim_values = cort_calloc(o->n_dims, sizeof *s->dim_values);

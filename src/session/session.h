@@ -24,6 +24,8 @@ struct cort_session_options {
     int64_t *dim_values;
     size_t n_dims;
     int profiling;
+    size_t max_tensor_bytes;   /* 0 = default (graph.h) */
+    size_t fold_budget; int fold_budget_set;
 };
 
 struct cort_run_options {

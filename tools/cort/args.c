@@ -56,6 +56,8 @@ void cli_session_args_init(cli_session_args *a) {
     memset(a, 0, sizeof *a);
     a->threads = -1;
     a->optimization = -1;
+    a->max_tensor_bytes = -1;
+    a->fold_budget = -1;
 }
 
 int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_args *a) {
@@ -70,6 +72,16 @@ int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_
     if ((r = cli_opt(argc, argv, i, "--optimization", &v)) != 0) {
         if (r < 0 || !cli_parse_int(cmd, "--optimization", v, 0, 2, &n)) return -1;
         a->optimization = (int)n;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "--max-tensor-bytes", &v)) != 0) {
+        if (r < 0 || !cli_parse_int(cmd, "--max-tensor-bytes", v, 0, INT64_MAX, &n)) return -1;
+        a->max_tensor_bytes = n;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "--fold-budget", &v)) != 0) {
+        if (r < 0 || !cli_parse_int(cmd, "--fold-budget", v, 0, INT64_MAX, &n)) return -1;
+        a->fold_budget = n;
         return 1;
     }
     if ((r = cli_opt(argc, argv, i, "--provider", &v)) != 0) {
@@ -116,6 +128,9 @@ cort_status *cli_session_options(const cli_session_args *a, cort_session_options
     if (st) return st;
     if (a->threads >= 0 && (st = cort_session_options_set_threads(o, a->threads))) goto error;
     if (a->optimization >= 0 && (st = cort_session_options_set_optimization_level(o, a->optimization))) goto error;
+    if (a->max_tensor_bytes >= 0 && (st = cort_session_options_set_max_tensor_bytes(o, (uint64_t)a->max_tensor_bytes)))
+        goto error;
+    if (a->fold_budget >= 0 && (st = cort_session_options_set_fold_budget(o, (uint64_t)a->fold_budget))) goto error;
     for (size_t i = 0; i < a->n_providers; i++)
         if ((st = cort_session_options_append_provider(o, a->providers[i], NULL, NULL, 0))) goto error;
     for (size_t i = 0; i < a->n_dims; i++)

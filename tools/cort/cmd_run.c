@@ -21,6 +21,9 @@ static const char run_usage[] =
     "  --threads N             intra-op threads (0 = one per core)\n"
     "  --provider NAME         execution provider (repeatable; cpu is the fallback)\n"
     "  --optimization 0|1|2    graph optimization level\n"
+    "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"
+    "  --fold-budget N         bytes constant folding may create beyond twice the initializers\n"
+    "                          (default 16 MiB)\n"
     "  --dim NAME=VALUE        value of a symbolic dimension (repeatable)\n"
     "  --seed S                seed of the random values for inputs not given (default 0)\n"
     "Inputs not given are seeded random values of the declared type (symbolic dims = 1 unless --dim).\n";

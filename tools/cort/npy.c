@@ -290,6 +290,11 @@ cort_status *npy_parse(const void *bytes, size_t len, const char *what, cort_val
     }
     if (overflow || (h.itemsize && count > SIZE_MAX / h.itemsize))
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: shape is too large", what);
+    /* Zero-width elements ('<U0') take no bytes in the file, so any count passes the length check
+     * below, yet each becomes a string pointer: a 130-byte file asked for 26 TB (fuzz_values). */
+    if (!h.itemsize && count > ((size_t)1 << 20))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: %zu elements of zero width (at most %zu)", what, count,
+                          (size_t)1 << 20);
     size_t need = count * h.itemsize, doff = hoff + hlen;
     if (len - doff < need)
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: data is truncated (%zu bytes, shape needs %zu)", what,

@@ -63,7 +63,9 @@ cort_status *cort_pass_fuse_pw_dw(cort_graph *g, cort_pass_index *x) {
             k != 3 || (nk && (nk != 2 || ks[0] != k || ks[1] != k)) || (ns && (ns != 2 || ss[1] != ss[0])) ||
             (stride != 1 && stride != 2))
             continue;
-        if ((size_t)(ti->dims[0] * E * ti->dims[2] * ti->dims[3]) < PWDW_MIN_BYTES / sizeof(float)) continue;
+        /* declared dims may be anything (a graph input's): the product saturates, -1 stays unknown */
+        const int64_t px = cort_dim_mul(cort_dim_mul(cort_dim_mul(ti->dims[0], E), ti->dims[2]), ti->dims[3]);
+        if (px >= 0 && (size_t)px < PWDW_MIN_BYTES / sizeof(float)) continue;
         /* where the depthwise conv alone runs the per-plane 3x3 kernel (wide rows, an activation it
          * applies on its registers): the fused op runs that kernel band by band. The others take the
          * channel-blocked kernel (5x5 too), which the fused op does not (fusing those was measured

@@ -541,7 +541,13 @@ static cort_status *resolve(const cort_node *node, const rs_state *s, const int6
             }
             for (size_t i = 0; i < na; i++) {
                 p->scale[axes[i]] = sc;
-                p->out[axes[i]] = (int64_t)floor(sc * (double)in[axes[i]] + 0.5);
+                double o = floor(sc * (double)in[axes[i]] + 0.5);
+                /* a size near INT64_MAX rounds up to 2^63 in double: converting that is undefined */
+                if (!(o >= 0 && o <= 9.0e15))
+                    return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                                           "input 'sizes' entry %zu (%lld) gives a too large output", i,
+                                           (long long)ri->sizes[i]);
+                p->out[axes[i]] = (int64_t)o;
             }
         } else {
             for (size_t i = 0; i < na; i++) {

@@ -215,21 +215,32 @@ static cort_status *convt_geom(const cort_node *node, const conv_state *s, int n
         g->k[j] = k[i];
         g->s[j] = w->strides[i];
         g->d[j] = w->dilations[i];
-        int64_t ext = g->d[j] * (g->k[j] - 1) + 1, op = s->output_padding[i];
+        int64_t op = s->output_padding[i];
         if (in[i] < 0 || k[i] < 0) { g->out[j] = -1; continue; }
-        if (oshape || w->auto_pad == NN_PAD_SAME_UPPER || w->auto_pad == NN_PAD_SAME_LOWER) {
-            int64_t out = oshape ? oshape[i] : in[i] * g->s[j];
-            int64_t total = g->s[j] * (in[i] - 1) + op + ext - out;
+        /* stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1, every term from the model */
+        int64_t ext, base, out;
+        int ovf = cort_mul_i64_ovf(g->d[j], g->k[j] - 1, &ext) || cort_add_i64_ovf(ext, 1, &ext) ||
+                  cort_mul_i64_ovf(g->s[j], in[i] - 1, &base) || cort_add_i64_ovf(base, op, &base) ||
+                  cort_add_i64_ovf(base, ext, &base);
+        if (!ovf && (oshape || w->auto_pad == NN_PAD_SAME_UPPER || w->auto_pad == NN_PAD_SAME_LOWER)) {
+            int64_t total = 0;
+            ovf = oshape ? (out = oshape[i], 0) : cort_mul_i64_ovf(in[i], g->s[j], &out);
+            ovf = ovf || cort_sub_i64_ovf(base, out, &total);
             if (!oshape && total < 0) total = 0;
             /* floor division: a negative total (output_shape larger than natural) pads at the end */
-            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            int64_t half = total >= 0 ? total / 2 : -(total / -2 + (total % 2 != 0));
             if (w->auto_pad == NN_PAD_SAME_UPPER) { g->pb[j] = half; g->pe[j] = total - half; }
             else { g->pb[j] = total - half; g->pe[j] = half; }
             g->out[j] = out;
-        } else {
+        } else if (!ovf) {
             if (w->auto_pad == NN_PAD_NOTSET) { g->pb[j] = w->pads[i]; g->pe[j] = w->pads[nd + i]; }
-            g->out[j] = g->s[j] * (in[i] - 1) + op + ext - g->pb[j] - g->pe[j];
+            ovf = cort_sub_i64_ovf(base, g->pb[j], &out) || cort_sub_i64_ovf(out, g->pe[j], &out);
+            g->out[j] = out;
         }
+        if (ovf)
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "spatial dimension %d: output size of input %lld, kernel %lld, stride %lld overflows", i,
+                                   (long long)in[i], (long long)k[i], (long long)g->s[j]);
         if (g->out[j] < 0)
             return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "spatial dimension %d: output size %lld < 0", i,
                                    (long long)g->out[j]);
@@ -256,7 +267,7 @@ static cort_status *conv_infer_common(cort_infer_ctx *ctx, int transpose, cort_t
     dims[0] = x->dims[0];
     dims[1] = -1;
     if (wt->rank == x->rank) {
-        if (transpose == 1) dims[1] = wt->dims[1] >= 0 ? wt->dims[1] * s->group : -1;
+        if (transpose == 1) dims[1] = cort_dim_mul(wt->dims[1], s->group);
         else dims[1] = wt->dims[0];
     }
     nn_geom_out_dims(&g, dims + 2);

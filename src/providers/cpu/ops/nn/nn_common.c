@@ -128,8 +128,6 @@ cort_status *nn_window_parse(const cort_node *node, int kernel_required, nn_wind
     return NULL;
 }
 
-static int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-static int64_t div_ceil(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 cort_status *nn_window_geom(const cort_node *node, const nn_window *w, int nd, const int64_t *in, const int64_t *k,
                             int is_pool, nn_geom *g) {
@@ -154,11 +152,19 @@ cort_status *nn_window_geom(const cort_node *node, const nn_window *w, int nd, c
         if (g->k[j] < 1 && g->k[j] != -1)
             return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "kernel dimension %d is %lld", i,
                                    (long long)g->k[j]);
-        int64_t ext = g->d[j] * (g->k[j] - 1) + 1;
+        /* every quantity below comes from the model: any overflow is an invalid geometry */
+        int64_t ext = 1, total = 0, o = 0, span = 0;
+        if (g->k[j] > 0 && (cort_mul_i64_ovf(g->d[j], g->k[j] - 1, &ext) || cort_add_i64_ovf(ext, 1, &ext)))
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "spatial dimension %d: dilation %lld times kernel %lld overflows", i,
+                                   (long long)g->d[j], (long long)g->k[j]);
         if (w->auto_pad == NN_PAD_SAME_UPPER || w->auto_pad == NN_PAD_SAME_LOWER) {
             if (in[i] < 0) { g->out[j] = -1; continue; }
-            int64_t o = div_ceil(in[i], g->s[j]);
-            int64_t total = (o - 1) * g->s[j] + ext - in[i];
+            o = in[i] / g->s[j] + (in[i] % g->s[j] != 0);
+            if (cort_mul_i64_ovf(o - 1 < 0 ? 0 : o - 1, g->s[j], &total) || cort_add_i64_ovf(total, ext, &total))
+                return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                                       "spatial dimension %d: SAME padding of input %lld overflows", i, (long long)in[i]);
+            total -= in[i];
             if (total < 0) total = 0;
             g->pb[j] = w->auto_pad == NN_PAD_SAME_UPPER ? total / 2 : total - total / 2;
             g->pe[j] = total - g->pb[j];
@@ -166,15 +172,22 @@ cort_status *nn_window_geom(const cort_node *node, const nn_window *w, int nd, c
         } else {
             if (w->auto_pad == NN_PAD_NOTSET) { g->pb[j] = w->pads[i]; g->pe[j] = w->pads[nd + i]; }
             if (in[i] < 0 || g->k[j] < 0) { g->out[j] = -1; continue; }
-            int64_t span = in[i] + g->pb[j] + g->pe[j] - ext;
+            if (cort_add_i64_ovf(in[i], g->pb[j], &span) || cort_add_i64_ovf(span, g->pe[j], &span))
+                return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
+                                       "spatial dimension %d: input %lld + pads %lld,%lld overflows", i, (long long)in[i],
+                                       (long long)g->pb[j], (long long)g->pe[j]);
+            span -= ext;
             if (span < 0)
                 return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT,
                                        "spatial dimension %d: input %lld (+ pads %lld,%lld) is smaller than the kernel "
                                        "extent %lld", i, (long long)in[i], (long long)g->pb[j], (long long)g->pe[j],
                                        (long long)ext);
-            int64_t o = (is_pool && w->ceil_mode ? div_ceil(span, g->s[j]) : div_floor(span, g->s[j])) + 1;
-            /* the last window must start inside the input or the begin padding */
-            if (is_pool && w->ceil_mode && (o - 1) * g->s[j] >= in[i] + g->pb[j]) o--;
+            /* span >= 0 here, so neither division can overflow; o <= span + 1 fits */
+            o = (is_pool && w->ceil_mode ? span / g->s[j] + (span % g->s[j] != 0) : span / g->s[j]) + 1;
+            /* the last window must start inside the input or the begin padding (no overflow: (o - 1) * s <= span + s - 1
+             * and in + pb was computed above) */
+            const int64_t start_lim = in[i] + g->pb[j];
+            if (is_pool && w->ceil_mode && (start_lim == 0 || (o - 1) > (start_lim - 1) / g->s[j])) o--;
             g->out[j] = o;
         }
     }

@@ -194,7 +194,7 @@ static cort_status *split_to_seq_run(cort_kernel_ctx *ctx) {
             chunk = cort_load_i64(sp->data, sp->type, 0);
             if (chunk <= 0)
                 return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'split' is %lld, expected > 0", (long long)chunk);
-            n_chunks = (dim + chunk - 1) / chunk;
+            n_chunks = dim / chunk + (dim % chunk != 0);   /* dim + chunk - 1 may overflow */
         } else {
             sizes = sp;
             n_chunks = sp->shape[0];

@@ -39,7 +39,7 @@ static cort_status *concat_infer(cort_infer_ctx *ctx) {
         for (int d = 0; d < rank; d++) {
             if (d == axis) {
                 if (in->dims[d] < 0 || out[axis] < 0) out[axis] = -1;
-                else out[axis] += in->dims[d];
+                else out[axis] = cort_dim_add(out[axis], in->dims[d]);
             } else if (out[d] < 0) {
                 out[d] = in->dims[d];
             }

@@ -114,7 +114,7 @@ static cort_status *tile_infer(cort_infer_ctx *ctx) {
     size_t n;
     int known = ctx->opset >= 6 && sh_tinfo_ints(sh_tin(ctx, 1), rep, CORT_MAX_RANK, &n) && n == (size_t)in->rank;
     for (int d = 0; d < in->rank; d++)
-        out[d] = known && in->dims[d] >= 0 && rep[d] >= 0 ? in->dims[d] * rep[d] : -1;
+        out[d] = known ? cort_dim_mul(in->dims[d], rep[d]) : -1;
     cort_tinfo_tensor_shape(&ctx->outputs[0], t, out, in->rank);
     return NULL;
 }

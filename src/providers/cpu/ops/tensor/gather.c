@@ -143,7 +143,7 @@ static cort_status *gather_nd_infer(cort_infer_ctx *ctx) {
     int64_t b = ctx->opset >= 12 ? cort_attr_int(ctx->node, "batch_dims", 0) : 0, out[CORT_MAX_RANK];
     if (!data || !ind || data->rank < 1 || ind->rank < 1) return NULL;
     int64_t k = ind->dims[ind->rank - 1];
-    if (k < 0 || b < 0 || b + k > data->rank) return NULL;
+    if (k < 0 || b < 0 || b > data->rank || k > data->rank - b) return NULL;   /* b + k may overflow */
     int r = 0;
     for (int d = 0; d < ind->rank - 1; d++) out[r++] = ind->dims[d];
     for (int64_t d = b + k; d < data->rank; d++) {

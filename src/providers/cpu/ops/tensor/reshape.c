@@ -178,7 +178,7 @@ static cort_status *flatten_infer(cort_infer_ctx *ctx) {
     for (int64_t i = 0; i < r; i++) {
         int64_t *o = i < axis ? &out[0] : &out[1];
         if (in->dims[i] < 0 || *o < 0) *o = -1;
-        else *o *= in->dims[i];
+        else *o = cort_dim_mul(*o, in->dims[i]);
     }
     cort_tinfo_tensor_shape(&ctx->outputs[0], t, out, 2);
     return NULL;

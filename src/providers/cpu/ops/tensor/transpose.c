@@ -123,11 +123,12 @@ static cort_status *d2s_infer(cort_infer_ctx *ctx) {
     if (in && in->rank == 4 && b > 0) {
         out[0] = in->dims[0];
         if (d2s) {
-            out[1] = in->dims[1] >= 0 ? in->dims[1] / (b * b) : -1;
-            out[2] = in->dims[2] >= 0 ? in->dims[2] * b : -1;
-            out[3] = in->dims[3] >= 0 ? in->dims[3] * b : -1;
+            int64_t bb = cort_dim_mul(b, b);
+            out[1] = in->dims[1] >= 0 ? in->dims[1] / bb : -1;
+            out[2] = cort_dim_mul(in->dims[2], b);
+            out[3] = cort_dim_mul(in->dims[3], b);
         } else {
-            out[1] = in->dims[1] >= 0 ? in->dims[1] * b * b : -1;
+            out[1] = cort_dim_mul(cort_dim_mul(in->dims[1], b), b);
             out[2] = in->dims[2] >= 0 ? in->dims[2] / b : -1;
             out[3] = in->dims[3] >= 0 ? in->dims[3] / b : -1;
         }
