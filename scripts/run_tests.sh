@@ -3,7 +3,9 @@
 # conformance suite against its expected-failures list. Prints a final "N passed, M failed".
 # Usage: scripts/run_tests.sh BUILD_DIR      (CORT_LANE=asan|tsan selects the sanitizer lane's subset;
 # CORT_LANE=aarch64 with CORT_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" runs a cross build's
-# unit tests, conformance and real-world models at the generic level: make check-aarch64)
+# unit tests, conformance and real-world models at the generic level: make check-aarch64;
+# CORT_LANE=avx2-cpu with CORT_TEST_EMULATOR="qemu-x86_64 -cpu EPYC-Milan" the same at every level of
+# an emulated AVX2-only CPU: make check-avx2-cpu)
 # Per-ISA lanes: the unit tests, the conformance suite and the real-world models run once per ISA
 # level this CPU supports (the "levels:" line of `cort --version`) with CORT_ISA set to it: every
 # level in the release lane; generic and the highest for the asan lane's unit tests (its conformance
@@ -34,6 +36,7 @@ else
     case "$lane" in
         release) unit_isas=$levels; suite_isas=$levels ;;
         aarch64) unit_isas=generic; suite_isas=generic ;;
+        avx2-cpu) unit_isas=$levels; suite_isas=$levels ;;
         asan)    unit_isas=$(echo generic "$top" | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' '); suite_isas=$top ;;
         *)       unit_isas=$top; suite_isas=$top ;;
     esac
@@ -58,7 +61,7 @@ if [ "$lane" = release ]; then
     step "steady-state allocations over the ONNX backend tests" scripts/steady_allocs.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200
 fi
-if [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_ENABLED:INTERNAL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+if [ -z "$emu" ] && [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_ENABLED:INTERNAL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
     if [ "$lane" != tsan ]; then
         step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
     fi
