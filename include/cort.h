@@ -260,8 +260,13 @@ typedef void (*cort_run_callback)(void *user_data, cort_status *status, cort_val
 /* Everything it needs from its arguments is copied or retained before it returns: the caller may
  * free the name and value arrays, release the input and output values and free the run options
  * right after the call. outputs may be NULL (all allocated by the runtime) or an array whose
- * non-NULL entries are written into. A non-NULL return means the run was not accepted and the
- * callback will not be called. Works with any thread count, including 1. */
+ * non-NULL entries are written into. Before accepting the run it checks everything that does not
+ * need the run itself, with the same messages as cort_session_run: NULL arguments, unknown or
+ * repeated input names, missing inputs, unknown output names, each input's kind, element type,
+ * rank and static dimensions, and each preallocated output's kind, element type, rank and static
+ * dimensions. A non-NULL return means the run was not accepted and the callback will not be
+ * called; only what depends on running (a symbolic dimension that contradicts another, a kernel's
+ * failure, cancellation) reaches the callback. Works with any thread count, including 1. */
 CORT_API cort_status *cort_session_run_async(cort_session *session, const cort_run_options *run_options,
                                              const char *const *input_names, cort_value *const *inputs, size_t input_count,
                                              const char *const *output_names, size_t output_count, cort_value *const *outputs,

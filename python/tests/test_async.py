@@ -44,15 +44,25 @@ def test_run_async_output_names_and_run_options(add_session):
     assert box.done.wait(10) and box.err == ""
 
 
-def test_run_async_error_reaches_callback_or_raises(add_session):
-    a = np.ones((2, 4), np.float32)
+@pytest.mark.parametrize("feed, outputs, needle", [
+    ({"a": np.ones((2, 4), np.float32), "b": np.ones((2, 4), np.int32)}, None, "'b'"),        # element type
+    ({"a": np.ones((2, 4), np.float32), "b": np.ones((2, 4, 1), np.float32)}, None, "rank"),  # rank
+    ({"a": np.ones((2, 4), np.float32), "b": np.ones((2, 5), np.float32)}, None, "dimension 1"),
+    ({"a": np.ones((2, 4), np.float32), "nope": np.ones((2, 4), np.float32)}, None, "nope"),  # unknown input
+    ({"a": np.ones((2, 4), np.float32), "b": np.ones((2, 4), np.float32)}, ["zz"], "'zz'"),   # unknown output
+])
+def test_run_async_refuses_what_it_can_check(add_session, feed, outputs, needle):
+    """What a run can check before it starts is raised by run_async itself, and no callback follows."""
     box = Box()
-    try:
-        add_session.run_async(None, {"a": a, "b": a.astype(np.int32)}, cb, box)
-    except ort.capi.onnxruntime_pybind11_state.InvalidArgument:
-        return   # rejected at submission, like a failed run()
-    assert box.done.wait(10)
-    assert box.err and "'b'" in box.err and box.results == []
+    with pytest.raises(Exception) as info:
+        add_session.run_async(outputs, feed, cb, box)
+    assert needle in str(info.value)
+    # a later accepted run calls back; the refused one never does
+    a = np.ones((1, 4), np.float32)
+    ok = Box()
+    add_session.run_async(None, {"a": a, "b": a}, cb, ok)
+    assert ok.done.wait(10) and ok.err == ""
+    assert box.calls == 0
 
 
 def test_run_async_keeps_inputs_alive():

@@ -95,6 +95,72 @@ static int session_owned(const cort_session *session, const cort_value *v) {
     return 0;
 }
 
+/* A preallocated output checked against what the compiled graph knows before anything runs: its
+ * kind, element type and every dimension that is static. deliver() checks the rest afterwards. */
+static cort_status *check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst) {
+    const char *name = g->output_info[k]->name;
+    const cort_tinfo *t = &g->slot_info[g->output_slots[k]];
+    if (dst->kind != CORT_VKIND_TENSOR)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output '%s': only tensors can be written into a preallocated value (got a %s)",
+                          fn, name, kind_name(dst->kind));
+    if (t->kind != CORT_VKIND_UNKNOWN && t->kind != CORT_VKIND_TENSOR)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output '%s' is a %s; it cannot be written into a preallocated tensor",
+                          fn, name, kind_name(t->kind));
+    if (t->elem && t->elem != dst->type)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output '%s': preallocated tensor has element type %s, the model's output is %s",
+                          fn, name, cort_type_name(dst->type), cort_type_name(t->elem));
+    if (dst->type == CORT_TYPE_STRING && !dst->owns_data)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output '%s': string outputs need a runtime-owned tensor", fn, name);
+    if (t->rank >= 0) {
+        int bad = (size_t)t->rank != dst->rank;
+        for (int i = 0; !bad && i < t->rank; i++) bad = t->dims[i] >= 0 && t->dims[i] != dst->shape[i];
+        if (bad) {
+            char want[256], got[256];
+            dims_str(want, sizeof want, t->dims, t->rank);
+            dims_str(got, sizeof got, dst->shape, (int)dst->rank);
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output '%s': preallocated tensor has shape %s, the model's output has shape %s",
+                              fn, name, got, want);
+        }
+    }
+    return NULL;
+}
+
+cort_status *cort_run_check_args(const cort_session *session, const char *fn, const char *const *input_names,
+                                 cort_value *const *inputs, size_t input_count, const char *const *output_names,
+                                 size_t output_count, cort_value *const *outputs, cort_value **fed, size_t *out_idx) {
+    const cort_graph *g = session->graph;
+    for (size_t i = 0; i < input_count; i++) {
+        if (!input_names[i]) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: input_names[%zu] is NULL", fn, i);
+        if (!inputs[i])
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: inputs[%zu] ('%s') is NULL", fn, i, input_names[i]);
+        size_t k = 0;
+        while (k < g->n_inputs && strcmp(g->input_info[k]->name, input_names[i])) k++;
+        if (k == g->n_inputs) {
+            char list[512] = "";
+            size_t o = 0;
+            for (size_t q = 0; q < g->n_inputs && o < sizeof list; q++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", q ? ", " : "", g->input_info[q]->name);
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: unknown input name '%s' (the model's inputs are: %s)", fn,
+                              input_names[i], list);
+        }
+        if (fed[k]) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: input '%s' is given twice", fn, input_names[i]);
+        CORT_TRY(check_input(g, k, inputs[i]));
+        fed[k] = inputs[i];
+    }
+    for (size_t k = 0; k < g->n_inputs; k++)
+        if (!fed[k]) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: input '%s' was not given", fn, g->input_info[k]->name);
+    for (size_t i = 0; i < output_count; i++) {
+        if (!output_names[i]) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: output_names[%zu] is NULL", fn, i);
+        size_t k = 0;
+        while (k < g->n_outputs && strcmp(g->output_info[k]->name, output_names[i])) k++;
+        if (k == g->n_outputs)
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: unknown output name '%s'", fn, output_names[i]);
+        if (outputs && outputs[i]) CORT_TRY(check_preallocated(g, k, fn, outputs[i]));
+        if (out_idx) out_idx[i] = k;
+    }
+    return NULL;
+}
+
 cort_status *cort_session_run(cort_session *session, const cort_run_options *run_options, const char *const *input_names,
                               cort_value *const *inputs, size_t input_count, const char *const *output_names,
                               size_t output_count, cort_value **outputs) {
@@ -121,48 +187,9 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
     memset(fed, 0, n_fed * sizeof *fed);
     cort_value **results = fed + g->n_inputs;
 
-    for (size_t i = 0; i < input_count; i++) {
-        if (!input_names[i]) { st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input_names[%zu] is NULL", i); goto done; }
-        if (!inputs[i]) {
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: inputs[%zu] ('%s') is NULL", i, input_names[i]);
-            goto done;
-        }
-        size_t k = 0;
-        while (k < g->n_inputs && strcmp(g->input_info[k]->name, input_names[i])) k++;
-        if (k == g->n_inputs) {
-            char list[512] = "";
-            size_t o = 0;
-            for (size_t q = 0; q < g->n_inputs && o < sizeof list; q++)
-                o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", q ? ", " : "", g->input_info[q]->name);
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: unknown input name '%s' (the model's inputs are: %s)",
-                            input_names[i], list);
-            goto done;
-        }
-        if (fed[k]) {
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input '%s' is given twice", input_names[i]);
-            goto done;
-        }
-        if ((st = check_input(g, k, inputs[i]))) goto done;
-        fed[k] = inputs[i];
-    }
-    for (size_t k = 0; k < g->n_inputs; k++)
-        if (!fed[k]) {
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: input '%s' was not given", g->input_info[k]->name);
-            goto done;
-        }
-    for (size_t i = 0; i < output_count; i++) {
-        if (!output_names[i]) {
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: output_names[%zu] is NULL", i);
-            goto done;
-        }
-        size_t k = 0;
-        while (k < g->n_outputs && strcmp(g->output_info[k]->name, output_names[i])) k++;
-        if (k == g->n_outputs) {
-            st = cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run: unknown output name '%s'", output_names[i]);
-            goto done;
-        }
-        out_idx[i] = k;
-    }
+    if ((st = cort_run_check_args(session, "cort_session_run", input_names, inputs, input_count, output_names, output_count,
+                                  outputs, fed, out_idx)))
+        goto done;
 
     {
         cort_run_options *ro = (cort_run_options *)run_options;

@@ -123,12 +123,18 @@ cort_status *cort_session_run_async(cort_session *session, const cort_run_option
     if (output_count && !output_names)
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run_async: output_count is %zu but output_names is NULL",
                           output_count);
-    for (size_t i = 0; i < input_count; i++)
-        if (!input_names[i] || !inputs[i])
-            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run_async: input %zu has a NULL name or value", i);
-    for (size_t i = 0; i < output_count; i++)
-        if (!output_names[i])
-            return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_run_async: output_names[%zu] is NULL", i);
+    {
+        /* the seed's rule: what can be checked now is reported now, by this call, and no callback follows */
+        size_t n_in = session->graph->n_inputs;
+        cort_value *fed_stack[32];
+        cort_value **fed = n_in <= 32 ? fed_stack : cort_calloc(n_in, sizeof *fed);
+        if (!fed) return cort_error_oom();
+        if (fed == fed_stack) memset(fed_stack, 0, sizeof fed_stack);
+        cort_status *st = cort_run_check_args(session, "cort_session_run_async", input_names, inputs, input_count,
+                                              output_names, output_count, outputs, fed, NULL);
+        if (fed != fed_stack) cort_free(fed);
+        if (st) return st;
+    }
     CORT_TRY(cort_once_run(&g_async_once, async_init, NULL));
     async_queue *q = atomic_load_explicit(&g_async, memory_order_acquire);
 

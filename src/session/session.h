@@ -52,4 +52,14 @@ struct cort_session {
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);
+
+/* Everything a run can check about its arguments before executing anything: names known and not
+ * repeated, every input given, each input's kind, element type and static dims, and each
+ * preallocated output's kind, element type and static dims. fn names the caller in messages. Fills
+ * fed[k] (n_inputs entries, zeroed by the caller) and, when out_idx is not NULL, out_idx[i] (the
+ * graph output index of output_names[i]). outputs may be NULL. Used by cort_session_run and, before
+ * the run is accepted, by cort_session_run_async. */
+cort_status *cort_run_check_args(const cort_session *session, const char *fn, const char *const *input_names,
+                                 cort_value *const *inputs, size_t input_count, const char *const *output_names,
+                                 size_t output_count, cort_value *const *outputs, cort_value **fed, size_t *out_idx);
 #endif
