@@ -52,6 +52,10 @@ CORT_API cort_code   cort_status_code(const cort_status *status);
 CORT_API const char *cort_status_message(const cort_status *status);
 /* Frees a status. NULL is a no-op; the static out-of-memory status is never freed. */
 CORT_API void        cort_status_free(cort_status *status);
+/* A new status with a copy of message (custom operators and allocators report failures with it).
+ * code CORT_OK or an unknown code is stored as CORT_ERROR_RUNTIME; NULL message is "". Returns the
+ * static out-of-memory status when allocation fails. The caller owns it (cort_status_free). */
+CORT_API cort_status *cort_status_create(cort_code code, const char *message);
 /* Static name of a code, e.g. "INVALID_ARGUMENT". */
 CORT_API const char *cort_code_name(cort_code code);
 
@@ -271,6 +275,115 @@ CORT_API cort_status *cort_session_run_async(cort_session *session, const cort_r
                                              const char *const *input_names, cort_value *const *inputs, size_t input_count,
                                              const char *const *output_names, size_t output_count, cort_value *const *outputs,
                                              cort_run_callback callback, void *user_data);
+
+/* ---- custom operators ----
+ * A kernel of the user's for (domain, op_type) over an inclusive range of the domain's opset
+ * versions. Sessions created from the options offer every node to the registered ops first, so a
+ * custom op may also replace a built-in one. The runtime never constant-folds a custom node and
+ * never fuses it with its neighbours. Callbacks receive a cort_op_context that is valid only during
+ * that call. Lifetime: the struct and its strings are copied by cort_session_options_add_custom_op;
+ * `user` and the functions must stay valid while any session created from the options exists.
+ * Threads: create/destroy run on the thread creating/releasing the session; infer runs at session
+ * creation; compute may run concurrently for the same node (any number of threads may run one
+ * session, and run_async uses worker threads), so it must treat the node state as read-only. */
+typedef struct cort_op_context cort_op_context;
+#define CORT_CUSTOM_OP_VERSION 1u
+typedef struct cort_custom_op {
+    uint32_t    version;          /* CORT_CUSTOM_OP_VERSION */
+    const char *domain;           /* NULL, "" or "ai.onnx" for the default domain */
+    const char *op_type;
+    int         since_version;    /* >= 1 */
+    int         end_version;      /* inclusive; 0 = every later version */
+    void       *user;             /* passed back to every callback */
+    /* Optional: per-node state made at session creation (attributes are readable here). A non-NULL
+     * status fails cort_session_create with that message prefixed by the node. */
+    cort_status *(*create)(void *user, const cort_op_context *node, void **state);
+    void (*destroy)(void *user, void *state);                        /* optional */
+    /* Optional: output element types and shapes at session creation (cort_op_input_type,
+     * cort_op_set_output_type). Without it the outputs are typed when the node first runs. */
+    cort_status *(*infer)(void *user, void *state, cort_op_context *ctx);
+    /* Required: reads inputs (cort_op_input) and makes every output (cort_op_output). */
+    cort_status *(*compute)(void *user, void *state, cort_op_context *ctx);
+} cort_custom_op;
+/* Registers op on the options. Fails with INVALID_ARGUMENT for a wrong version, a missing op_type
+ * or compute, a bad version range, or a range overlapping one already registered for the same
+ * domain and op_type. Sessions already created from the options are not affected. */
+CORT_API cort_status *cort_session_options_add_custom_op(cort_session_options *options, const cort_custom_op *op);
+/* Everything a custom-op library calls, as a table, so such a library needs no link against cort
+ * (the process may hold cort statically, or load libcort through Python's ctypes). Static, valid for
+ * the life of the process; fields are only ever appended (check version). */
+typedef struct cort_custom_op_api {
+    uint32_t version;                 /* CORT_CUSTOM_OP_VERSION */
+    cort_status *(*add_custom_op)(cort_session_options *options, const cort_custom_op *op);
+    cort_status *(*status_create)(cort_code code, const char *message);
+    const char *(*op_node_name)(const cort_op_context *ctx);
+    const char *(*op_type)(const cort_op_context *ctx);
+    int (*op_opset)(const cort_op_context *ctx);
+    size_t (*op_input_count)(const cort_op_context *ctx);
+    size_t (*op_output_count)(const cort_op_context *ctx);
+    int (*op_attr_int)(const cort_op_context *ctx, const char *name, int64_t *out);
+    int (*op_attr_float)(const cort_op_context *ctx, const char *name, float *out);
+    const char *(*op_attr_string)(const cort_op_context *ctx, const char *name);
+    size_t (*op_attr_ints)(const cort_op_context *ctx, const char *name, const int64_t **out);
+    size_t (*op_attr_floats)(const cort_op_context *ctx, const char *name, const float **out);
+    cort_status *(*op_input_type)(const cort_op_context *ctx, size_t i, cort_type *elem, int64_t *dims, size_t max_dims,
+                                  int *rank);
+    cort_status *(*op_set_output_type)(cort_op_context *ctx, size_t i, cort_type elem, const int64_t *dims, int rank);
+    const cort_value *(*op_input)(const cort_op_context *ctx, size_t i);
+    cort_status *(*op_output)(cort_op_context *ctx, size_t i, cort_type type, const int64_t *shape, size_t rank,
+                              cort_value **out);
+    int (*op_threads)(const cort_op_context *ctx);
+    void (*op_parallel_for)(const cort_op_context *ctx, size_t n, void (*fn)(void *arg, size_t begin, size_t end), void *arg);
+    int (*op_cancelled)(const cort_op_context *ctx);
+    void *(*tensor_data)(const cort_value *value);
+    cort_type (*tensor_type)(const cort_value *value);
+    size_t (*tensor_rank)(const cort_value *value);
+    const int64_t *(*tensor_shape)(const cort_value *value);
+    size_t (*tensor_element_count)(const cort_value *value);
+} cort_custom_op_api;
+CORT_API const cort_custom_op_api *cort_get_custom_op_api(void);
+/* Loads a shared library and calls the function it exports as
+ *     cort_status *cort_register_custom_ops(cort_session_options *options, const cort_custom_op_api *api);
+ * which registers its ops through api->add_custom_op and returns NULL, or a status that this call
+ * returns (prefixed with the path). The library stays loaded for the life of the process (sessions
+ * may call into it after the options are gone). A file that cannot be loaded or lacks the symbol
+ * fails with INVALID_ARGUMENT quoting the loader's message. Not thread-safe on the same options. */
+CORT_API cort_status *cort_session_options_load_custom_op_library(cort_session_options *options, const char *path);
+#define CORT_REGISTER_CUSTOM_OPS_SYMBOL "cort_register_custom_ops"
+typedef cort_status *(*cort_register_custom_ops_fn)(cort_session_options *options, const cort_custom_op_api *api);
+
+/* The context a custom op's callbacks receive. Everything returned is borrowed for the call. */
+CORT_API const char *cort_op_node_name(const cort_op_context *ctx);      /* "" if unnamed */
+CORT_API const char *cort_op_type(const cort_op_context *ctx);
+CORT_API int         cort_op_opset(const cort_op_context *ctx);          /* the model's version of the domain */
+CORT_API size_t      cort_op_input_count(const cort_op_context *ctx);    /* as written in the node */
+CORT_API size_t      cort_op_output_count(const cort_op_context *ctx);
+/* Attributes: 1 and *out set when present, else 0. Lists: element count (0 if absent), *out borrowed. */
+CORT_API int         cort_op_attr_int(const cort_op_context *ctx, const char *name, int64_t *out);
+CORT_API int         cort_op_attr_float(const cort_op_context *ctx, const char *name, float *out);
+CORT_API const char *cort_op_attr_string(const cort_op_context *ctx, const char *name);   /* NULL if absent */
+CORT_API size_t      cort_op_attr_ints(const cort_op_context *ctx, const char *name, const int64_t **out);
+CORT_API size_t      cort_op_attr_floats(const cort_op_context *ctx, const char *name, const float **out);
+/* In infer: input i's element type (CORT_TYPE_UNDEFINED if unknown), rank (-1 if unknown) and dims
+ * (-1 for an unknown one) into dims[max_dims]. */
+CORT_API cort_status *cort_op_input_type(const cort_op_context *ctx, size_t i, cort_type *elem, int64_t *dims,
+                                         size_t max_dims, int *rank);
+/* In infer: output i is a tensor of elem with shape dims[rank] (-1 = unknown dim; rank -1 = unknown shape). */
+CORT_API cort_status *cort_op_set_output_type(cort_op_context *ctx, size_t i, cort_type elem, const int64_t *dims,
+                                              int rank);
+/* In compute: input i (NULL for a missing optional input or outside compute). Read-only. */
+CORT_API const cort_value *cort_op_input(const cort_op_context *ctx, size_t i);
+/* In compute: allocates output i (contents uninitialized) and returns it borrowed in *out; the
+ * runtime owns it. Each output at most once; every output the graph uses must be made. */
+CORT_API cort_status *cort_op_output(cort_op_context *ctx, size_t i, cort_type type, const int64_t *shape, size_t rank,
+                                     cort_value **out);
+/* In compute: the session's intra-op threads, and a parallel loop over [0, n) on them: fn gets
+ * disjoint ranges and must not call back into the runtime's pools. Outside compute fn runs inline. */
+CORT_API int  cort_op_threads(const cort_op_context *ctx);
+CORT_API void cort_op_parallel_for(const cort_op_context *ctx, size_t n, void (*fn)(void *arg, size_t begin, size_t end),
+                                   void *arg);
+/* In compute: whether the run was cancelled (cort_run_options_set_terminate); long kernels check it. */
+CORT_API int  cort_op_cancelled(const cort_op_context *ctx);
 
 /* ---- process-wide CPU allocator ---- */
 /* Statistics of the process-wide CPU allocator (thread-safe; callable at any time). */

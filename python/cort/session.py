@@ -135,6 +135,7 @@ class SessionOptions:
         self.use_deterministic_compute = False
         self._config = {}
         self._dims = {}
+        self._custom_libraries = []
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
@@ -151,8 +152,17 @@ class SessionOptions:
         warnings.warn("cort: free dimension overrides by denotation are ignored")
 
     def register_custom_ops_library(self, path):
-        from ._errors import NotImplemented as NI
-        raise NI("cort does not load custom operator libraries")
+        """Loads a custom-operator library (it exports cort_register_custom_ops; include/cort.h).
+        Loading and registration errors are raised here, as ONNX Runtime does; sessions made from
+        these options get the library's operators."""
+        path = os.fspath(path)
+        probe = c_p()
+        check(lib.cort_session_options_create(ctypes.byref(probe)))
+        try:
+            check(lib.cort_session_options_load_custom_op_library(probe, s(path)))
+        finally:
+            lib.cort_session_options_free(probe)
+        self._custom_libraries.append(path)
 
     def add_initializer(self, name, value):
         from ._errors import NotImplemented as NI
@@ -165,6 +175,8 @@ class SessionOptions:
         try:
             check(lib.cort_session_options_set_threads(opts, int(self.intra_op_num_threads)))
             check(lib.cort_session_options_set_optimization_level(opts, _cort_level(self.graph_optimization_level)))
+            for path in self._custom_libraries:
+                check(lib.cort_session_options_load_custom_op_library(opts, s(path)))
             for name, value in self._dims.items():
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
             for key, setter in (("cort.max_tensor_bytes", lib.cort_session_options_set_max_tensor_bytes),

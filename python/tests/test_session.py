@@ -134,8 +134,28 @@ def test_session_options():
     bad.intra_op_num_threads = -1
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument):
         ort.InferenceSession(add_model(), bad)
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.NotImplemented):
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="libfoo.so"):
         so.register_custom_ops_library("libfoo.so")
+
+
+def test_register_custom_ops_library():
+    """The library tests/custom_op_lib/ builds next to libcort.so: test.cort.ScaledAdd = alpha*A + B."""
+    from cort._lib import LIBRARY_PATH
+    path = os.path.join(os.path.dirname(LIBRARY_PATH), "cort_test_custom_ops.so")
+    if not os.path.exists(path):
+        pytest.skip("cort_test_custom_ops.so is built with the tests (make)")
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("ScaledAdd", ["a", "b"], ["c"], domain="test.cort", alpha=3.0)], "g",
+                          [vi("a", TP.FLOAT, [2, 4]), vi("b", TP.FLOAT, [4])], [vi("c", TP.FLOAT, [2, 4])]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("test.cort", 1)]).SerializeToString()
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.NotImplemented, match="ScaledAdd"):
+        ort.InferenceSession(model)
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(path)
+    sess = ort.InferenceSession(model, so)
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    b = np.array([1, -1, 2, -2], np.float32)
+    assert np.array_equal(sess.run(None, {"a": a, "b": b})[0], 3 * a + b)
 
 
 def test_free_dimension_override():

@@ -66,3 +66,8 @@ const char *cort_code_name(cort_code code) {
 }
 
 const char *cort_version(void) { return "0.1.0"; }
+
+cort_status *cort_status_create(cort_code code, const char *message) {
+    if (code <= CORT_OK || code > CORT_ERROR_RUNTIME) code = CORT_ERROR_RUNTIME;
+    return cort_error(code, "%s", message ? message : "");
+}

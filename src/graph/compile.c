@@ -307,6 +307,7 @@ static int foldable(const cort_node *n) {
         !strcmp(op, "If") || !strcmp(op, "Loop") || !strcmp(op, "Scan") || !strcmp(op, "SequenceMap") ||
         !strcmp(op, "Dropout"))
         return 0;
+    if (n->provider && (n->provider->caps & CORT_PROVIDER_OPAQUE)) return 0;
     return n->n_implicit == 0;
 }
 

@@ -13,6 +13,8 @@
                                          * into the fused cort.* operators it finds through `find` */
 #define CORT_PROVIDER_OUTPUT_VIEWS 4u   /* its CORT_OP_OUTPUT_VIEW kernels may write output 0 into a view
                                          * of another value planned at creation (in-place Concat) */
+#define CORT_PROVIDER_OPAQUE      16u   /* its kernels are user code: never constant-folded (they may count
+                                         * calls or have side effects), never fused */
 #define CORT_PROVIDER_LAYOUTS      8u   /* its kernels accept inputs in a provider-private layout
                                          * (cort_value.layout, e.g. NHWC chains) */
 

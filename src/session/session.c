@@ -3,6 +3,7 @@
 #include "../core/bufcache.h"
 #include "../onnx/onnx.h"
 #include "../core/cpu_features.h"
+#include "custom_ops.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ void cort_session_options_free(cort_session_options *o) {
     for (size_t i = 0; i < o->n_dims; i++) cort_free(o->dim_names[i]);
     cort_free(o->dim_names);
     cort_free(o->dim_values);
+    cort_custom_op_set_release(o->custom_ops);
     cort_free(o);
 }
 
@@ -49,6 +51,16 @@ cort_status *cort_session_options_set_optimization_level(cort_session_options *o
                           "cort_session_options_set_optimization_level: level is %d, expected 0, 1 or 2", level);
     o->level = level;
     return NULL;
+}
+
+cort_status *cort_session_options_add_custom_op(cort_session_options *o, const cort_custom_op *op) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_add_custom_op: options is NULL");
+    return cort_custom_op_set_add(&o->custom_ops, op);
+}
+
+cort_status *cort_session_options_load_custom_op_library(cort_session_options *o, const char *path) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_load_custom_op_library: options is NULL");
+    return cort_custom_op_library_load(o, path);
 }
 
 cort_status *cort_session_options_set_profiling(cort_session_options *o, int enable) {
@@ -204,6 +216,11 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->copts.dim_names = (const char **)s->dim_names;
     s->copts.dim_values = s->dim_values;
     s->copts.n_dims = s->n_dims;
+    if (o && o->custom_ops) {
+        /* user kernels are tried before every provider; the session keeps its own reference */
+        s->providers[s->n_providers].vt = &cort_custom_provider;
+        s->providers[s->n_providers++].instance = cort_custom_op_set_retain(o->custom_ops);
+    }
     for (size_t i = 0; o && i < o->n_providers; i++) {
         const cort_provider_cfg *pc = &o->providers[i];
         const cort_provider_vtable *vt = cort_provider_find(pc->name);

@@ -26,6 +26,7 @@ struct cort_session_options {
     int profiling;
     size_t max_tensor_bytes;   /* 0 = default (graph.h) */
     size_t fold_budget; int fold_budget_set;
+    struct cort_custom_op_set *custom_ops;   /* cort_session_options_add_custom_op; NULL if none */
 };
 
 struct cort_run_options {
@@ -45,7 +46,7 @@ struct cort_session {
     struct cort_bufcache *cache;   /* recycled output blocks and run scratch */
     int threads;
     const void *cpu_allocator;
-    cort_provider providers[CORT_MAX_PROVIDERS];   /* non-CPU providers, in append order */
+    cort_provider providers[CORT_MAX_PROVIDERS + 1];   /* custom ops first (if any), then the appended non-CPU providers */
     size_t n_providers;
     _Atomic uint64_t *profile;     /* 2 per node (ns, count) when profiling, else NULL */
     struct cort_huge_arena *weights;   /* packed weights made at creation; freed after the graph */
