@@ -1,7 +1,9 @@
 /* Idle cost of a session's intra-op pool: CPU time burned while a session with N threads sits idle
- * after a run (workers spin briefly, then sleep). Usage: cort_idle_cpu MODEL [THREADS] [SECONDS] */
+ * after a run (workers spin briefly, then sleep; with "nospin" they sleep at once).
+ * Usage: cort_idle_cpu MODEL [THREADS] [SECONDS] [spin|nospin] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include "cort.h"
@@ -17,10 +19,12 @@ int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s MODEL [THREADS] [SECONDS]\n", argv[0]); return 2; }
     int threads = argc > 2 ? atoi(argv[2]) : 2;
     double secs = argc > 3 ? atof(argv[3]) : 2.0;
+    int spin = !(argc > 4 && !strcmp(argv[4], "nospin"));
     cort_session_options *o = NULL;
     cort_session *s = NULL;
     cort_status_free(cort_session_options_create(&o));
     cort_status_free(cort_session_options_set_threads(o, threads));
+    cort_status_free(cort_session_options_set_spinning(o, spin));
     cort_status *st = cort_session_create(argv[1], o, &s);
     cort_session_options_free(o);
     if (st) { fprintf(stderr, "%s\n", cort_status_message(st)); return 1; }
@@ -36,7 +40,7 @@ int main(int argc, char **argv) {
     struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
     nanosleep(&ts, NULL);
     double used = cpu_s() - c0;
-    printf("threads %d: idle for %.1f s after a run, CPU used %.1f ms (%.2f%% of one core)\n", threads, secs, used * 1e3,
+    printf("threads %d, %s: idle for %.1f s after a run, CPU used %.1f ms (%.2f%% of one core)\n", threads, spin ? "spinning" : "no spinning", secs, used * 1e3,
            100.0 * used / secs);
     for (size_t i = 0; i < n_in; i++) cort_value_release(ins[i]);
     cort_session_release(s);

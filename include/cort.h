@@ -107,6 +107,10 @@ CORT_API cort_status *cort_session_options_append_provider(cort_session_options 
 /* Value for a symbolic dimension (ValueInfo dim_param) used for creation-time shape inference and
  * to validate inputs at run time. The name is copied. */
 CORT_API cort_status *cort_session_options_set_dim(cort_session_options *options, const char *name, int64_t value);
+/* Idle policy of the session's own intra-op pool: allow = 1 (default) lets idle workers spin for a
+ * few milliseconds to catch the next parallel loop, 0 makes them sleep at once (less idle CPU, more
+ * wake-up latency; ONNX Runtime's session.intra_op.allow_spinning). Ignored with a shared pool. */
+CORT_API cort_status *cort_session_options_set_spinning(cort_session_options *options, int allow);
 /* Per-node profiling: when enabled (default off), every run adds each top-level node's wall time and
  * call count to counters read with cort_session_node_profile. Costs two clock reads per node. */
 CORT_API cort_status *cort_session_options_set_profiling(cort_session_options *options, int enable);
@@ -123,6 +127,22 @@ CORT_API cort_status *cort_session_options_set_max_tensor_bytes(cort_session_opt
  * Default 16 MiB (2^24); 0 leaves only the allowance of twice the initializers. Level 0
  * (cort_session_options_set_optimization_level) still folds within the same budget. */
 CORT_API cort_status *cort_session_options_set_fold_budget(cort_session_options *options, uint64_t bytes);
+
+/* ---- shared thread pools ----
+ * One set of intra-op worker threads for many sessions (ONNX Runtime's global thread pools): no
+ * per-session threads. threads = participants including the thread that runs (0 = one per
+ * available core); allow_spinning as in cort_session_options_set_spinning. The pool runs one
+ * parallel loop at a time: a run that finds it busy with another session's loop runs that loop on
+ * its own thread, so sessions sharing it never oversubscribe the cores. Reference counted:
+ * cort_thread_pool_release drops the caller's handle; options and sessions hold their own
+ * references, and the workers stop when the last one is gone. Thread-safe. */
+typedef struct cort_thread_pool cort_thread_pool;
+CORT_API cort_status *cort_thread_pool_create(int threads, int allow_spinning, cort_thread_pool **out);
+CORT_API void         cort_thread_pool_release(cort_thread_pool *pool);   /* NULL is a no-op */
+CORT_API int          cort_thread_pool_threads(const cort_thread_pool *pool);
+/* Sessions created from these options use pool (retained) instead of their own; their thread count
+ * is the pool's (cort_session_options_set_threads is ignored). NULL: own pools again. */
+CORT_API cort_status *cort_session_options_set_thread_pool(cort_session_options *options, cort_thread_pool *pool);
 
 /* ---- session: thread-safe; any number of threads may run it at once ---- */
 typedef struct cort_session cort_session;

@@ -249,5 +249,16 @@ if "$CORT" info tests/models/xnnpack_conv.onnx --provider xnnpack > "$T/xnn" 2>/
     expect_in "$T/stdout" "(xnnpack: " "info --nodes gives the refusal reason"
 fi
 
+# custom operators from a library (tests/custom_op_lib/, built next to libcort) and the spinning switch
+LIB=$(dirname "$CORT")/../lib/cort_test_custom_ops.so
+expect_rc 1 "run custom op without its library" "$CORT" run tests/models/custom_op.onnx
+expect_in "$T/stderr" "test.cort.ScaledAdd" "run custom op without its library"
+if [ -f "$LIB" ]; then
+    expect_rc 0 "run --custom-op-library" "$CORT" run tests/models/custom_op.onnx --custom-op-library "$LIB" --no-spin
+    expect_in "$T/stdout" "Y: float[1,4]" "run --custom-op-library"
+fi
+expect_rc 1 "run --custom-op-library missing file" "$CORT" run tests/models/mlp.onnx --custom-op-library "$T/nope.so"
+expect_in "$T/stderr" "nope.so" "run --custom-op-library missing file"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

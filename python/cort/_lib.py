@@ -84,6 +84,7 @@ _PROTOS = {
     "cort_session_options_set_max_tensor_bytes": (c_status_p, [c_p, ctypes.c_uint64]),
     "cort_session_options_set_fold_budget": (c_status_p, [c_p, ctypes.c_uint64]),
     "cort_session_options_load_custom_op_library": (c_status_p, [c_p, c_str]),
+    "cort_session_options_set_spinning": (c_status_p, [c_p, c_int]),
     "cort_session_create": (c_status_p, [c_str, c_p, ctypes.POINTER(c_p)]),
     "cort_session_create_from_memory": (c_status_p, [c_p, c_size, c_p, ctypes.POINTER(c_p)]),
     "cort_session_retain": (c_p, [c_p]),

@@ -175,6 +175,12 @@ class SessionOptions:
         try:
             check(lib.cort_session_options_set_threads(opts, int(self.intra_op_num_threads)))
             check(lib.cort_session_options_set_optimization_level(opts, _cort_level(self.graph_optimization_level)))
+            spin = self._config.get("session.intra_op.allow_spinning")
+            if spin is not None:
+                if spin not in ("0", "1"):
+                    raise InvalidArgument("SessionOptions: session.intra_op.allow_spinning must be '0' or '1', got '%s'"
+                                          % spin)
+                check(lib.cort_session_options_set_spinning(opts, int(spin)))
             for path in self._custom_libraries:
                 check(lib.cort_session_options_load_custom_op_library(opts, s(path)))
             for name, value in self._dims.items():

@@ -138,6 +138,19 @@ def test_session_options():
         so.register_custom_ops_library("libfoo.so")
 
 
+def test_allow_spinning_config_entry():
+    for v in ("0", "1"):
+        so = ort.SessionOptions()
+        so.add_session_config_entry("session.intra_op.allow_spinning", v)
+        s = ort.InferenceSession(add_model(), so)
+        x = np.ones((2, 4), np.float32)
+        assert np.array_equal(s.run(None, {"a": x, "b": x})[0], 2 * x)
+    so = ort.SessionOptions()
+    so.add_session_config_entry("session.intra_op.allow_spinning", "yes")
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="allow_spinning"):
+        ort.InferenceSession(add_model(), so)
+
+
 def test_register_custom_ops_library():
     """The library tests/custom_op_lib/ builds next to libcort.so: test.cort.ScaledAdd = alpha*A + B."""
     from cort._lib import LIBRARY_PATH

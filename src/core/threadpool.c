@@ -42,7 +42,9 @@ typedef struct job {
 } job;
 
 struct cort_pool {
+    atomic_int refs;
     int threads;
+    long long spin_ns;        /* idle workers spin this long, then sleep (0: sleep at once) */
     pthread_t *tids;
     int n_started;
     pthread_mutex_t mu;       /* only for sleeping and waking workers */
@@ -91,7 +93,7 @@ static void *worker_main(void *p) {
             cpu_relax();
             if (++spins % 64) continue;   /* the clock every 64 pauses */
             if (!t0) t0 = mono_ns();
-            if (mono_ns() - t0 < CORT_POOL_SPIN_NS) continue;
+            if (mono_ns() - t0 < pool->spin_ns) continue;
             pthread_mutex_lock(&pool->mu);
             atomic_fetch_add(&pool->sleepers, 1);
             while (atomic_load(&pool->gen) == seen && !atomic_load(&pool->stop)) pthread_cond_wait(&pool->cv, &pool->mu);
@@ -119,11 +121,15 @@ int cort_cpu_count(void) {
     return n > 0 ? (int)n : 1;
 }
 
-cort_status *cort_pool_create(int threads, cort_pool **out) {
+cort_status *cort_pool_create(int threads, cort_pool **out) { return cort_pool_create_ex(threads, 1, out); }
+
+cort_status *cort_pool_create_ex(int threads, int spin, cort_pool **out) {
     if (threads <= 0) threads = cort_cpu_count();
     cort_pool *pool = cort_calloc(1, sizeof *pool);
     if (!pool) return cort_error_oom();
+    atomic_init(&pool->refs, 1);
     pool->threads = threads;
+    pool->spin_ns = spin ? CORT_POOL_SPIN_NS : 0;
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->cv, NULL);
     pthread_mutex_init(&pool->dispatch, NULL);
@@ -148,8 +154,15 @@ cort_status *cort_pool_create(int threads, cort_pool **out) {
     return NULL;
 }
 
+cort_pool *cort_pool_retain(cort_pool *pool) {
+    if (pool) atomic_fetch_add(&pool->refs, 1);
+    return pool;
+}
+
+long long cort_pool_spin_ns(const cort_pool *pool) { return pool ? pool->spin_ns : 0; }
+
 void cort_pool_free(cort_pool *pool) {
-    if (!pool) return;
+    if (!pool || atomic_fetch_sub(&pool->refs, 1) != 1) return;
     pthread_mutex_lock(&pool->mu);
     atomic_store(&pool->stop, 1);
     pthread_cond_broadcast(&pool->cv);

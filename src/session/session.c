@@ -33,6 +33,7 @@ void cort_session_options_free(cort_session_options *o) {
     cort_free(o->dim_names);
     cort_free(o->dim_values);
     cort_custom_op_set_release(o->custom_ops);
+    cort_pool_free(o->shared_pool);
     cort_free(o);
 }
 
@@ -61,6 +62,41 @@ cort_status *cort_session_options_add_custom_op(cort_session_options *o, const c
 cort_status *cort_session_options_load_custom_op_library(cort_session_options *o, const char *path) {
     if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_load_custom_op_library: options is NULL");
     return cort_custom_op_library_load(o, path);
+}
+
+cort_status *cort_thread_pool_create(int threads, int allow_spinning, cort_thread_pool **out) {
+    if (!out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_thread_pool_create: out is NULL");
+    *out = NULL;
+    if (threads < 0)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_thread_pool_create: threads is %d, expected >= 0", threads);
+    cort_thread_pool *tp = cort_calloc(1, sizeof *tp);
+    if (!tp) return cort_error_oom();
+    cort_status *st = cort_pool_create_ex(threads, allow_spinning != 0, &tp->pool);
+    if (st) { cort_free(tp); return st; }
+    *out = tp;
+    return NULL;
+}
+
+void cort_thread_pool_release(cort_thread_pool *tp) {
+    if (!tp) return;
+    cort_pool_free(tp->pool);
+    cort_free(tp);
+}
+
+int cort_thread_pool_threads(const cort_thread_pool *tp) { return tp ? cort_pool_threads(tp->pool) : 0; }
+
+cort_status *cort_session_options_set_thread_pool(cort_session_options *o, cort_thread_pool *tp) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_thread_pool: options is NULL");
+    cort_pool *p = tp ? cort_pool_retain(tp->pool) : NULL;
+    cort_pool_free(o->shared_pool);
+    o->shared_pool = p;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_spinning(cort_session_options *o, int allow) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_spinning: options is NULL");
+    o->no_spin = !allow;
+    return NULL;
 }
 
 cort_status *cort_session_options_set_profiling(cort_session_options *o, int enable) {
@@ -198,6 +234,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->model = model;
     s->threads = o ? o->threads : 0;
     if (s->threads <= 0) s->threads = cort_cpu_count();
+    if (o && o->shared_pool) s->threads = cort_pool_threads(o->shared_pool);   /* the pool decides */
     s->copts.model = model;
     s->copts.optimization_level = o ? o->level : 2;
     s->copts.max_tensor_bytes = o ? o->max_tensor_bytes : 0;
@@ -235,7 +272,8 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     s->copts.n_providers = s->n_providers;
     if (!model->graph) { st = cort_error(CORT_ERROR_INVALID_MODEL, "model has no graph"); goto error; }
     /* the pool first: creation packs weights on it */
-    if ((st = cort_pool_create(s->threads, &s->pool))) goto error;
+    if (o && o->shared_pool) s->pool = cort_pool_retain(o->shared_pool);
+    else if ((st = cort_pool_create_ex(s->threads, !(o && o->no_spin), &s->pool))) goto error;
     s->copts.pool = s->pool;
     /* the weights packed while compiling go to the session's huge-page arena */
     if ((st = cort_huge_arena_create(&s->weights))) goto error;

@@ -27,6 +27,8 @@ struct cort_session_options {
     size_t max_tensor_bytes;   /* 0 = default (graph.h) */
     size_t fold_budget; int fold_budget_set;
     struct cort_custom_op_set *custom_ops;   /* cort_session_options_add_custom_op; NULL if none */
+    cort_pool *shared_pool;   /* cort_session_options_set_thread_pool (one reference), or NULL */
+    int no_spin;              /* cort_session_options_set_spinning(o, 0) */
 };
 
 struct cort_run_options {
@@ -53,6 +55,11 @@ struct cort_session {
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);
+
+/* The public handle of a shared pool: the caller's reference to the pool. */
+struct cort_thread_pool {
+    cort_pool *pool;
+};
 
 /* Everything a run can check about its arguments before executing anything: names known and not
  * repeated, every input given, each input's kind, element type and static dims, and each

@@ -84,6 +84,19 @@ int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_
         a->fold_budget = n;
         return 1;
     }
+    if (!strcmp(argv[*i], "--no-spin")) {
+        a->no_spin = 1;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "--custom-op-library", &v)) != 0) {
+        if (r < 0) return -1;
+        if (a->n_custom_op_libraries >= sizeof a->custom_op_libraries / sizeof a->custom_op_libraries[0]) {
+            cli_usage_error(cmd, "too many --custom-op-library options");
+            return -1;
+        }
+        a->custom_op_libraries[a->n_custom_op_libraries++] = v;
+        return 1;
+    }
     if ((r = cli_opt(argc, argv, i, "--provider", &v)) != 0) {
         if (r < 0) return -1;
         if (a->n_providers >= sizeof a->providers / sizeof a->providers[0]) {
@@ -131,6 +144,9 @@ cort_status *cli_session_options(const cli_session_args *a, cort_session_options
     if (a->max_tensor_bytes >= 0 && (st = cort_session_options_set_max_tensor_bytes(o, (uint64_t)a->max_tensor_bytes)))
         goto error;
     if (a->fold_budget >= 0 && (st = cort_session_options_set_fold_budget(o, (uint64_t)a->fold_budget))) goto error;
+    if (a->no_spin && (st = cort_session_options_set_spinning(o, 0))) goto error;
+    for (size_t i = 0; i < a->n_custom_op_libraries; i++)
+        if ((st = cort_session_options_load_custom_op_library(o, a->custom_op_libraries[i]))) goto error;
     for (size_t i = 0; i < a->n_providers; i++)
         if ((st = cort_session_options_append_provider(o, a->providers[i], NULL, NULL, 0))) goto error;
     for (size_t i = 0; i < a->n_dims; i++)

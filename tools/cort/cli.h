@@ -39,9 +39,12 @@ typedef struct cli_session_args {
     cli_dim dims[32]; size_t n_dims;
     long long max_tensor_bytes;  /* -1: library default (--max-tensor-bytes) */
     long long fold_budget;       /* -1: library default (--fold-budget) */
+    int no_spin;                 /* --no-spin */
+    const char *custom_op_libraries[8]; size_t n_custom_op_libraries;   /* --custom-op-library PATH */
 } cli_session_args;
 void cli_session_args_init(cli_session_args *a);
-/* Consumes --threads, --provider, --optimization, --dim, --max-tensor-bytes and --fold-budget at argv[*i]: 1 consumed, 0 not one of
+/* Consumes --threads, --provider, --optimization, --dim, --max-tensor-bytes, --fold-budget, --no-spin
+ * and --custom-op-library at argv[*i]: 1 consumed, 0 not one of
  * them, -1 usage error (message printed). */
 int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_args *a);
 cort_status *cli_session_options(const cli_session_args *a, cort_session_options **out);

@@ -10,6 +10,8 @@
 static const char bench_usage[] =
     "usage: cort bench MODEL [OPTIONS]\n"
     "  --threads N             intra-op threads (0 = one per core)\n"
+    "  --no-spin               idle pool workers sleep at once instead of spinning briefly\n"
+    "  --custom-op-library P   load custom operators from shared library P (repeatable)\n"
     "  --runs N                timed runs (default 20)\n"
     "  --warmup N              untimed runs after the first run (default 3)\n"
     "  --input-dir DIR         inputs from DIR/input_K.pb or .npy (others random)\n"

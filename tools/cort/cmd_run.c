@@ -19,6 +19,8 @@ static const char run_usage[] =
     "  --output-format npy|pb  file format of --output-dir (default npy; non-tensors and bfloat16\n"
     "                          are always written as .pb)\n"
     "  --threads N             intra-op threads (0 = one per core)\n"
+    "  --no-spin               idle pool workers sleep at once instead of spinning briefly\n"
+    "  --custom-op-library P   load custom operators from shared library P (repeatable)\n"
     "  --provider NAME         execution provider (repeatable; cpu is the fallback)\n"
     "  --optimization 0|1|2    graph optimization level\n"
     "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"

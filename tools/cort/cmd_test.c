@@ -21,6 +21,8 @@ static const char test_usage[] =
     "set once, then again with concurrent runs on the same session; outputs are compared with\n"
     "|got-expected| <= atol + rtol*|expected| for floats, exactly otherwise.\n"
     "  --threads N             intra-op threads (0 = one per core)\n"
+    "  --no-spin               idle pool workers sleep at once instead of spinning briefly\n"
+    "  --custom-op-library P   load custom operators from shared library P (repeatable)\n"
     "  --provider NAME         execution provider (repeatable)\n"
     "  --optimization 0|1|2    graph optimization level\n"
     "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"
