@@ -89,6 +89,19 @@ static cort_session *create(const char *path, cort_session_options *o, cort_stat
     return s;
 }
 
+/* A session of model with the in-process ScaledAdd registered (threads 0 = default); the options
+ * are freed before it returns, so every user also checks that a session outlives its options. */
+static cort_session *open_scaled_add(const char *model, seen *sn, int threads) {
+    cort_session_options *o = NULL;
+    if (!CHECK_OK(cort_session_options_create(&o))) return NULL;
+    if (threads) CHECK_OK(cort_session_options_set_threads(o, threads));
+    cort_custom_op op = scaled_add(sn);
+    CHECK_OK(cort_session_options_add_custom_op(o, &op));
+    cort_session *s = create(model, o, NULL);
+    cort_session_options_free(o);
+    return s;
+}
+
 static const float B[4] = { 0.5f, -1.0f, 2.0f, -3.0f };
 
 /* runs custom_op.onnx on a [3,4] input and checks Y = relu(alpha*X + B) */
@@ -121,13 +134,7 @@ static void test_unregistered_is_not_implemented(void) {
 
 static void test_in_process(void) {
     seen sn = { 0 };
-    cort_session_options *o = NULL;
-    CHECK_OK(cort_session_options_create(&o));
-    CHECK_OK(cort_session_options_set_threads(o, 2));
-    cort_custom_op op = scaled_add(&sn);
-    CHECK_OK(cort_session_options_add_custom_op(o, &op));
-    cort_session *s = create(MODEL("custom_op.onnx"), o, NULL);
-    cort_session_options_free(o);   /* the session keeps what it needs */
+    cort_session *s = open_scaled_add(MODEL("custom_op.onnx"), &sn, 2);
     if (!s) return;
     CHECK(atomic_load(&sn.creates) == 1 && atomic_load(&sn.infers) >= 1);
     CHECK(sn.alpha == 2.5f && !strcmp(sn.tag, "hello") && sn.opset == 3);
@@ -148,12 +155,7 @@ static void test_in_process(void) {
 /* constant inputs only: a built-in node like this would be folded at creation; a user kernel runs each time */
 static void test_never_folded(void) {
     seen sn = { 0 };
-    cort_session_options *o = NULL;
-    CHECK_OK(cort_session_options_create(&o));
-    cort_custom_op op = scaled_add(&sn);
-    CHECK_OK(cort_session_options_add_custom_op(o, &op));
-    cort_session *s = create(MODEL("custom_op_const.onnx"), o, NULL);
-    cort_session_options_free(o);
+    cort_session *s = open_scaled_add(MODEL("custom_op_const.onnx"), &sn, 0);
     if (!s) return;
     int before = atomic_load(&sn.computes);
     int64_t shape[2] = { 2, 3 };
@@ -256,13 +258,7 @@ static void *run_many(void *arg) {
 }
 static void test_concurrent_runs(void) {
     seen sn = { 0 };
-    cort_session_options *o = NULL;
-    CHECK_OK(cort_session_options_create(&o));
-    CHECK_OK(cort_session_options_set_threads(o, 2));
-    cort_custom_op op = scaled_add(&sn);
-    CHECK_OK(cort_session_options_add_custom_op(o, &op));
-    cort_session *s = create(MODEL("custom_op.onnx"), o, NULL);
-    cort_session_options_free(o);
+    cort_session *s = open_scaled_add(MODEL("custom_op.onnx"), &sn, 2);
     if (!s) return;
     pthread_t t[4];
     worker w[4];
