@@ -401,15 +401,15 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
 #define NN_MM_TYPES (CORT_TMASK_FLOATS | CORT_TBIT(CORT_TYPE_INT32) | CORT_TBIT(CORT_TYPE_INT64) | \
                      CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
 const cort_op_def nn_op_matmul = {
-    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = NN_MM_TYPES, .type_input = 0,
     .init = matmul_init, .free_state = nn_mm_free_packed_b, .infer = matmul_infer, .run = matmul_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_gemm = {
-    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = NN_MM_TYPES, .type_input = 0,
     .init = gemm_init, .free_state = nn_mm_free_packed_b, .infer = gemm_infer, .run = gemm_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
-    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
     .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,

@@ -136,5 +136,5 @@ const cort_op_def nn_op_dequantize_linear = {
     .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
     .infer = dequantize_infer, .run = dequantize_run };
 const cort_op_def nn_op_dynamic_quantize_linear = {
-    .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = 18, .types = 0,
+    .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX, .types = 0,
     .type_input = 0, .infer = dynq_infer, .run = dynq_run };
