@@ -19,6 +19,7 @@ not passed through onnx.checker.
   gridsample20_3d_nearest    ... mode nearest, border padding
   gridsample20_1d_cubic      GridSample-20 on [N,C,W] with mode cubic, reflection padding (numpy)
   gridsample22_2d_linear     GridSample-22 4-D, align_corners (torch bilinear reference)
+  gridsample20_int32_linear  GridSample-20 on int32 X: interpolated, then truncated
   range27_float16            Range-27 float16 in the default stash_type (float)
   reduce20_bool              ReduceMax / ReduceMin-20 on bool, axes as input
   groupnorm21_channel_scale  GroupNormalization-21: scale and bias per channel
@@ -143,6 +144,13 @@ x = rng.standard_normal((2, 4, 4, 7)).astype(np.float32)
 g = rng.uniform(-1.1, 1.1, (2, 5, 3, 2)).astype(np.float32)
 save("gridsample22_2d_linear", [helper.make_node("GridSample", ["x", "g"], ["y"], align_corners=1)],
      [("x", x), ("g", g)], [("y", torch_gs(x, g, "bilinear", "zeros", 1))], 22)
+
+# integer X: interpolated as floating point, then cast (truncated toward zero)
+x = rng.integers(-50, 50, (1, 2, 5, 6)).astype(np.int32)
+g = rng.uniform(-1, 1, (1, 3, 4, 2)).astype(np.float32)
+save("gridsample20_int32_linear", [helper.make_node("GridSample", ["x", "g"], ["y"])],
+     [("x", x), ("g", g)], [("y", np.trunc(torch.nn.functional.grid_sample(
+         torch.from_numpy(x).double(), torch.from_numpy(g).double(), align_corners=False).numpy()).astype(np.int32))], 20)
 
 
 def cubic_w(t, a=-0.75):

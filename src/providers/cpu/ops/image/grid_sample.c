@@ -2,7 +2,8 @@
  * innermost dimension first) with linear / nearest / cubic modes (opset 16 spells them bilinear and
  * bicubic and takes 4-D inputs only; opset 20 any r >= 1) and zeros / border / reflection padding.
  * Reflection folds about [-0.5, size-0.5], or [0, size-1] with align_corners. N-linear and N-cubic
- * interpolation are the tensor products of the 1-D weights, summed over 2^r or 4^r taps. */
+ * interpolation are the tensor products of the 1-D weights, summed over 2^r or 4^r taps. Integer X
+ * is interpolated in double and truncated toward zero when stored, as the spec's cast. */
 #include <math.h>
 #include <string.h>
 #include "../ops_common.h"
@@ -131,9 +132,10 @@ static void gs_task(void *arg, size_t begin, size_t end) {
 static cort_status *gs_run(cort_kernel_ctx *ctx) {
     const cort_value *x = rd_input(ctx, 0), *g = rd_input(ctx, 1);
     char s1[128], s2[128];
-    if (!x || !g || x->kind != CORT_VKIND_TENSOR || g->kind != CORT_VKIND_TENSOR || !cort_type_is_float(x->type) ||
-        !cort_type_is_float(g->type))
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 0 'X' and 1 'grid' must be float tensors");
+    if (!x || !g || x->kind != CORT_VKIND_TENSOR || g->kind != CORT_VKIND_TENSOR ||
+        !(cort_type_is_float(x->type) || cort_type_is_int(x->type)) || !cort_type_is_float(g->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' must be a numeric tensor and 1 "
+                               "'grid' a float tensor");
     const int nd_any = ctx->opset >= 20;
     const size_t r = x->rank >= 2 ? x->rank - 2 : 0;
     if ((nd_any ? r < 1 : r != 2) || g->rank != x->rank || g->shape[0] != x->shape[0] || g->shape[g->rank - 1] != (int64_t)r)
@@ -193,4 +195,4 @@ static cort_status *gs_infer(cort_infer_ctx *ctx) {
 }
 
 const cort_op_def rd_op_grid_sample = { .name = "GridSample", .domain = "", .min_opset = 16, .max_opset = CORT_OPSET_MAX,
-    .types = CORT_TMASK_FLOATS, .infer = gs_infer, .run = gs_run };
+    .types = CORT_TMASK_NUMERIC, .infer = gs_infer, .run = gs_run };
