@@ -16,6 +16,7 @@ extern const cort_op_def ew_op_asin;
 extern const cort_op_def ew_op_asinh;
 extern const cort_op_def ew_op_atan;
 extern const cort_op_def ew_op_atanh;
+extern const cort_op_def nn_op_attention;
 extern const cort_op_def nn_op_average_pool;
 extern const cort_op_def nn_op_batch_norm;
 extern const cort_op_def mi_op_bernoulli;
@@ -212,6 +213,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_asinh,
     &ew_op_atan,
     &ew_op_atanh,
+    &nn_op_attention,
     &nn_op_average_pool,
     &nn_op_batch_norm,
     &mi_op_bernoulli,
