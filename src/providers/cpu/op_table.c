@@ -17,6 +17,11 @@ extern const cort_op_def ew_op_asinh;
 extern const cort_op_def ew_op_atan;
 extern const cort_op_def ew_op_atanh;
 extern const cort_op_def nn_op_attention;
+extern const cort_op_def nn_op_gelu;
+extern const cort_op_def nn_op_rms_norm;
+extern const cort_op_def nn_op_rotary_embedding;
+extern const cort_op_def nn_op_swiglu;
+extern const cort_op_def nn_op_swish;
 extern const cort_op_def nn_op_average_pool;
 extern const cort_op_def nn_op_batch_norm;
 extern const cort_op_def mi_op_bernoulli;
@@ -260,6 +265,7 @@ static const cort_op_def *const op_table[] = {
     &sh_op_gather,
     &sh_op_gather_elements,
     &sh_op_gather_nd,
+    &nn_op_gelu,
     &nn_op_gemm,
     &nn_op_global_average_pool,
     &nn_op_global_lp_pool,
@@ -319,6 +325,7 @@ static const cort_op_def *const op_table[] = {
     &nn_op_qlinear_conv,
     &nn_op_qlinear_matmul,
     &nn_op_quantize_linear,
+    &nn_op_rms_norm,
     &mi_op_rnn,
     &mi_op_random_normal,
     &mi_op_random_normal_like,
@@ -341,6 +348,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_resize,
     &sh_op_reverse_sequence,
     &rd_op_roi_align,
+    &nn_op_rotary_embedding,
     &ew_op_round,
     &mi_op_stft,
     &ctl_op_scan,
@@ -375,6 +383,8 @@ static const cort_op_def *const op_table[] = {
     &mi_op_string_normalizer,
     &ew_op_sub,
     &ew_op_sum,
+    &nn_op_swiglu,
+    &nn_op_swish,
     &ew_op_tan,
     &ew_op_tanh,
     &mi_op_tfidf_vectorizer,
