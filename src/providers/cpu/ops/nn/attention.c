@@ -16,6 +16,7 @@
 #include "../../kernels/isa_config.h"
 
 #define AT_QBLOCK_MAX 48   /* query rows per work item (a multiple of every kernel's MR below 16) */
+#define AT_KSLICE 128      /* keys per PV step: a 16-column V panel slice of 8 KB */
 
 typedef struct at_state {
     int64_t q_heads, kv_heads;   /* 0: not given */
@@ -172,10 +173,10 @@ static void at_pack(void *arg, size_t begin, size_t end) {
 
 /* One MR x NR tile through the micro-kernel; kernels without edge support go through tile. */
 static void at_tile(const nn_gemm_kernel *k, size_t kc, const float *a, size_t lda, const float *b, float *c,
-                    size_t ldc, size_t rows, size_t cols, float *tile) {
+                    size_t ldc, size_t rows, size_t cols, int acc, float *tile) {
     nn_ukr_args u;
     memset(&u, 0, sizeof u);
-    u.kc = kc; u.a = a; u.a_rs = lda; u.a_cs = 1; u.b = b; u.ldb = k->nr;
+    u.kc = kc; u.a = a; u.a_rs = lda; u.a_cs = 1; u.b = b; u.ldb = k->nr; u.accumulate = acc;
     if (k->edge || (rows == k->mr && cols == k->nr)) {
         u.c = c; u.ldc = ldc;
         u.rows = rows == k->mr ? 0 : rows;
@@ -184,6 +185,8 @@ static void at_tile(const nn_gemm_kernel *k, size_t kc, const float *a, size_t l
         return;
     }
     u.c = tile; u.ldc = k->nr;
+    if (acc)
+        for (size_t i = 0; i < rows; i++) memcpy(tile + i * k->nr, c + i * ldc, cols * sizeof(float));
     k->ukr(&u);
     for (size_t i = 0; i < rows; i++) memcpy(c + i * ldc, tile + i * k->nr, cols * sizeof(float));
 }
@@ -209,11 +212,21 @@ static float at_exp_shift_sum(const float *x, float *y, size_t n, float m) {
     return s;
 }
 
-/* Scores of one row (ncols of them computed) to probabilities in place; columns >= lim are masked. */
-static void at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t b, size_t h, size_t i, float *qk) {
-    const float scale = j->scale, cap = j->s->softcap;
+static float at_row_max(const float *x, size_t n) {
+    float (*const f)(const float *, size_t) = nn_isa()->pool_max;
+    if (f) return f(x, n);
+    float m = x[0];
+    for (size_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* Scores of one row (already scaled: Q was) to unnormalized probabilities in place, ncols of them
+ * computed; columns >= lim are masked. Returns 1/sum, by which the row's output is scaled after
+ * the PV product (Dv multiplies instead of L): 0 for a row with nothing to attend to, whose
+ * output is then zeros rather than 0/0. Only the qk output of mode 3 normalizes the row itself. */
+static float at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t b, size_t h, size_t i, float *qk) {
+    const float cap = j->s->softcap;
     const int mode = j->s->mode;
-    for (size_t c = 0; c < ncols; c++) x[c] *= scale;
     if (cap > 0.0f) {
         const float inv = 1.0f / cap;
         for (size_t c = 0; c < ncols; c++) x[c] = cap * tanhf(x[c] * inv);
@@ -228,19 +241,21 @@ static void at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t b
         for (size_t c = 0; c < mend; c++) x[c] = m[c] ? x[c] : -INFINITY;
     }
     const size_t live = (j->mf || j->mb) ? mend : lim;   /* columns past the mask are masked too */
-    for (size_t c = live; c < ncols; c++) x[c] = -INFINITY;
-    if (qk && mode == 2) memcpy(qk, x, ncols * sizeof(float));
-    float mx = -INFINITY;
-    for (size_t c = 0; c < live; c++) mx = x[c] > mx ? x[c] : mx;
+    if (qk && mode == 2) {
+        memcpy(qk, x, live * sizeof(float));
+        for (size_t c = live; c < ncols; c++) qk[c] = -INFINITY;
+    }
+    const float mx = live ? at_row_max(x, live) : -INFINITY;
+    float inv = 0.0f;
     if (mx == -INFINITY) {
-        /* a row with nothing to attend to gives zeros, not 0/0 */
         memset(x, 0, ncols * sizeof(float));
     } else {
-        const float sum = at_exp_shift_sum(x, x, live, mx), inv = 1.0f / sum;
-        for (size_t c = 0; c < live; c++) x[c] *= inv;
+        inv = 1.0f / at_exp_shift_sum(x, x, live, mx);
         memset(x + live, 0, (ncols - live) * sizeof(float));
     }
-    if (qk && mode == 3) memcpy(qk, x, ncols * sizeof(float));
+    if (qk && mode == 3)
+        for (size_t c = 0; c < ncols; c++) qk[c] = x[c] * inv;
+    return inv;
 }
 
 static void at_block(const at_job *j, size_t task, float *strip) {
@@ -256,41 +271,58 @@ static void at_block(const at_job *j, size_t task, float *strip) {
     for (size_t i = 0; i < qb; i++) {
         const float *src = d->rank == 4 ? j->q + ((b * d->Hq + h) * d->Sq + q0 + i) * d->D
                                         : j->q + (b * d->Sq + q0 + i) * d->Hq * d->D + h * d->D;
-        memcpy(qbuf + i * d->D, src, d->D * sizeof(float));
+        /* the scale goes into Q: D multiplies per row instead of L */
+        for (size_t c = 0; c < d->D; c++) qbuf[i * d->D + c] = src[c] * j->scale;
     }
-    /* columns any row of the block may need: all of them when the raw scores are an output */
-    size_t ncols = 0;
-    for (size_t i = 0; i < qb; i++) {
-        size_t l = at_limit(j, b, q0 + i);
-        if (l > ncols) ncols = l;
+    /* per MR-row group: the key columns any of its rows may see (all of them when the raw scores
+     * are an output); the rest are neither computed nor multiplied */
+    size_t gcols[AT_QBLOCK_MAX], ncols = 0;
+    const size_t ngr = (qb + mr - 1) / mr;
+    for (size_t g = 0; g < ngr; g++) {
+        size_t m = 0;
+        for (size_t i = g * mr; i < qb && i < (g + 1) * mr; i++) {
+            size_t l = at_limit(j, b, q0 + i);
+            if (l > m) m = l;
+        }
+        gcols[g] = j->qk ? d->L : m;
+        if (gcols[g] > ncols) ncols = gcols[g];
     }
-    if (j->qk) ncols = d->L;
     const float *kp = j->kp + (b * d->Hkv + kvh) * j->kp_stride;
-    for (size_t i0 = 0; i0 < qb; i0 += mr) {
-        const size_t rows = qb - i0 < mr ? qb - i0 : mr;
-        for (size_t c0 = 0; c0 < ncols; c0 += nr)
+    /* S = Q K^T, a K^T panel at a time so it stays in L1 for every row group */
+    for (size_t c0 = 0; c0 < ncols; c0 += nr)
+        for (size_t g = 0; g < ngr; g++) {
+            if (c0 >= gcols[g]) continue;
+            const size_t i0 = g * mr, rows = qb - i0 < mr ? qb - i0 : mr;
             at_tile(k, d->D, qbuf + i0 * d->D, d->D, kp + c0 * d->D, S + i0 * lds + c0, lds, rows,
-                    ncols - c0 < nr ? ncols - c0 : nr, tile);
-    }
+                    gcols[g] - c0 < nr ? gcols[g] - c0 : nr, 0, tile);
+        }
+    float inv[AT_QBLOCK_MAX];
     for (size_t i = 0; i < qb; i++) {
         float *qk = j->qk ? j->qk + ((b * d->Hq + h) * d->Sq + q0 + i) * d->L : NULL;
-        at_row(j, S + i * lds, ncols, at_limit(j, b, q0 + i), b, h, q0 + i, qk);
+        inv[i] = at_row(j, S + i * lds, gcols[i / mr], at_limit(j, b, q0 + i), b, h, q0 + i, qk);
     }
-    /* Y rows = P V */
+    /* Y rows = P V, in slices of AT_KSLICE keys so the V panel slice stays in L1 */
     const float *vp = j->vp + (b * d->Hkv + kvh) * j->vp_stride;
     size_t ldy;
     float *y;
     if (d->rank == 4) { ldy = d->Dv; y = j->y + ((b * d->Hq + h) * d->Sq + q0) * d->Dv; }
     else { ldy = d->Hq * d->Dv; y = j->y + (b * d->Sq + q0) * ldy + h * d->Dv; }
-    if (!ncols) {
-        for (size_t i = 0; i < qb; i++) memset(y + i * ldy, 0, d->Dv * sizeof(float));
-        return;
-    }
-    for (size_t i0 = 0; i0 < qb; i0 += mr) {
-        const size_t rows = qb - i0 < mr ? qb - i0 : mr;
+    for (size_t g = 0; g < ngr; g++)
+        if (!gcols[g])
+            for (size_t i = g * mr; i < qb && i < (g + 1) * mr; i++) memset(y + i * ldy, 0, d->Dv * sizeof(float));
+    for (size_t k0 = 0; k0 < ncols; k0 += AT_KSLICE)
         for (size_t c0 = 0; c0 < d->Dv; c0 += nr)
-            at_tile(k, ncols, S + i0 * lds, lds, vp + c0 * d->L, y + i0 * ldy + c0, ldy, rows,
-                    d->Dv - c0 < nr ? d->Dv - c0 : nr, tile);
+            for (size_t g = 0; g < ngr; g++) {
+                if (k0 >= gcols[g]) continue;
+                const size_t i0 = g * mr, rows = qb - i0 < mr ? qb - i0 : mr;
+                const size_t kc = gcols[g] - k0 < AT_KSLICE ? gcols[g] - k0 : AT_KSLICE;
+                at_tile(k, kc, S + i0 * lds + k0, lds, vp + c0 * d->L + k0 * nr, y + i0 * ldy + c0, ldy, rows,
+                        d->Dv - c0 < nr ? d->Dv - c0 : nr, k0 > 0, tile);
+            }
+    for (size_t i = 0; i < qb; i++) {
+        float *yr = y + i * ldy;
+        const float w = inv[i];
+        for (size_t c = 0; c < d->Dv; c++) yr[c] *= w;
     }
 }
 
