@@ -334,6 +334,10 @@ static void test_attention(void) {
         { 3, 1, 2, 2, 100, 100, 50, 32, 32, 1, 2, 4, 0, 1, 0, 0, 3, 0, 1 },
         { 4, 1, 1, 1, 1, 1000, 0, 128, 128, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0 },
         { 4, 1, 2, 2, 0, 5, 0, 8, 8, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0 },          /* empty query */
+        /* decode path (one or two query rows): many query heads per KV head, in chunks of rows */
+        { 4, 2, 12, 1, 2, 3, 40, 24, 20, 1, 1, 4, 0, 1, 0, 0, -1, 0, 1 },
+        { 3, 1, 20, 2, 1, 1, 33, 16, 16, 1, 2, 2, 0, 0, 0, 1.5f, 3, 0, 1 },
+        { 4, 3, 8, 2, 2, 9, 0, 13, 7, 1, 0, 0, 0, 0, 0, 0, 2, 1, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_attention_case(&cases[i], i, CORT_TYPE_FLOAT);
     run_attention_case(&cases[2], 100, CORT_TYPE_FLOAT16);

@@ -14,6 +14,7 @@
 #include "../ops_common.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/isa_config.h"
+#include "../../kernels/attn_ukernels.h"
 
 #define AT_QBLOCK_MAX 48   /* query rows per work item (a multiple of every kernel's MR below 16) */
 #define AT_KSLICE 128      /* keys per PV step: a 16-column V panel slice of 8 KB */
@@ -127,6 +128,7 @@ typedef struct at_job {
     size_t strip_floats;
     size_t qblock, nblocks, ntasks, ngroups;
     float scale;
+    int direct;                             /* decode path: a task is a (b, kv head), no packing */
 } at_job;
 
 /* Row j of K (or V, hd = D or Dv) of (b, kv head h): the cache first, then the new rows. */
@@ -326,12 +328,62 @@ static void at_block(const at_job *j, size_t task, float *strip) {
     }
 }
 
+/* The decode path: all group * Sq query rows of one (batch, KV head) against K and V read in place,
+ * each key and value row once. */
+static void at_block_direct(const at_job *j, size_t task, float *strip) {
+    const at_dims *d = &j->d;
+    const nn_attn_kernels *ak = nn_attn_best();
+    const size_t b = task / d->Hkv, kvh = task % d->Hkv, group = d->Hq / d->Hkv, R = group * d->Sq;
+    const size_t lds = j->lpad;
+    float *S = strip, *qbuf = S + R * lds, *ybuf = qbuf + R * d->D;
+    for (size_t r = 0; r < R; r++) {
+        const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
+        const float *src = d->rank == 4 ? j->q + ((b * d->Hq + h) * d->Sq + i) * d->D
+                                        : j->q + (b * d->Sq + i) * d->Hq * d->D + h * d->D;
+        for (size_t c = 0; c < d->D; c++) qbuf[r * d->D + c] = src[c] * j->scale;
+    }
+    size_t ncols = 0;
+    for (size_t i = 0; i < d->Sq; i++) {
+        size_t l = at_limit(j, b, i);
+        if (l > ncols) ncols = l;
+    }
+    if (j->qk) ncols = d->L;
+    for (size_t c = 0; c < ncols; c++) {
+        const float *kr = at_kv_row(j, j->kx, j->pk, d->D, b, kvh, c);
+        for (size_t r0 = 0; r0 < R; r0 += NN_ATTN_MAX_ROWS)
+            ak->dots(kr, qbuf + r0 * d->D, d->D, R - r0 < NN_ATTN_MAX_ROWS ? R - r0 : NN_ATTN_MAX_ROWS, d->D,
+                     S + r0 * lds + c, lds);
+    }
+    float inv[2 * NN_ATTN_MAX_ROWS * 64];
+    for (size_t r = 0; r < R; r++) {
+        const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
+        float *qk = j->qk ? j->qk + ((b * d->Hq + h) * d->Sq + i) * d->L : NULL;
+        inv[r] = at_row(j, S + r * lds, ncols, at_limit(j, b, i), b, h, i, qk);
+    }
+    memset(ybuf, 0, R * d->Dv * sizeof(float));
+    for (size_t c = 0; c < ncols; c++) {
+        const float *vr = at_kv_row(j, j->vx, j->pv, d->Dv, b, kvh, c);
+        for (size_t r0 = 0; r0 < R; r0 += NN_ATTN_MAX_ROWS)
+            ak->axpys(vr, S + r0 * lds + c, lds, R - r0 < NN_ATTN_MAX_ROWS ? R - r0 : NN_ATTN_MAX_ROWS, d->Dv,
+                      ybuf + r0 * d->Dv, d->Dv);
+    }
+    for (size_t r = 0; r < R; r++) {
+        const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
+        float *y = d->rank == 4 ? j->y + ((b * d->Hq + h) * d->Sq + i) * d->Dv
+                                : j->y + (b * d->Sq + i) * d->Hq * d->Dv + h * d->Dv;
+        for (size_t c = 0; c < d->Dv; c++) y[c] = ybuf[r * d->Dv + c] * inv[r];
+    }
+}
+
 static void at_group(void *arg, size_t begin, size_t end) {
     const at_job *j = arg;
     for (size_t g = begin; g < end; g++) {
         float *strip = j->strips + g * j->strip_floats;
         const size_t t0 = g * j->ntasks / j->ngroups, t1 = (g + 1) * j->ntasks / j->ngroups;
-        for (size_t t = t0; t < t1; t++) at_block(j, t, strip);
+        for (size_t t = t0; t < t1; t++) {
+            if (j->direct) at_block_direct(j, t, strip);
+            else at_block(j, t, strip);
+        }
     }
 }
 
@@ -458,6 +510,10 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
         const size_t mr = j.k->mr, nr = j.k->nr;
         size_t threads = (size_t)cort_pool_threads(ctx->pool);
         j.lpad = (d.L + nr - 1) / nr * nr;
+        /* one or two query rows per head: GEMM tiles would be mostly empty and packing K and V
+         * would cost as much as reading them, so rows go straight through the decode kernels */
+        const size_t group = d.Hq / d.Hkv;
+        j.direct = d.Sq <= 2 && group * d.Sq <= 2 * NN_ATTN_MAX_ROWS * 64;
         /* query blocks: large enough to amortize a pass over K and V, small enough that the
          * strip stays in L2, and enough of them to keep every worker busy */
         size_t qblock = AT_QBLOCK_MAX / mr * mr;
@@ -465,12 +521,13 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
         while (qblock > mr && qblock * j.lpad > 64 * 1024) qblock -= mr;
         j.qblock = qblock;
         j.nblocks = (d.Sq + qblock - 1) / qblock;
-        j.ntasks = d.B * d.Hq * j.nblocks;
+        j.ntasks = j.direct ? d.B * d.Hkv : d.B * d.Hq * j.nblocks;
         j.ngroups = j.ntasks < 4 * threads ? j.ntasks : 4 * threads;
         j.kp_stride = j.lpad * d.D;
         j.vp_stride = (d.Dv + nr - 1) / nr * nr * d.L;
-        j.strip_floats = (qblock * j.lpad + qblock * d.D + NN_MAX_TILE + 15) / 16 * 16;
-        size_t nkv = d.B * d.Hkv, total = 0;
+        j.strip_floats = j.direct ? (group * d.Sq * (j.lpad + d.D + d.Dv) + 15) / 16 * 16
+                                  : (qblock * j.lpad + qblock * d.D + NN_MAX_TILE + 15) / 16 * 16;
+        size_t nkv = j.direct ? 0 : d.B * d.Hkv, total = 0;
         size_t sg = 0;
         int ok = !cort_mul_size_ovf(nkv, j.kp_stride + j.vp_stride, &total) &&
                  !cort_mul_size_ovf(j.ngroups, j.strip_floats, &sg) && !cort_add_size_ovf(total, sg, &total) &&
@@ -487,7 +544,7 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
             j.vp = j.kp + nkv * j.kp_stride;
             j.strips = j.vp + nkv * j.vp_stride;
             memset(j.strips, 0, sg * sizeof(float));   /* rows past a block's end are read as zeros */
-            cort_parallel_for(nkv * d.L * (d.D + d.Dv) < 32768 ? NULL : ctx->pool, nkv, 1, at_pack, &j);
+            if (nkv) cort_parallel_for(nkv * d.L * (d.D + d.Dv) < 32768 ? NULL : ctx->pool, nkv, 1, at_pack, &j);
             cort_parallel_for(ctx->pool, j.ngroups, 1, at_group, &j);
         } else {
             if (y->count) memset(fy.p, 0, y->count * sizeof(float));
