@@ -2,7 +2,7 @@
  * spec here (not from any kernel): Attention-23/24 over many shapes (3-D and 4-D, grouped heads,
  * causal, bool and float masks of every rank and shorter than the keys, KV caches, scale, softcap,
  * each qk_matmul_output_mode, nonpad_kv_seqlen, float16), RMSNormalization, RotaryEmbedding, Gelu,
- * Swish and SwiGLU. The kernels run at the ISA level CORT_ISA selects (the test lanes run each). */
+ * Swish, SwiGLU, LinearAttention (every update rule) and CausalConvWithState. The kernels run at the ISA level CORT_ISA selects (the test lanes run each). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +504,133 @@ static void test_activations(void) {
     }
 }
 
+/* ---------------- LinearAttention ---------------- */
+static void test_linear_attention(void) {
+    static const struct { size_t B, T, Hq, Hkv, dk, dv; const char *rule; int decay_per_dim, beta_one, erase, past; }
+    cases[] = {
+        { 2, 4, 4, 4, 8, 8, "linear", 0, 0, 0, 0 }, { 2, 4, 4, 4, 8, 8, "gated", 0, 0, 0, 1 },
+        { 2, 4, 4, 4, 8, 8, "gated", 1, 0, 0, 0 }, { 2, 4, 4, 4, 8, 8, "delta", 0, 0, 0, 1 },
+        { 2, 5, 8, 4, 8, 6, "gated_delta", 1, 0, 0, 1 }, { 1, 3, 6, 1, 5, 7, "gated_delta", 0, 1, 1, 0 },
+        { 2, 1, 4, 2, 16, 16, "gated_delta", 1, 0, 1, 1 }, { 1, 33, 4, 2, 32, 40, "gated_delta", 1, 0, 0, 1 },
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const size_t B = cases[ci].B, T = cases[ci].T, Hq = cases[ci].Hq, Hkv = cases[ci].Hkv, dk = cases[ci].dk,
+                     dv = cases[ci].dv;
+        const int gating = !strcmp(cases[ci].rule, "gated") || !strcmp(cases[ci].rule, "gated_delta");
+        const int delta = !strcmp(cases[ci].rule, "delta") || !strcmp(cases[ci].rule, "gated_delta");
+        int64_t qs[3] = { (int64_t)B, (int64_t)T, (int64_t)(Hq * dk) }, ks[3] = { (int64_t)B, (int64_t)T, (int64_t)(Hkv * dk) };
+        int64_t vs[3] = { (int64_t)B, (int64_t)T, (int64_t)(Hkv * dv) }, ss[4] = { (int64_t)B, (int64_t)Hkv, (int64_t)dk, (int64_t)dv };
+        int64_t ds[3] = { (int64_t)B, (int64_t)T, (int64_t)(cases[ci].decay_per_dim ? Hkv * dk : Hkv) };
+        int64_t bs[3] = { (int64_t)B, (int64_t)T, (int64_t)(cases[ci].beta_one ? 1 : Hkv) };
+        cort_value *in[7] = { 0 }, *out[2] = { 0 };
+        in[0] = tensor_rand(CORT_TYPE_FLOAT, qs, 3, 1);
+        in[1] = tensor_rand(CORT_TYPE_FLOAT, ks, 3, 0.4f);
+        in[2] = tensor_rand(CORT_TYPE_FLOAT, vs, 3, 1);
+        if (cases[ci].past) in[3] = tensor_rand(CORT_TYPE_FLOAT, ss, 4, 1);
+        if (gating) {
+            in[4] = tensor_rand(CORT_TYPE_FLOAT, ds, 3, 0.2f);   /* log decay: negative mostly */
+            float *g = cort_tensor_data(in[4]);
+            for (size_t i = 0; i < cort_tensor_element_count(in[4]); i++) g[i] = g[i] - 0.2f;
+        }
+        if (delta) {
+            in[5] = tensor_rand(CORT_TYPE_FLOAT, bs, 3, 0.5f);
+            float *bt = cort_tensor_data(in[5]);
+            for (size_t i = 0; i < cort_tensor_element_count(in[5]); i++) bt[i] += 0.5f;
+        }
+        if (cases[ci].erase) in[6] = tensor_rand(CORT_TYPE_FLOAT, ks, 3, 1);
+        cort_attr_ir at[3] = { attr_int("q_num_heads", (int64_t)Hq), attr_int("kv_num_heads", (int64_t)Hkv),
+                               attr_str("update_rule", cases[ci].rule) };
+        if (CHECK_OK(run_node("LinearAttention", 27, at, 3, in, 7, out, NULL, 2))) {
+            const float *q = cort_tensor_data(in[0]), *k = cort_tensor_data(in[1]), *v = cort_tensor_data(in[2]);
+            const float *past = in[3] ? cort_tensor_data(in[3]) : NULL, *g = in[4] ? cort_tensor_data(in[4]) : NULL;
+            const float *bt = in[5] ? cort_tensor_data(in[5]) : NULL, *eg = in[6] ? cort_tensor_data(in[6]) : NULL;
+            double *y = calloc(B * T * Hq * dv, sizeof(double)), *S = calloc(B * Hkv * dk * dv, sizeof(double));
+            double *vt = malloc(dv * sizeof(double));
+            const double scale = 1.0 / sqrt((double)dk);
+            for (size_t b = 0; b < B; b++)
+                for (size_t h = 0; h < Hkv; h++) {
+                    double *s = S + (b * Hkv + h) * dk * dv;
+                    for (size_t i = 0; i < dk * dv; i++) s[i] = past ? past[(b * Hkv + h) * dk * dv + i] : 0;
+                    for (size_t t = 0; t < T; t++) {
+                        const float *kr = k + ((b * T + t) * Hkv + h) * dk, *vr = v + ((b * T + t) * Hkv + h) * dv;
+                        if (g)
+                            for (size_t d = 0; d < dk; d++) {
+                                double e = exp(g[cases[ci].decay_per_dim ? ((b * T + t) * Hkv + h) * dk + d
+                                                                         : (b * T + t) * Hkv + h]);
+                                for (size_t m = 0; m < dv; m++) s[d * dv + m] *= e;
+                            }
+                        for (size_t m = 0; m < dv; m++) {
+                            vt[m] = vr[m];
+                            if (bt) {
+                                double r = 0;
+                                for (size_t d = 0; d < dk; d++)
+                                    r += s[d * dv + m] * kr[d] * (eg ? eg[((b * T + t) * Hkv + h) * dk + d] : 1.0);
+                                vt[m] = bt[cases[ci].beta_one ? b * T + t : (b * T + t) * Hkv + h] * (vr[m] - r);
+                            }
+                        }
+                        for (size_t d = 0; d < dk; d++)
+                            for (size_t m = 0; m < dv; m++) s[d * dv + m] += kr[d] * vt[m];
+                        for (size_t gq = 0; gq < Hq / Hkv; gq++) {
+                            size_t hq = h * (Hq / Hkv) + gq;
+                            for (size_t m = 0; m < dv; m++) {
+                                double o = 0;
+                                for (size_t d = 0; d < dk; d++) o += q[((b * T + t) * Hq + hq) * dk + d] * s[d * dv + m];
+                                y[((b * T + t) * Hq + hq) * dv + m] = scale * o;
+                            }
+                        }
+                    }
+                }
+            check_vs(out[0], y, B * T * Hq * dv, 1e-5, "LinearAttention output", ci);
+            CHECK(out[1] != NULL);
+            if (out[1]) check_vs(out[1], S, B * Hkv * dk * dv, 1e-5, "LinearAttention present_state", ci);
+            free(y); free(S); free(vt);
+        }
+        release_all(in, 7);
+        release_all(out, 2);
+    }
+}
+
+/* ---------------- CausalConvWithState ---------------- */
+static void test_causal_conv(void) {
+    static const struct { size_t B, C, L, K; int bias, past, silu; } cases[] = {
+        { 2, 4, 8, 4, 0, 0, 0 }, { 2, 4, 8, 4, 1, 1, 0 }, { 2, 4, 1, 4, 1, 1, 1 }, { 1, 3, 2, 5, 0, 1, 1 },
+        { 3, 70, 100, 4, 1, 1, 1 }, { 1, 1, 5, 1, 1, 0, 0 },
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const size_t B = cases[ci].B, C = cases[ci].C, L = cases[ci].L, K = cases[ci].K, P = K - 1;
+        int64_t xs[3] = { (int64_t)B, (int64_t)C, (int64_t)L }, ws[3] = { (int64_t)C, 1, (int64_t)K };
+        int64_t bs[1] = { (int64_t)C }, ps[3] = { (int64_t)B, (int64_t)C, (int64_t)P };
+        cort_value *in[4] = { tensor_rand(CORT_TYPE_FLOAT, xs, 3, 2), tensor_rand(CORT_TYPE_FLOAT, ws, 3, 1),
+                              cases[ci].bias ? tensor_rand(CORT_TYPE_FLOAT, bs, 1, 1) : NULL,
+                              cases[ci].past ? tensor_rand(CORT_TYPE_FLOAT, ps, 3, 2) : NULL };
+        cort_value *out[2] = { 0 };
+        cort_attr_ir at[1] = { attr_str("activation", cases[ci].silu ? "silu" : "none") };
+        if (CHECK_OK(run_node("CausalConvWithState", 27, at, 1, in, 4, out, NULL, 2))) {
+            const float *x = cort_tensor_data(in[0]), *w = cort_tensor_data(in[1]);
+            const float *bias = in[2] ? cort_tensor_data(in[2]) : NULL, *past = in[3] ? cort_tensor_data(in[3]) : NULL;
+            double *y = malloc(B * C * L * sizeof(double)), *pr = malloc((B * C * P + 1) * sizeof(double));
+            for (size_t bc = 0; bc < B * C; bc++) {
+                /* the padded sequence: P state values then the L inputs */
+                double ctxv[256];
+                for (size_t p = 0; p < P + L; p++)
+                    ctxv[p] = p < P ? (past ? past[bc * P + p] : 0.0) : x[bc * L + p - P];
+                for (size_t t = 0; t < L; t++) {
+                    double a = bias ? bias[bc % C] : 0;
+                    for (size_t p = 0; p < K; p++) a += w[(bc % C) * K + p] * ctxv[t + p];
+                    y[bc * L + t] = cases[ci].silu ? a / (1 + exp(-a)) : a;
+                }
+                for (size_t p = 0; p < P; p++) pr[bc * P + p] = ctxv[L + p];
+            }
+            check_vs(out[0], y, B * C * L, 1e-5, "CausalConvWithState output", ci);
+            if (out[1]) check_vs(out[1], pr, B * C * P, 0, "CausalConvWithState present_state", ci);
+            CHECK(out[1] != NULL);
+            free(y); free(pr);
+        }
+        release_all(in, 4);
+        release_all(out, 2);
+    }
+}
+
 int main(void) {
     CHECK_OK(cort_pool_create(3, &g_pool));
     test_attention();
@@ -511,6 +638,8 @@ int main(void) {
     test_rms_norm();
     test_rotary();
     test_activations();
+    test_linear_attention();
+    test_causal_conv();
     cort_pool_free(g_pool);
     return tu_finish();
 }

@@ -17,6 +17,8 @@ extern const cort_op_def ew_op_asinh;
 extern const cort_op_def ew_op_atan;
 extern const cort_op_def ew_op_atanh;
 extern const cort_op_def nn_op_attention;
+extern const cort_op_def nn_op_causal_conv_with_state;
+extern const cort_op_def nn_op_linear_attention;
 extern const cort_op_def nn_op_gelu;
 extern const cort_op_def nn_op_rms_norm;
 extern const cort_op_def nn_op_rotary_embedding;
@@ -230,6 +232,7 @@ static const cort_op_def *const op_table[] = {
     &mi_op_blackman_window,
     &ew_op_cast,
     &ew_op_cast_like,
+    &nn_op_causal_conv_with_state,
     &ew_op_ceil,
     &ew_op_celu,
     &sh_op_center_crop_pad,
@@ -290,6 +293,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_leaky_relu,
     &ew_op_less,
     &ew_op_less_or_equal,
+    &nn_op_linear_attention,
     &ew_op_log,
     &rd_op_log_softmax,
     &ctl_op_loop,
