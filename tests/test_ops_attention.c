@@ -19,15 +19,16 @@ static float frand(void) {
 }
 
 static cort_pool *g_pool;
+static const char *g_domain = "";   /* domain of the next run_node */
 
 /* Runs one node; inputs[i] NULL is a missing optional input, want_out[i] 0 an output not asked for. */
 static cort_status *run_node(const char *op_type, int opset, cort_attr_ir *attrs, size_t n_attrs, cort_value **inputs,
                              size_t n_in, cort_value **outputs, const int *want_out, size_t n_out) {
-    const cort_op_def *def = cort_op_find("", op_type, opset);
+    const cort_op_def *def = cort_op_find(g_domain, op_type, opset);
     if (!def) return cort_error(CORT_ERROR_NOT_IMPLEMENTED, "%s-%d not found", op_type, opset);
     cort_node_ir ir;
     memset(&ir, 0, sizeof ir);
-    ir.name = "t"; ir.op_type = op_type; ir.domain = ""; ir.attrs = attrs; ir.n_attrs = n_attrs;
+    ir.name = "t"; ir.op_type = op_type; ir.domain = g_domain; ir.attrs = attrs; ir.n_attrs = n_attrs;
     int32_t in_slots[8], out_slots[8];
     for (size_t i = 0; i < 8; i++) {
         in_slots[i] = i < n_in && inputs[i] ? (int32_t)i : -1;
@@ -35,7 +36,7 @@ static cort_status *run_node(const char *op_type, int opset, cort_attr_ir *attrs
     }
     cort_node node;
     memset(&node, 0, sizeof node);
-    node.ir = &ir; node.name = "t"; node.op_type = op_type; node.domain = ""; node.opset = opset; node.op = def;
+    node.ir = &ir; node.name = "t"; node.op_type = op_type; node.domain = g_domain; node.opset = opset; node.op = def;
     node.n_inputs = n_in; node.n_outputs = n_out; node.in_slot = in_slots; node.out_slot = out_slots;
     void *state = NULL;
     if (def->init) {
@@ -349,6 +350,38 @@ static void test_attention(void) {
     g_pool = saved;
 }
 
+/* FlexAttention without modifiers is plain attention with grouped heads (4-D only). */
+static void test_flex_attention(void) {
+    static const at_case cases[] = {
+        { 4, 2, 8, 2, 4, 6, 0, 16, 16, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0 },
+        { 4, 1, 3, 3, 70, 50, 0, 8, 12, 0, 0, 0, 0, 0, 0.3f, 0, -1, 0, 0 },
+        { 4, 2, 6, 3, 1, 40, 0, 32, 32, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0 },
+    };
+    g_domain = "ai.onnx.preview";
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const at_case *c = &cases[ci];
+        int64_t qs[4] = { (int64_t)c->B, (int64_t)c->Hq, (int64_t)c->Sq, (int64_t)c->D };
+        int64_t ks[4] = { (int64_t)c->B, (int64_t)c->Hkv, (int64_t)c->Skv, (int64_t)c->D };
+        int64_t vs[4] = { (int64_t)c->B, (int64_t)c->Hkv, (int64_t)c->Skv, (int64_t)c->Dv };
+        cort_value *in[3] = { tensor_rand(CORT_TYPE_FLOAT, qs, 4, 1.5f), tensor_rand(CORT_TYPE_FLOAT, ks, 4, 1.5f),
+                              tensor_rand(CORT_TYPE_FLOAT, vs, 4, 1) };
+        cort_value *out[1] = { 0 };
+        cort_attr_ir at[1] = { attr_float("scale", c->scale) };
+        if (CHECK_OK(run_node("FlexAttention", 1, at, c->scale > 0, in, 3, out, NULL, 1))) {
+            size_t ny = c->B * c->Hq * c->Sq * c->Dv;
+            double *y = calloc(ny + 1, sizeof(double)), *qk = calloc(c->B * c->Hq * c->Sq * c->Skv + 1, sizeof(double));
+            at_reference(c, cort_tensor_data(in[0]), cort_tensor_data(in[1]), cort_tensor_data(in[2]), NULL, NULL, NULL,
+                         NULL, NULL, 0, NULL, y, qk);
+            check_vs(out[0], y, ny, 2e-5, "FlexAttention", ci);
+            free(y);
+            free(qk);
+        }
+        release_all(in, 3);
+        release_all(out, 1);
+    }
+    g_domain = "";
+}
+
 static void test_attention_errors(void) {
     int64_t q[4] = { 1, 3, 2, 4 }, k[4] = { 1, 2, 2, 4 }, k5[4] = { 1, 3, 2, 5 };
     cort_value *in[4] = { tensor_rand(CORT_TYPE_FLOAT, q, 4, 1), tensor_rand(CORT_TYPE_FLOAT, k, 4, 1),
@@ -635,6 +668,7 @@ int main(void) {
     CHECK_OK(cort_pool_create(3, &g_pool));
     test_attention();
     test_attention_errors();
+    test_flex_attention();
     test_rms_norm();
     test_rotary();
     test_activations();

@@ -17,6 +17,7 @@ extern const cort_op_def ew_op_asinh;
 extern const cort_op_def ew_op_atan;
 extern const cort_op_def ew_op_atanh;
 extern const cort_op_def nn_op_attention;
+extern const cort_op_def nn_op_flex_attention;
 extern const cort_op_def nn_op_causal_conv_with_state;
 extern const cort_op_def nn_op_linear_attention;
 extern const cort_op_def nn_op_gelu;
@@ -402,6 +403,8 @@ static const cort_op_def *const op_table[] = {
     &rd_op_upsample,
     &ew_op_where,
     &ew_op_xor,
+    /* ai.onnx.preview */
+    &nn_op_flex_attention,
     /* ai.onnx.preview.training */
     &mi_op_adagrad,
     &mi_op_adam,

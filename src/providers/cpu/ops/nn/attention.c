@@ -387,6 +387,59 @@ static void at_group(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* Runs a filled-in job (inputs, outputs, mask and limits set): plans the blocks, packs K and V
+ * into the session's recycled scratch and spreads the work over the pool. */
+static cort_status *at_execute(cort_kernel_ctx *ctx, at_job *j) {
+    const at_dims *d = &j->d;
+    j->k = nn_gemm_best_kernel();
+    {
+        const size_t mr = j->k->mr, nr = j->k->nr;
+        size_t threads = (size_t)cort_pool_threads(ctx->pool);
+        j->lpad = (d->L + nr - 1) / nr * nr;
+        /* one or two query rows per head: GEMM tiles would be mostly empty and packing K and V
+         * would cost as much as reading them, so rows go straight through the decode kernels */
+        const size_t group = d->Hq / d->Hkv;
+        j->direct = d->Sq <= 2 && group * d->Sq <= 2 * NN_ATTN_MAX_ROWS * 64;
+        /* query blocks: large enough to amortize a pass over K and V, small enough that the
+         * strip stays in L2, and enough of them to keep every worker busy */
+        size_t qblock = AT_QBLOCK_MAX / mr * mr;
+        while (qblock > mr && d->B * d->Hq * ((d->Sq + qblock - 1) / qblock) < 2 * threads) qblock -= mr;
+        while (qblock > mr && qblock * j->lpad > 64 * 1024) qblock -= mr;
+        j->qblock = qblock;
+        j->nblocks = (d->Sq + qblock - 1) / qblock;
+        j->ntasks = j->direct ? d->B * d->Hkv : d->B * d->Hq * j->nblocks;
+        j->ngroups = j->ntasks < 4 * threads ? j->ntasks : 4 * threads;
+        j->kp_stride = j->lpad * d->D;
+        j->vp_stride = (d->Dv + nr - 1) / nr * nr * d->L;
+        j->strip_floats = j->direct ? (group * d->Sq * (j->lpad + d->D + d->Dv) + 15) / 16 * 16
+                                  : (qblock * j->lpad + qblock * d->D + NN_MAX_TILE + 15) / 16 * 16;
+        size_t nkv = j->direct ? 0 : d->B * d->Hkv, total = 0;
+        size_t sg = 0;
+        int ok = !cort_mul_size_ovf(nkv, j->kp_stride + j->vp_stride, &total) &&
+                 !cort_mul_size_ovf(j->ngroups, j->strip_floats, &sg) && !cort_add_size_ovf(total, sg, &total) &&
+                 total < SIZE_MAX / sizeof(float) - 16;
+        if (!ok) {
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "attention of %zu x %zu heads over %zu "
+                                   "keys is too large", d->B, d->Hq, d->L);
+        }
+        if (j->ntasks && d->L && d->Dv) {
+            float *scratch = cort_kernel_scratch(ctx, (total + 16) * sizeof(float));
+            if (!scratch) return cort_error_oom();
+            j->kp = scratch;
+            j->vp = j->kp + nkv * j->kp_stride;
+            j->strips = j->vp + nkv * j->vp_stride;
+            memset(j->strips, 0, sg * sizeof(float));   /* rows past a block's end are read as zeros */
+            if (nkv) cort_parallel_for(nkv * d->L * (d->D + d->Dv) < 32768 ? NULL : ctx->pool, nkv, 1, at_pack, j);
+            cort_parallel_for(ctx->pool, j->ngroups, 1, at_group, j);
+            cort_kernel_scratch_free(ctx, scratch);
+        } else {
+            memset(j->y, 0, d->B * d->Hq * d->Sq * d->Dv * sizeof(float));
+            if (j->qk) memset(j->qk, 0, d->B * d->Hq * d->Sq * d->L * sizeof(float));
+        }
+    }
+    return NULL;
+}
+
 /* ---- the operator ---- */
 static cort_status *at_float_in(cort_kernel_ctx *ctx, size_t i, nn_fbuf *out) {
     const cort_value *v = nn_opt_input(ctx, i);
@@ -486,13 +539,12 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
 
     at_job j;
     memset(&j, 0, sizeof j);
-    j.s = s; j.d = d; j.k = nn_gemm_best_kernel();
+    j.s = s; j.d = d;
     j.scale = s->has_scale ? s->scale : (float)(1.0 / sqrt((double)(d.D ? d.D : 1)));
     memcpy(j.mstr, mstr, sizeof mstr);
     j.mlen = mlen;
     j.nonpad = nonpad;
     nn_fbuf fq = { 0 }, fk = { 0 }, fv = { 0 }, fpk = { 0 }, fpv = { 0 }, fm = { 0 }, fy = { 0 }, fqk = { 0 };
-    float *scratch = NULL;
     cort_status *st = at_float_in(ctx, 0, &fq);
     if (!st) st = at_float_in(ctx, 1, &fk);
     if (!st) st = at_float_in(ctx, 2, &fv);
@@ -506,51 +558,8 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
     j.mf = fm.p;
     j.mb = mask && mask->type == CORT_TYPE_BOOL ? mask->data : NULL;
     j.y = fy.p; j.qk = fqk.p;
-    {
-        const size_t mr = j.k->mr, nr = j.k->nr;
-        size_t threads = (size_t)cort_pool_threads(ctx->pool);
-        j.lpad = (d.L + nr - 1) / nr * nr;
-        /* one or two query rows per head: GEMM tiles would be mostly empty and packing K and V
-         * would cost as much as reading them, so rows go straight through the decode kernels */
-        const size_t group = d.Hq / d.Hkv;
-        j.direct = d.Sq <= 2 && group * d.Sq <= 2 * NN_ATTN_MAX_ROWS * 64;
-        /* query blocks: large enough to amortize a pass over K and V, small enough that the
-         * strip stays in L2, and enough of them to keep every worker busy */
-        size_t qblock = AT_QBLOCK_MAX / mr * mr;
-        while (qblock > mr && d.B * d.Hq * ((d.Sq + qblock - 1) / qblock) < 2 * threads) qblock -= mr;
-        while (qblock > mr && qblock * j.lpad > 64 * 1024) qblock -= mr;
-        j.qblock = qblock;
-        j.nblocks = (d.Sq + qblock - 1) / qblock;
-        j.ntasks = j.direct ? d.B * d.Hkv : d.B * d.Hq * j.nblocks;
-        j.ngroups = j.ntasks < 4 * threads ? j.ntasks : 4 * threads;
-        j.kp_stride = j.lpad * d.D;
-        j.vp_stride = (d.Dv + nr - 1) / nr * nr * d.L;
-        j.strip_floats = j.direct ? (group * d.Sq * (j.lpad + d.D + d.Dv) + 15) / 16 * 16
-                                  : (qblock * j.lpad + qblock * d.D + NN_MAX_TILE + 15) / 16 * 16;
-        size_t nkv = j.direct ? 0 : d.B * d.Hkv, total = 0;
-        size_t sg = 0;
-        int ok = !cort_mul_size_ovf(nkv, j.kp_stride + j.vp_stride, &total) &&
-                 !cort_mul_size_ovf(j.ngroups, j.strip_floats, &sg) && !cort_add_size_ovf(total, sg, &total) &&
-                 total < SIZE_MAX / sizeof(float) - 16;
-        if (!ok) {
-            st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "attention of %zu x %zu heads over %zu keys "
-                                 "is too large", d.B, d.Hq, d.L);
-            goto done;
-        }
-        if (j.ntasks && d.L && d.Dv) {
-            scratch = cort_kernel_scratch(ctx, (total + 16) * sizeof(float));
-            if (!scratch) { st = cort_error_oom(); goto done; }
-            j.kp = scratch;
-            j.vp = j.kp + nkv * j.kp_stride;
-            j.strips = j.vp + nkv * j.vp_stride;
-            memset(j.strips, 0, sg * sizeof(float));   /* rows past a block's end are read as zeros */
-            if (nkv) cort_parallel_for(nkv * d.L * (d.D + d.Dv) < 32768 ? NULL : ctx->pool, nkv, 1, at_pack, &j);
-            cort_parallel_for(ctx->pool, j.ngroups, 1, at_group, &j);
-        } else {
-            if (y->count) memset(fy.p, 0, y->count * sizeof(float));
-            if (j.qk && qko->count) memset(j.qk, 0, qko->count * sizeof(float));
-        }
-    }
+    st = at_execute(ctx, &j);
+    if (st) goto done;
     /* present caches: past rows then the new ones, in the 4-D layout */
     if (pko || pvo) {
         for (size_t b = 0; b < d.B; b++)
@@ -580,7 +589,6 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
     nn_fbuf_commit(&fy, y);
     if (qko) nn_fbuf_commit(&fqk, qko);
 done:
-    cort_kernel_scratch_free(ctx, scratch);
     nn_fbuf_free(&fq); nn_fbuf_free(&fk); nn_fbuf_free(&fv); nn_fbuf_free(&fpk); nn_fbuf_free(&fpv);
     nn_fbuf_free(&fm); nn_fbuf_free(&fy); nn_fbuf_free(&fqk);
     return st;
@@ -592,3 +600,174 @@ done:
 const cort_op_def nn_op_attention = { .name = "Attention", .domain = "", .min_opset = 23,
     .max_opset = CORT_OPSET_MAX, .types = AT_TYPES, .type_input = 0, .init = at_init, .free_state = at_free,
     .infer = at_infer, .run = at_run };
+
+/* ---- ai.onnx.preview FlexAttention-1 ----
+ * softmax(score_mod(scale * Q K^T)) -> prob_mod -> times V, rank-4 inputs, query head h reading
+ * KV head h / (q_heads / kv_heads). The modifiers are subgraphs over the whole [B, Hq, L, S]
+ * tensor, so with one of them the scores are materialized and the subgraphs run between plain
+ * loops; without them it is Attention's engine. */
+typedef struct flex_state {
+    at_state at;                    /* scale; no mask, causal, softcap or qk output */
+    cort_subgraph *score_mod, *prob_mod;
+} flex_state;
+
+static void flex_free(void *state) {
+    flex_state *s = state;
+    if (!s) return;
+    cort_subgraph_free(s->score_mod);
+    cort_subgraph_free(s->prob_mod);
+    cort_free(s);
+}
+
+static cort_status *flex_init(const cort_node *node, void **state) {
+    flex_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    s->at.has_scale = cort_attr_get(node, "scale") != NULL;
+    s->at.scale = cort_attr_float(node, "scale", 1.0f);
+    const cort_graph_ir *sm = cort_attr_graph(node, "score_mod"), *pm = cort_attr_graph(node, "prob_mod");
+    cort_status *st = NULL;
+    if (sm) st = cort_subgraph_compile(node, sm, &s->score_mod);
+    if (!st && pm) st = cort_subgraph_compile(node, pm, &s->prob_mod);
+    if (!st && ((s->score_mod && (cort_subgraph_input_count(s->score_mod) != 1 ||
+                                  cort_subgraph_output_count(s->score_mod) != 1)) ||
+                (s->prob_mod && (cort_subgraph_input_count(s->prob_mod) != 1 ||
+                                 cort_subgraph_output_count(s->prob_mod) != 1))))
+        st = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "score_mod and prob_mod must have one input and one "
+                             "output");
+    if (st) { flex_free(s); return st; }
+    *state = s;
+    return NULL;
+}
+
+static cort_status *flex_infer(cort_infer_ctx *ctx) {
+    const cort_tinfo *q = &ctx->inputs[0];
+    nn_infer_type(ctx, 0, q->elem);
+    if (ctx->n_inputs < 3) return NULL;
+    const cort_tinfo *v = &ctx->inputs[2];
+    if (q->rank == 4 && v->rank == 4) {
+        int64_t y[4] = { q->dims[0], q->dims[1], q->dims[2], v->dims[3] };
+        cort_tinfo_tensor_shape(&ctx->outputs[0], q->elem, y, 4);
+    }
+    return NULL;
+}
+
+/* Runs a one-in, one-out modifier on a float [B, H, L, S] buffer in place (through a tensor of
+ * the query's type). */
+static cort_status *flex_apply(cort_kernel_ctx *ctx, const cort_subgraph *g, cort_type t, const int64_t *dims,
+                               float *buf, size_t n) {
+    cort_value *in = NULL, *out = NULL;
+    CORT_TRY(cort_kernel_tensor(ctx, t, dims, 4, &in));
+    nn_f32_to_type(buf, in->data, t, n);
+    cort_status *st = cort_subgraph_run(ctx, g, &in, 1, &out, 1);
+    if (!st && (!out || out->kind != CORT_VKIND_TENSOR || out->count != n || !rd_is_f32ish(out->type) ||
+                out->type == CORT_TYPE_DOUBLE))
+        st = out && out->type == CORT_TYPE_DOUBLE && out->count == n ? NULL
+            : cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "a modifier subgraph returned %s with %zu elements, "
+                              "expected a float tensor of %zu", out ? cort_type_name(out->type) : "nothing",
+                              out ? out->count : 0, n);
+    if (!st) nn_type_to_f32(out->data, out->type, buf, n);
+    cort_value_release(in);
+    cort_value_release(out);
+    return st;
+}
+
+typedef struct flex_job {
+    const at_dims *d;
+    const float *q, *k, *v;
+    float *s, *y;
+    float scale;
+    int stage;   /* 0: scores, 1: softmax, 2: P V */
+} flex_job;
+
+static void flex_rows(void *arg, size_t begin, size_t end) {
+    const flex_job *j = arg;
+    const at_dims *d = j->d;
+    const size_t group = d->Hq / d->Hkv;
+    for (size_t r = begin; r < end; r++) {
+        const size_t bh = r / d->Sq, i = r % d->Sq, b = bh / d->Hq, kvh = (bh % d->Hq) / group;
+        float *s = j->s + r * d->L;
+        if (j->stage == 0) {
+            const float *q = j->q + r * d->D;
+            for (size_t c = 0; c < d->L; c++) {
+                const float *k = j->k + ((b * d->Hkv + kvh) * d->L + c) * d->D;
+                float acc = 0.0f;
+                for (size_t e = 0; e < d->D; e++) acc += q[e] * k[e];
+                s[c] = acc * j->scale;
+            }
+        } else if (j->stage == 1) {
+            const float mx = d->L ? at_row_max(s, d->L) : -INFINITY;
+            if (mx == -INFINITY) { memset(s, 0, d->L * sizeof(float)); continue; }
+            const float inv = 1.0f / at_exp_shift_sum(s, s, d->L, mx);
+            for (size_t c = 0; c < d->L; c++) s[c] *= inv;
+        } else {
+            float *y = j->y + r * d->Dv;
+            memset(y, 0, d->Dv * sizeof(float));
+            for (size_t c = 0; c < d->L; c++) {
+                const float *v = j->v + ((b * d->Hkv + kvh) * d->L + c) * d->Dv, p = s[c];
+                for (size_t e = 0; e < d->Dv; e++) y[e] += p * v[e];
+            }
+            (void)i;
+        }
+    }
+}
+
+static cort_status *flex_run(cort_kernel_ctx *ctx) {
+    const flex_state *s = ctx->state;
+    static const char *const names[3] = { "Q", "K", "V" };
+    for (size_t i = 0; i < 3; i++) {
+        const cort_value *v = nn_opt_input(ctx, i);
+        if (!v || v->kind != CORT_VKIND_TENSOR || v->rank != 4 || v->type != ctx->inputs[0]->type)
+            return at_bad(ctx, i, names[i], "a 4-D tensor of Q's type");
+    }
+    const cort_value *q = ctx->inputs[0], *k = ctx->inputs[1], *v = ctx->inputs[2];
+    if (!rd_is_f32ish(q->type) && q->type != CORT_TYPE_DOUBLE) return at_bad(ctx, 0, "Q", "a float tensor");
+    at_dims d = { (size_t)q->shape[0], (size_t)q->shape[1], (size_t)k->shape[1], (size_t)q->shape[2],
+                  (size_t)k->shape[2], 0, (size_t)k->shape[2], (size_t)q->shape[3], (size_t)v->shape[3], 4 };
+    if (k->shape[0] != q->shape[0] || v->shape[0] != q->shape[0] || k->shape[3] != q->shape[3] ||
+        v->shape[1] != k->shape[1] || v->shape[2] != k->shape[2])
+        return at_bad(ctx, 1, "K", "[batch, kv_heads, kv_len, head_size] matching Q and V");
+    if (!d.Hkv || d.Hq % d.Hkv)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "%zu query heads are not a multiple of %zu "
+                               "key/value heads", d.Hq, d.Hkv);
+    int64_t yd[4] = { (int64_t)d.B, (int64_t)d.Hq, (int64_t)d.Sq, (int64_t)d.Dv };
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, q->type, yd, 4, &y));
+    nn_fbuf fq = { 0 }, fk = { 0 }, fv = { 0 }, fy = { 0 };
+    cort_status *st = nn_fbuf_in(q, &fq);
+    if (!st) st = nn_fbuf_in(k, &fk);
+    if (!st) st = nn_fbuf_in(v, &fv);
+    if (!st) st = nn_fbuf_out(y, &fy);
+    const float scale = s->at.has_scale ? s->at.scale : (float)(1.0 / sqrt((double)(d.D ? d.D : 1)));
+    if (!st && !s->score_mod && !s->prob_mod) {
+        at_job j;
+        memset(&j, 0, sizeof j);
+        j.s = &s->at; j.d = d; j.scale = scale; j.mlen = d.L;
+        j.q = fq.p; j.kx = fk.p; j.vx = fv.p; j.y = fy.p;
+        st = at_execute(ctx, &j);
+    } else if (!st) {
+        const size_t rows = d.B * d.Hq * d.Sq;
+        size_t n = 0;
+        float *sb = NULL;
+        if (cort_mul_size_ovf(rows, d.L, &n) || n > SIZE_MAX / sizeof(float) - 1 ||
+            !(sb = cort_kernel_scratch(ctx, (n + 1) * sizeof(float))))
+            st = cort_error_oom();
+        const int64_t sd[4] = { (int64_t)d.B, (int64_t)d.Hq, (int64_t)d.Sq, (int64_t)d.L };
+        flex_job fj = { &d, fq.p, fk.p, fv.p, sb, fy.p, scale, 0 };
+        cort_pool *pool = rows * d.L * (d.D + d.Dv) < 32768 ? NULL : ctx->pool;
+        if (!st) cort_parallel_for(pool, rows, 1, flex_rows, &fj);
+        if (!st && s->score_mod) st = flex_apply(ctx, s->score_mod, q->type, sd, sb, n);
+        fj.stage = 1;
+        if (!st) cort_parallel_for(pool, rows, 1, flex_rows, &fj);
+        if (!st && s->prob_mod) st = flex_apply(ctx, s->prob_mod, q->type, sd, sb, n);
+        fj.stage = 2;
+        if (!st) cort_parallel_for(pool, rows, 1, flex_rows, &fj);
+        cort_kernel_scratch_free(ctx, sb);
+    }
+    if (!st) nn_fbuf_commit(&fy, y);
+    nn_fbuf_free(&fq); nn_fbuf_free(&fk); nn_fbuf_free(&fv); nn_fbuf_free(&fy);
+    return st;
+}
+
+const cort_op_def nn_op_flex_attention = { .name = "FlexAttention", .domain = "ai.onnx.preview", .min_opset = 1,
+    .max_opset = CORT_OPSET_MAX, .types = AT_TYPES, .type_input = 0, .init = flex_init, .free_state = flex_free,
+    .infer = flex_infer, .run = flex_run };
