@@ -10,7 +10,7 @@
  * block are neither computed nor multiplied. */
 #include <math.h>
 #include <string.h>
-#include "nn_common.h"
+#include "tx_common.h"
 #include "../ops_common.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/isa_config.h"
@@ -444,7 +444,7 @@ static cort_status *at_execute(cort_kernel_ctx *ctx, at_job *j) {
 static cort_status *at_float_in(cort_kernel_ctx *ctx, size_t i, nn_fbuf *out) {
     const cort_value *v = nn_opt_input(ctx, i);
     out->p = out->owned = NULL;
-    return v ? nn_fbuf_in(v, out) : NULL;
+    return v ? tx_fbuf_in(ctx, v, out) : NULL;
 }
 
 static cort_status *at_bad(cort_kernel_ctx *ctx, size_t i, const char *name, const char *want) {
@@ -551,8 +551,8 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
     if (!st) st = at_float_in(ctx, 4, &fpk);
     if (!st) st = at_float_in(ctx, 5, &fpv);
     if (!st && mask && mask->type != CORT_TYPE_BOOL) st = at_float_in(ctx, 3, &fm);
-    if (!st) st = nn_fbuf_out(y, &fy);
-    if (!st && qko) st = nn_fbuf_out(qko, &fqk);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
+    if (!st && qko) st = tx_fbuf_out(ctx, qko, &fqk);
     if (st) goto done;
     j.q = fq.p; j.kx = fk.p; j.vx = fv.p; j.pk = fpk.p; j.pv = fpv.p;
     j.mf = fm.p;
@@ -589,8 +589,8 @@ static cort_status *at_run(cort_kernel_ctx *ctx) {
     nn_fbuf_commit(&fy, y);
     if (qko) nn_fbuf_commit(&fqk, qko);
 done:
-    nn_fbuf_free(&fq); nn_fbuf_free(&fk); nn_fbuf_free(&fv); nn_fbuf_free(&fpk); nn_fbuf_free(&fpv);
-    nn_fbuf_free(&fm); nn_fbuf_free(&fy); nn_fbuf_free(&fqk);
+    tx_fbuf_free(ctx, &fq); tx_fbuf_free(ctx, &fk); tx_fbuf_free(ctx, &fv); tx_fbuf_free(ctx, &fpk); tx_fbuf_free(ctx, &fpv);
+    tx_fbuf_free(ctx, &fm); tx_fbuf_free(ctx, &fy); tx_fbuf_free(ctx, &fqk);
     return st;
 }
 
@@ -733,10 +733,10 @@ static cort_status *flex_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, q->type, yd, 4, &y));
     nn_fbuf fq = { 0 }, fk = { 0 }, fv = { 0 }, fy = { 0 };
-    cort_status *st = nn_fbuf_in(q, &fq);
-    if (!st) st = nn_fbuf_in(k, &fk);
-    if (!st) st = nn_fbuf_in(v, &fv);
-    if (!st) st = nn_fbuf_out(y, &fy);
+    cort_status *st = tx_fbuf_in(ctx, q, &fq);
+    if (!st) st = tx_fbuf_in(ctx, k, &fk);
+    if (!st) st = tx_fbuf_in(ctx, v, &fv);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
     const float scale = s->at.has_scale ? s->at.scale : (float)(1.0 / sqrt((double)(d.D ? d.D : 1)));
     if (!st && !s->score_mod && !s->prob_mod) {
         at_job j;
@@ -764,7 +764,7 @@ static cort_status *flex_run(cort_kernel_ctx *ctx) {
         cort_kernel_scratch_free(ctx, sb);
     }
     if (!st) nn_fbuf_commit(&fy, y);
-    nn_fbuf_free(&fq); nn_fbuf_free(&fk); nn_fbuf_free(&fv); nn_fbuf_free(&fy);
+    tx_fbuf_free(ctx, &fq); tx_fbuf_free(ctx, &fk); tx_fbuf_free(ctx, &fv); tx_fbuf_free(ctx, &fy);
     return st;
 }
 

@@ -7,7 +7,7 @@
  * Elementwise in chunks that stay in L1, spread over the pool. */
 #include <math.h>
 #include <string.h>
-#include "nn_common.h"
+#include "tx_common.h"
 
 #define GS_CHUNK 1024
 
@@ -64,17 +64,17 @@ static cort_status *gs_common(cort_kernel_ctx *ctx, int kind, float alpha) {
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, x->shape, x->rank, &y));
     if (!x->count) return NULL;
     nn_fbuf fx = { 0 }, fb = { 0 }, fy = { 0 };
-    cort_status *st = nn_fbuf_in(x, &fx);
-    if (!st && b) st = nn_fbuf_in(b, &fb);
-    if (!st) st = nn_fbuf_out(y, &fy);
+    cort_status *st = tx_fbuf_in(ctx, x, &fx);
+    if (!st && b) st = tx_fbuf_in(ctx, b, &fb);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
     if (!st) {
         gs_job j = { fx.p, fb.p, fy.p, alpha, kind };
         cort_parallel_for(x->count < 32768 ? NULL : ctx->pool, x->count, 16384, gs_range, &j);
         nn_fbuf_commit(&fy, y);
     }
-    nn_fbuf_free(&fx);
-    nn_fbuf_free(&fb);
-    nn_fbuf_free(&fy);
+    tx_fbuf_free(ctx, &fx);
+    tx_fbuf_free(ctx, &fb);
+    tx_fbuf_free(ctx, &fy);
     return st;
 }
 

@@ -11,7 +11,7 @@
  * SiLU; present_state holds the last k - 1 positions of context + input. */
 #include <math.h>
 #include <string.h>
-#include "nn_common.h"
+#include "tx_common.h"
 
 /* ---------------- LinearAttention ---------------- */
 typedef struct la_job {
@@ -165,8 +165,8 @@ static cort_status *la_run(cort_kernel_ctx *ctx) {
     float *state = cort_kernel_scratch(ctx, (B * Hkv * dk * dv + 1) * sizeof(float));
     cort_status *st = state ? NULL : cort_error_oom();
     for (size_t i = 0; i < 7 && !st; i++)
-        if (nn_opt_input(ctx, i)) st = nn_fbuf_in(ctx->inputs[i], &f[i]);
-    if (!st) st = nn_fbuf_out(y, &fy);
+        if (nn_opt_input(ctx, i)) st = tx_fbuf_in(ctx, ctx->inputs[i], &f[i]);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
     if (!st) {
         la_job j = { f[0].p, f[1].p, f[2].p, f[3].p, f[4].p, f[5].p, f[6].p, fy.p, state, B, T, Hq, Hkv, dk, dv,
                      decay_w, beta_w, gating, delta, scale };
@@ -175,8 +175,8 @@ static cort_status *la_run(cort_kernel_ctx *ctx) {
         if (ps) nn_f32_to_type(state, ps->data, ps->type, ps->count);
     }
     cort_kernel_scratch_free(ctx, state);
-    for (size_t i = 0; i < 7; i++) nn_fbuf_free(&f[i]);
-    nn_fbuf_free(&fy);
+    for (size_t i = 0; i < 7; i++) tx_fbuf_free(ctx, &f[i]);
+    tx_fbuf_free(ctx, &fy);
     return st;
 }
 
@@ -251,18 +251,18 @@ static cort_status *cc_run(cort_kernel_ctx *ctx) {
     memset(f, 0, sizeof f);
     cort_status *st = NULL;
     for (size_t i = 0; i < 4 && !st; i++)
-        if (nn_opt_input(ctx, i)) st = nn_fbuf_in(ctx->inputs[i], &f[i]);
-    if (!st) st = nn_fbuf_out(y, &fy);
-    if (!st && ps) st = nn_fbuf_out(ps, &fp);
+        if (nn_opt_input(ctx, i)) st = tx_fbuf_in(ctx, ctx->inputs[i], &f[i]);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
+    if (!st && ps) st = tx_fbuf_out(ctx, ps, &fp);
     if (!st) {
         cc_job j = { f[0].p, f[1].p, f[2].p, f[3].p, fy.p, ps ? fp.p : NULL, C, L, K, strcmp(act, "none") != 0 };
         cort_parallel_for(x->count * K < 32768 ? NULL : ctx->pool, B * C, 1, cc_rows, &j);
         nn_fbuf_commit(&fy, y);
         if (ps) nn_fbuf_commit(&fp, ps);
     }
-    for (size_t i = 0; i < 4; i++) nn_fbuf_free(&f[i]);
-    nn_fbuf_free(&fy);
-    nn_fbuf_free(&fp);
+    for (size_t i = 0; i < 4; i++) tx_fbuf_free(ctx, &f[i]);
+    tx_fbuf_free(ctx, &fy);
+    tx_fbuf_free(ctx, &fp);
     return st;
 }
 

@@ -3,7 +3,7 @@
  * level's row kernel (kernels/norm_ukernels.h), so the sum of squares and the scaling are one read
  * and one read-write pass. A Scale smaller than a row is broadcast into a full row once per run. */
 #include <string.h>
-#include "nn_common.h"
+#include "tx_common.h"
 #include "../../kernels/norm_ukernels.h"
 
 typedef struct rms_job {
@@ -60,9 +60,9 @@ static cort_status *rms_run(cort_kernel_ctx *ctx) {
     if (!x->count) return NULL;
     nn_fbuf fx = { 0 }, fs = { 0 }, fy = { 0 };
     float *wrow = NULL;
-    cort_status *st = nn_fbuf_in(x, &fx);
-    if (!st) st = nn_fbuf_in(sc, &fs);
-    if (!st) st = nn_fbuf_out(y, &fy);
+    cort_status *st = tx_fbuf_in(ctx, x, &fx);
+    if (!st) st = tx_fbuf_in(ctx, sc, &fs);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
     if (st) goto done;
     const float *w = fs.p;
     if (sc->count != row) {
@@ -86,9 +86,9 @@ static cort_status *rms_run(cort_kernel_ctx *ctx) {
     nn_fbuf_commit(&fy, y);
 done:
     cort_kernel_scratch_free(ctx, wrow);
-    nn_fbuf_free(&fx);
-    nn_fbuf_free(&fs);
-    nn_fbuf_free(&fy);
+    tx_fbuf_free(ctx, &fx);
+    tx_fbuf_free(ctx, &fs);
+    tx_fbuf_free(ctx, &fy);
     return st;
 }
 

@@ -4,7 +4,7 @@
  * indexed by position_ids, or given per (batch, position) when position_ids is absent.
  * Work is spread over (batch, position); every head of a position shares its cos/sin row. */
 #include <string.h>
-#include "nn_common.h"
+#include "tx_common.h"
 
 typedef struct rope_job {
     const float *x, *cosc, *sinc;
@@ -103,19 +103,19 @@ static cort_status *rope_run(cort_kernel_ctx *ctx) {
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, x->shape, x->rank, &y));
     if (!x->count) return NULL;
     nn_fbuf fx = { 0 }, fc = { 0 }, fs = { 0 }, fy = { 0 };
-    cort_status *st = nn_fbuf_in(x, &fx);
-    if (!st) st = nn_fbuf_in(cc, &fc);
-    if (!st) st = nn_fbuf_in(sc, &fs);
-    if (!st) st = nn_fbuf_out(y, &fy);
+    cort_status *st = tx_fbuf_in(ctx, x, &fx);
+    if (!st) st = tx_fbuf_in(ctx, cc, &fc);
+    if (!st) st = tx_fbuf_in(ctx, sc, &fs);
+    if (!st) st = tx_fbuf_out(ctx, y, &fy);
     if (!st) {
         rope_job j = { fx.p, fc.p, fs.p, pid ? pid->data : NULL, fy.p, B, S, H, D, half, x->rank, interleaved };
         cort_parallel_for(x->count < 16384 ? NULL : ctx->pool, B * S, 16384 / (H * D + 1) + 1, rope_rows, &j);
         nn_fbuf_commit(&fy, y);
     }
-    nn_fbuf_free(&fx);
-    nn_fbuf_free(&fc);
-    nn_fbuf_free(&fs);
-    nn_fbuf_free(&fy);
+    tx_fbuf_free(ctx, &fx);
+    tx_fbuf_free(ctx, &fc);
+    tx_fbuf_free(ctx, &fs);
+    tx_fbuf_free(ctx, &fy);
     return st;
 }
 
