@@ -458,6 +458,8 @@ static void test_rotary(void) {
     static const struct { size_t rank, B, H, S, D, rot; int inter, pos; } cases[] = {
         { 4, 2, 4, 3, 8, 0, 0, 1 }, { 4, 2, 4, 3, 8, 0, 1, 1 }, { 4, 2, 4, 3, 8, 4, 0, 0 }, { 4, 2, 4, 3, 8, 4, 1, 0 },
         { 3, 2, 4, 3, 8, 0, 0, 1 }, { 3, 1, 2, 5, 16, 6, 1, 1 }, { 4, 1, 12, 64, 64, 0, 0, 1 },
+        /* vector bodies plus scalar tails (10 pairs), and a rotated part with an unrotated rest */
+        { 4, 1, 2, 5, 20, 0, 1, 1 }, { 4, 1, 2, 5, 20, 0, 0, 1 }, { 3, 2, 3, 4, 24, 20, 1, 1 }, { 3, 2, 3, 4, 24, 20, 0, 0 },
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const size_t B = cases[ci].B, H = cases[ci].H, S = cases[ci].S, D = cases[ci].D;

@@ -2,9 +2,10 @@
  * of its position: pairs (x1, x2) become (cos x1 - sin x2, sin x1 + cos x2), the pairs being the
  * two halves of the rotated block or (interleaved) adjacent features. cos/sin come from caches
  * indexed by position_ids, or given per (batch, position) when position_ids is absent.
- * Work is spread over (batch, position); every head of a position shares its cos/sin row. */
+ * Rows run on the level's row kernel (kernels/rope_ukernels.h), spread over the pool. */
 #include <string.h>
 #include "tx_common.h"
+#include "../../kernels/rope_ukernels.h"
 
 typedef struct rope_job {
     const float *x, *cosc, *sinc;
@@ -12,34 +13,20 @@ typedef struct rope_job {
     float *y;
     size_t B, S, H, D, half, rank;
     int interleaved;
+    nn_rope_row_fn fn;
 } rope_job;
 
+/* Head rows in memory order ([B, H, S] for 4-D input, [B, S, H] for 3-D), so reads and writes
+ * stream; each row finds its (batch, position) cos/sin row. */
 static void rope_rows(void *arg, size_t begin, size_t end) {
     const rope_job *j = arg;
-    const size_t half = j->half, D = j->D;
-    for (size_t bs = begin; bs < end; bs++) {
-        const size_t b = bs / j->S, s = bs % j->S;
-        const size_t crow = j->pos ? (size_t)j->pos[bs] : bs;
-        const float *c = j->cosc + crow * half, *sn = j->sinc + crow * half;
-        for (size_t h = 0; h < j->H; h++) {
-            const size_t off = j->rank == 4 ? ((b * j->H + h) * j->S + s) * D : (bs * j->H + h) * D;
-            const float *x = j->x + off;
-            float *y = j->y + off;
-            if (j->interleaved) {
-                for (size_t i = 0; i < half; i++) {
-                    const float x1 = x[2 * i], x2 = x[2 * i + 1];
-                    y[2 * i] = c[i] * x1 - sn[i] * x2;
-                    y[2 * i + 1] = sn[i] * x1 + c[i] * x2;
-                }
-            } else {
-                for (size_t i = 0; i < half; i++) {
-                    const float x1 = x[i], x2 = x[i + half];
-                    y[i] = c[i] * x1 - sn[i] * x2;
-                    y[i + half] = sn[i] * x1 + c[i] * x2;
-                }
-            }
-            if (y != x) memcpy(y + 2 * half, x + 2 * half, (D - 2 * half) * sizeof(float));
-        }
+    for (size_t r = begin; r < end; r++) {
+        size_t b, s;
+        if (j->rank == 4) { b = r / (j->H * j->S); s = r % j->S; }
+        else { b = r / (j->S * j->H); s = (r / j->H) % j->S; }
+        const size_t bs = b * j->S + s, crow = j->pos ? (size_t)j->pos[bs] : bs;
+        j->fn(j->x + r * j->D, j->y + r * j->D, j->cosc + crow * j->half, j->sinc + crow * j->half, j->half, j->D,
+              j->interleaved);
     }
 }
 
@@ -108,8 +95,9 @@ static cort_status *rope_run(cort_kernel_ctx *ctx) {
     if (!st) st = tx_fbuf_in(ctx, sc, &fs);
     if (!st) st = tx_fbuf_out(ctx, y, &fy);
     if (!st) {
-        rope_job j = { fx.p, fc.p, fs.p, pid ? pid->data : NULL, fy.p, B, S, H, D, half, x->rank, interleaved };
-        cort_parallel_for(x->count < 16384 ? NULL : ctx->pool, B * S, 16384 / (H * D + 1) + 1, rope_rows, &j);
+        rope_job j = { fx.p, fc.p, fs.p, pid ? pid->data : NULL, fy.p, B, S, H, D, half, x->rank, interleaved,
+                       nn_rope_row() };
+        cort_parallel_for(x->count < 16384 ? NULL : ctx->pool, B * S * H, 16384 / (D + 1) + 1, rope_rows, &j);
         nn_fbuf_commit(&fy, y);
     }
     tx_fbuf_free(ctx, &fx);
