@@ -24,9 +24,18 @@ void nn_attn_axpys_generic(const float *v, const float *p, size_t ldp, size_t nq
     }
 }
 
-static const nn_attn_kernels k_generic = { nn_attn_dots_generic, nn_attn_axpys_generic };
+void nn_attn_scale_generic(const float *x, float *y, size_t n, float s) {
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
+void nn_attn_add_generic(const float *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+static const nn_attn_kernels k_generic = { nn_attn_dots_generic, nn_attn_axpys_generic, nn_attn_scale_generic,
+                                           nn_attn_add_generic };
 #ifdef NN_HAVE_X86_UKERNELS
-static const nn_attn_kernels k_avx2 = { nn_attn_dots_avx2, nn_attn_axpys_avx2 };
+static const nn_attn_kernels k_avx2 = { nn_attn_dots_avx2, nn_attn_axpys_avx2, nn_attn_scale_avx2, nn_attn_add_avx2 };
 #endif
 
 static const nn_attn_kernels *const attn_by_isa[CORT_ISA_LEVEL_COUNT] = {

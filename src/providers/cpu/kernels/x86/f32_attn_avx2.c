@@ -40,4 +40,19 @@ void nn_attn_axpys_avx2(const float *v, const float *p, size_t ldp, size_t nq, s
     for (; d < n; d++)
         for (size_t r = 0; r < nq; r++) y[r * ldy + d] += p[r * ldp] * v[d];
 }
+
+__attribute__((target("avx2,fma")))
+void nn_attn_scale_avx2(const float *x, float *y, size_t n, float s) {
+    const __m256 vs = _mm256_set1_ps(s);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+    for (; i < n; i++) y[i] = x[i] * s;
+}
+
+__attribute__((target("avx2,fma")))
+void nn_attn_add_avx2(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
+    for (; i < n; i++) y[i] += x[i];
+}
 #endif

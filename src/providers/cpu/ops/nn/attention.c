@@ -237,7 +237,7 @@ static float at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t 
     const size_t mend = lim < j->mlen ? lim : j->mlen;
     if (j->mf) {
         const float *m = j->mf + (int64_t)b * j->mstr[0] + (int64_t)h * j->mstr[1] + (int64_t)i * j->mstr[2];
-        for (size_t c = 0; c < mend; c++) x[c] += m[c];
+        nn_attn_best()->add(m, x, mend);
     } else if (j->mb) {
         const uint8_t *m = j->mb + (int64_t)b * j->mstr[0] + (int64_t)h * j->mstr[1] + (int64_t)i * j->mstr[2];
         for (size_t c = 0; c < mend; c++) x[c] = m[c] ? x[c] : -INFINITY;
@@ -274,7 +274,7 @@ static void at_block(const at_job *j, size_t task, float *strip) {
         const float *src = d->rank == 4 ? j->q + ((b * d->Hq + h) * d->Sq + q0 + i) * d->D
                                         : j->q + (b * d->Sq + q0 + i) * d->Hq * d->D + h * d->D;
         /* the scale goes into Q: D multiplies per row instead of L */
-        for (size_t c = 0; c < d->D; c++) qbuf[i * d->D + c] = src[c] * j->scale;
+        nn_attn_best()->scale(src, qbuf + i * d->D, d->D, j->scale);
     }
     /* per MR-row group: the key columns any of its rows may see (all of them when the raw scores
      * are an output); the rest are neither computed nor multiplied */
@@ -321,11 +321,7 @@ static void at_block(const at_job *j, size_t task, float *strip) {
                 at_tile(k, kc, S + i0 * lds + k0, lds, vp + c0 * d->L + k0 * nr, y + i0 * ldy + c0, ldy, rows,
                         d->Dv - c0 < nr ? d->Dv - c0 : nr, k0 > 0, tile);
             }
-    for (size_t i = 0; i < qb; i++) {
-        float *yr = y + i * ldy;
-        const float w = inv[i];
-        for (size_t c = 0; c < d->Dv; c++) yr[c] *= w;
-    }
+    for (size_t i = 0; i < qb; i++) nn_attn_best()->scale(y + i * ldy, y + i * ldy, d->Dv, inv[i]);
 }
 
 /* The decode path: all group * Sq query rows of one (batch, KV head) against K and V read in place,
@@ -340,7 +336,7 @@ static void at_block_direct(const at_job *j, size_t task, float *strip) {
         const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
         const float *src = d->rank == 4 ? j->q + ((b * d->Hq + h) * d->Sq + i) * d->D
                                         : j->q + (b * d->Sq + i) * d->Hq * d->D + h * d->D;
-        for (size_t c = 0; c < d->D; c++) qbuf[r * d->D + c] = src[c] * j->scale;
+        nn_attn_best()->scale(src, qbuf + r * d->D, d->D, j->scale);
     }
     size_t ncols = 0;
     for (size_t i = 0; i < d->Sq; i++) {
@@ -371,7 +367,7 @@ static void at_block_direct(const at_job *j, size_t task, float *strip) {
         const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
         float *y = d->rank == 4 ? j->y + ((b * d->Hq + h) * d->Sq + i) * d->Dv
                                 : j->y + (b * d->Sq + i) * d->Hq * d->Dv + h * d->Dv;
-        for (size_t c = 0; c < d->Dv; c++) y[c] = ybuf[r * d->Dv + c] * inv[r];
+        nn_attn_best()->scale(ybuf + r * d->Dv, y, d->Dv, inv[r]);
     }
 }
 
