@@ -680,7 +680,7 @@ static void flex_rows(void *arg, size_t begin, size_t end) {
     const at_dims *d = j->d;
     const size_t group = d->Hq / d->Hkv;
     for (size_t r = begin; r < end; r++) {
-        const size_t bh = r / d->Sq, i = r % d->Sq, b = bh / d->Hq, kvh = (bh % d->Hq) / group;
+        const size_t bh = r / d->Sq, b = bh / d->Hq, kvh = (bh % d->Hq) / group;
         float *s = j->s + r * d->L;
         if (j->stage == 0) {
             const float *q = j->q + r * d->D;
@@ -702,7 +702,6 @@ static void flex_rows(void *arg, size_t begin, size_t end) {
                 const float *v = j->v + ((b * d->Hkv + kvh) * d->L + c) * d->Dv, p = s[c];
                 for (size_t e = 0; e < d->Dv; e++) y[e] += p * v[e];
             }
-            (void)i;
         }
     }
 }
