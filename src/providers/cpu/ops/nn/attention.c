@@ -226,7 +226,20 @@ static float at_row_max(const float *x, size_t n) {
  * computed; columns >= lim are masked. Returns 1/sum, by which the row's output is scaled after
  * the PV product (Dv multiplies instead of L): 0 for a row with nothing to attend to, whose
  * output is then zeros rather than 0/0. Only the qk output of mode 3 normalizes the row itself. */
+static float at_row_part(const at_job *j, float *x, size_t c0, size_t ncols, size_t lim, size_t b, size_t h,
+                         size_t i, float *qk, float *mx_out);
+
 static float at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t b, size_t h, size_t i, float *qk) {
+    float mx;
+    const float sum = at_row_part(j, x, 0, ncols, lim, b, h, i, qk, &mx);
+    return sum > 0.0f ? 1.0f / sum : 0.0f;
+}
+
+/* at_row over the key columns [c0, c0 + ncols) of the row (x holds those; lim and the mask are
+ * in whole-row columns): leaves exp(x - max) in x and returns their sum, the max in *mx_out
+ * (-inf and a zero sum for nothing to attend to). qk only with c0 = 0. */
+static float at_row_part(const at_job *j, float *x, size_t c0, size_t ncols, size_t lim, size_t b, size_t h,
+                         size_t i, float *qk, float *mx_out) {
     const float cap = j->s->softcap;
     const int mode = j->s->mode;
     if (cap > 0.0f) {
@@ -235,29 +248,34 @@ static float at_row(const at_job *j, float *x, size_t ncols, size_t lim, size_t 
     }
     if (qk && mode <= 1) memcpy(qk, x, ncols * sizeof(float));
     const size_t mend = lim < j->mlen ? lim : j->mlen;
+    /* columns past the mask are masked too */
+    const size_t alive = (j->mf || j->mb) ? mend : lim;
+    const size_t live = alive <= c0 ? 0 : alive - c0 < ncols ? alive - c0 : ncols;
     if (j->mf) {
         const float *m = j->mf + (int64_t)b * j->mstr[0] + (int64_t)h * j->mstr[1] + (int64_t)i * j->mstr[2];
-        nn_attn_best()->add(m, x, mend);
+        nn_attn_best()->add(m + c0, x, live);
     } else if (j->mb) {
-        const uint8_t *m = j->mb + (int64_t)b * j->mstr[0] + (int64_t)h * j->mstr[1] + (int64_t)i * j->mstr[2];
-        for (size_t c = 0; c < mend; c++) x[c] = m[c] ? x[c] : -INFINITY;
+        const uint8_t *m = j->mb + (int64_t)b * j->mstr[0] + (int64_t)h * j->mstr[1] + (int64_t)i * j->mstr[2] + c0;
+        for (size_t c = 0; c < live; c++) x[c] = m[c] ? x[c] : -INFINITY;
     }
-    const size_t live = (j->mf || j->mb) ? mend : lim;   /* columns past the mask are masked too */
     if (qk && mode == 2) {
         memcpy(qk, x, live * sizeof(float));
         for (size_t c = live; c < ncols; c++) qk[c] = -INFINITY;
     }
     const float mx = live ? at_row_max(x, live) : -INFINITY;
-    float inv = 0.0f;
+    float sum = 0.0f;
     if (mx == -INFINITY) {
         memset(x, 0, ncols * sizeof(float));
     } else {
-        inv = 1.0f / at_exp_shift_sum(x, x, live, mx);
+        sum = at_exp_shift_sum(x, x, live, mx);
         memset(x + live, 0, (ncols - live) * sizeof(float));
     }
-    if (qk && mode == 3)
+    if (qk && mode == 3) {
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
         for (size_t c = 0; c < ncols; c++) qk[c] = x[c] * inv;
-    return inv;
+    }
+    *mx_out = mx;
+    return sum;
 }
 
 static void at_block(const at_job *j, size_t task, float *strip) {
