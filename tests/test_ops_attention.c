@@ -341,6 +341,11 @@ static void test_attention(void) {
         { 4, 2, 12, 1, 2, 3, 40, 24, 20, 1, 1, 4, 0, 1, 0, 0, -1, 0, 1 },
         { 3, 1, 20, 2, 1, 1, 33, 16, 16, 1, 2, 2, 0, 0, 0, 1.5f, 3, 0, 1 },
         { 4, 3, 8, 2, 2, 9, 0, 13, 7, 1, 0, 0, 0, 0, 0, 0, 2, 1, 0 },
+        /* decode with keys split over the workers and merged: masks, short masks (whole key ranges
+         * masked), causal offsets, nonpad, caches */
+        { 4, 1, 4, 1, 2, 300, 400, 16, 24, 1, 1, 4, 5, 1, 0, 0, -1, 1, 1 },
+        { 3, 1, 3, 1, 1, 2, 700, 8, 8, 0, 2, 2, 400, 0, 0, 0, -1, 0, 1 },
+        { 4, 2, 2, 1, 1, 600, 0, 32, 32, 0, 0, 0, 0, 0, 0, 1.0f, -1, 1, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_attention_case(&cases[i], i, CORT_TYPE_FLOAT);
     run_attention_case(&cases[2], 100, CORT_TYPE_FLOAT16);

@@ -129,6 +129,8 @@ typedef struct at_job {
     size_t qblock, nblocks, ntasks, ngroups;
     float scale;
     int direct;                             /* decode path: a task is a (b, kv head), no packing */
+    size_t nsplit;                          /* decode: key ranges per (b, kv head) (1: whole rows) */
+    float *part;                            /* nsplit > 1: per task and row: max, sum, Dv partial outputs */
 } at_job;
 
 /* Row j of K (or V, hd = D or Dv) of (b, kv head h): the cache first, then the new rows. */
@@ -347,14 +349,15 @@ static void at_block(const at_job *j, size_t task, float *strip) {
 static void at_block_direct(const at_job *j, size_t task, float *strip) {
     const at_dims *d = &j->d;
     const nn_attn_kernels *ak = nn_attn_best();
-    const size_t b = task / d->Hkv, kvh = task % d->Hkv, group = d->Hq / d->Hkv, R = group * d->Sq;
+    const size_t bkv = task / j->nsplit, sp = task % j->nsplit;
+    const size_t b = bkv / d->Hkv, kvh = bkv % d->Hkv, group = d->Hq / d->Hkv, R = group * d->Sq;
     const size_t lds = j->lpad;
     float *S = strip, *qbuf = S + R * lds, *ybuf = qbuf + R * d->D;
     for (size_t r = 0; r < R; r++) {
         const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
         const float *src = d->rank == 4 ? j->q + ((b * d->Hq + h) * d->Sq + i) * d->D
                                         : j->q + (b * d->Sq + i) * d->Hq * d->D + h * d->D;
-        nn_attn_best()->scale(src, qbuf + r * d->D, d->D, j->scale);
+        ak->scale(src, qbuf + r * d->D, d->D, j->scale);
     }
     size_t ncols = 0;
     for (size_t i = 0; i < d->Sq; i++) {
@@ -362,30 +365,77 @@ static void at_block_direct(const at_job *j, size_t task, float *strip) {
         if (l > ncols) ncols = l;
     }
     if (j->qk) ncols = d->L;
-    for (size_t c = 0; c < ncols; c++) {
+    /* this task's keys [c0, c1); S row r holds them from column 0 */
+    const size_t c0 = sp * ncols / j->nsplit, c1 = (sp + 1) * ncols / j->nsplit, w = c1 - c0;
+    for (size_t c = c0; c < c1; c++) {
         const float *kr = at_kv_row(j, j->kx, j->pk, d->D, b, kvh, c);
         for (size_t r0 = 0; r0 < R; r0 += NN_ATTN_MAX_ROWS)
             ak->dots(kr, qbuf + r0 * d->D, d->D, R - r0 < NN_ATTN_MAX_ROWS ? R - r0 : NN_ATTN_MAX_ROWS, d->D,
-                     S + r0 * lds + c, lds);
+                     S + r0 * lds + c - c0, lds);
     }
-    float inv[2 * NN_ATTN_MAX_ROWS * 64];
+    float inv[2 * NN_ATTN_MAX_ROWS * 64], mx[2 * NN_ATTN_MAX_ROWS * 64];
     for (size_t r = 0; r < R; r++) {
         const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
         float *qk = j->qk ? j->qk + ((b * d->Hq + h) * d->Sq + i) * d->L : NULL;
-        inv[r] = at_row(j, S + r * lds, ncols, at_limit(j, b, i), b, h, i, qk);
+        /* a split row keeps its max and sum for the merge; a whole row is normalized below */
+        inv[r] = at_row_part(j, S + r * lds, c0, w, at_limit(j, b, i), b, h, i, qk, &mx[r]);
+        if (j->nsplit == 1) inv[r] = inv[r] > 0.0f ? 1.0f / inv[r] : 0.0f;
     }
     memset(ybuf, 0, R * d->Dv * sizeof(float));
-    for (size_t c = 0; c < ncols; c++) {
+    for (size_t c = c0; c < c1; c++) {
         const float *vr = at_kv_row(j, j->vx, j->pv, d->Dv, b, kvh, c);
         for (size_t r0 = 0; r0 < R; r0 += NN_ATTN_MAX_ROWS)
-            ak->axpys(vr, S + r0 * lds + c, lds, R - r0 < NN_ATTN_MAX_ROWS ? R - r0 : NN_ATTN_MAX_ROWS, d->Dv,
+            ak->axpys(vr, S + r0 * lds + c - c0, lds, R - r0 < NN_ATTN_MAX_ROWS ? R - r0 : NN_ATTN_MAX_ROWS, d->Dv,
                       ybuf + r0 * d->Dv, d->Dv);
+    }
+    if (j->nsplit > 1) {
+        float *part = j->part + task * R * (d->Dv + 2);
+        for (size_t r = 0; r < R; r++) {
+            float *pr = part + r * (d->Dv + 2);
+            pr[0] = mx[r];
+            pr[1] = inv[r];   /* the sum */
+            memcpy(pr + 2, ybuf + r * d->Dv, d->Dv * sizeof(float));
+        }
+        return;
     }
     for (size_t r = 0; r < R; r++) {
         const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
         float *y = d->rank == 4 ? j->y + ((b * d->Hq + h) * d->Sq + i) * d->Dv
                                 : j->y + (b * d->Sq + i) * d->Hq * d->Dv + h * d->Dv;
-        nn_attn_best()->scale(ybuf + r * d->Dv, y, d->Dv, inv[r]);
+        ak->scale(ybuf + r * d->Dv, y, d->Dv, inv[r]);
+    }
+}
+
+/* Split decode: each row's output from its key ranges' partial results, rescaled to the common
+ * maximum (sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s). */
+static void at_merge(void *arg, size_t begin, size_t end) {
+    const at_job *j = arg;
+    const at_dims *d = &j->d;
+    const size_t group = d->Hq / d->Hkv, R = group * d->Sq, stride = R * (d->Dv + 2);
+    for (size_t bkv = begin; bkv < end; bkv++) {
+        const size_t b = bkv / d->Hkv, kvh = bkv % d->Hkv;
+        const float *part = j->part + bkv * j->nsplit * stride;
+        for (size_t r = 0; r < R; r++) {
+            const size_t h = kvh * group + r / d->Sq, i = r % d->Sq;
+            float *y = d->rank == 4 ? j->y + ((b * d->Hq + h) * d->Sq + i) * d->Dv
+                                    : j->y + (b * d->Sq + i) * d->Hq * d->Dv + h * d->Dv;
+            float m = -INFINITY;
+            for (size_t s = 0; s < j->nsplit; s++) {
+                const float ms = part[s * stride + r * (d->Dv + 2)];
+                m = ms > m ? ms : m;
+            }
+            memset(y, 0, d->Dv * sizeof(float));
+            if (m == -INFINITY) continue;
+            float tot = 0.0f;
+            for (size_t s = 0; s < j->nsplit; s++) {
+                const float *pr = part + s * stride + r * (d->Dv + 2);
+                if (pr[0] == -INFINITY) continue;
+                const float e = expf(pr[0] - m);
+                tot += e * pr[1];
+                for (size_t c = 0; c < d->Dv; c++) y[c] += e * pr[2 + c];
+            }
+            nn_attn_best()->scale(y, y, d->Dv, 1.0f / tot);
+        }
     }
 }
 
@@ -421,17 +471,23 @@ static cort_status *at_execute(cort_kernel_ctx *ctx, at_job *j) {
         while (qblock > mr && qblock * j->lpad > 64 * 1024) qblock -= mr;
         j->qblock = qblock;
         j->nblocks = (d->Sq + qblock - 1) / qblock;
-        j->ntasks = j->direct ? d->B * d->Hkv : d->B * d->Hq * j->nblocks;
+        /* decode with fewer (batch, KV head) pairs than workers: split the keys too and merge */
+        j->nsplit = 1;
+        if (j->direct && !j->qk && threads > 1 && d->B * d->Hkv < 2 * threads && d->L >= 512) {
+            j->nsplit = (2 * threads + d->B * d->Hkv - 1) / (d->B * d->Hkv);
+            if (j->nsplit > d->L / 256) j->nsplit = d->L / 256;
+        }
+        j->ntasks = j->direct ? d->B * d->Hkv * j->nsplit : d->B * d->Hq * j->nblocks;
         j->ngroups = j->ntasks < 4 * threads ? j->ntasks : 4 * threads;
         j->kp_stride = j->lpad * d->D;
         j->vp_stride = (d->Dv + nr - 1) / nr * nr * d->L;
         j->strip_floats = j->direct ? (group * d->Sq * (j->lpad + d->D + d->Dv) + 15) / 16 * 16
                                   : (qblock * j->lpad + qblock * d->D + NN_MAX_TILE + 15) / 16 * 16;
         size_t nkv = j->direct ? 0 : d->B * d->Hkv, total = 0;
-        size_t sg = 0;
+        size_t sg = 0, parts = j->nsplit > 1 ? j->ntasks * group * d->Sq * (d->Dv + 2) : 0;
         int ok = !cort_mul_size_ovf(nkv, j->kp_stride + j->vp_stride, &total) &&
                  !cort_mul_size_ovf(j->ngroups, j->strip_floats, &sg) && !cort_add_size_ovf(total, sg, &total) &&
-                 total < SIZE_MAX / sizeof(float) - 16;
+                 !cort_add_size_ovf(total, parts, &total) && total < SIZE_MAX / sizeof(float) - 16;
         if (!ok) {
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "attention of %zu x %zu heads over %zu "
                                    "keys is too large", d->B, d->Hq, d->L);
@@ -442,9 +498,11 @@ static cort_status *at_execute(cort_kernel_ctx *ctx, at_job *j) {
             j->kp = scratch;
             j->vp = j->kp + nkv * j->kp_stride;
             j->strips = j->vp + nkv * j->vp_stride;
+            j->part = j->strips + sg;
             memset(j->strips, 0, sg * sizeof(float));   /* rows past a block's end are read as zeros */
             if (nkv) cort_parallel_for(nkv * d->L * (d->D + d->Dv) < 32768 ? NULL : ctx->pool, nkv, 1, at_pack, j);
             cort_parallel_for(ctx->pool, j->ngroups, 1, at_group, j);
+            if (j->nsplit > 1) cort_parallel_for(ctx->pool, d->B * d->Hkv, 1, at_merge, j);
             cort_kernel_scratch_free(ctx, scratch);
         } else {
             memset(j->y, 0, d->B * d->Hq * d->Sq * d->Dv * sizeof(float));
