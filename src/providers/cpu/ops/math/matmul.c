@@ -412,5 +412,5 @@ const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
     .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
-    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = 21, .types = 0, .type_input = 0,
+    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = qlmm_infer, .run = qlmm_run };

@@ -221,10 +221,10 @@ static cort_status *dynq_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def nn_op_quantize_linear = {
-    .name = "QuantizeLinear", .domain = "", .min_opset = 10, .max_opset = 25, .types = 0, .type_input = 0,
+    .name = "QuantizeLinear", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = quantize_infer, .run = quantize_run };
 const cort_op_def nn_op_dequantize_linear = {
-    .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = 25, .types = 0, .type_input = 0,
+    .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = dequantize_infer, .run = dequantize_run };
 const cort_op_def nn_op_dynamic_quantize_linear = {
     .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = 18, .types = 0,

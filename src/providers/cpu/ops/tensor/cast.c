@@ -343,9 +343,9 @@ static cort_status *infer_cast_like(cort_infer_ctx *ctx) {
 
 /* 19 added saturate and float8, 21 int4/uint4, 23 float4e2m1, 24 float8e8m0 and round_mode, 25 int2/uint2 */
 #define EW_CAST_TYPES (CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING) | CORT_TMASK_NEW)
-const cort_op_def ew_op_cast = { .name = "Cast", .domain = "", .min_opset = 1, .max_opset = 25,
+const cort_op_def ew_op_cast = { .name = "Cast", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = EW_CAST_TYPES, .init = init_cast, .free_state = free_cast, .infer = infer_cast,
     .run = run_cast };
-const cort_op_def ew_op_cast_like = { .name = "CastLike", .domain = "", .min_opset = 15, .max_opset = 25,
+const cort_op_def ew_op_cast_like = { .name = "CastLike", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
     .types = EW_CAST_TYPES, .init = init_cast_like, .free_state = free_cast, .infer = infer_cast_like,
     .run = run_cast_like };

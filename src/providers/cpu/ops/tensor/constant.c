@@ -100,7 +100,7 @@ static cort_status *constant_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_constant = { .name = "Constant", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_constant = { .name = "Constant", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .init = constant_init, .free_state = constant_free, .infer = constant_infer, .run = constant_run };
 
 /* ---------------- ConstantOfShape ---------------- */
@@ -146,7 +146,7 @@ static cort_status *cos_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_constant_of_shape = { .name = "ConstantOfShape", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_constant_of_shape = { .name = "ConstantOfShape", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TBIT(CORT_TYPE_INT64), .init = cos_init, .infer = cos_infer, .run = cos_run };
 
 /* ---------------- Shape / Size ---------------- */
@@ -188,7 +188,7 @@ static cort_status *shape_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_shape = { .name = "Shape", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_shape = { .name = "Shape", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .infer = shape_infer, .run = shape_run };
 
 static cort_status *size_infer(cort_infer_ctx *ctx) {
@@ -204,7 +204,7 @@ static cort_status *size_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_size = { .name = "Size", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_size = { .name = "Size", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .infer = size_infer, .run = size_run };
 
 /* ---------------- Range ---------------- */
