@@ -212,6 +212,16 @@ static void cast_small(const ew_params *P, size_t n, void *out, const void *in) 
     }
 }
 
+/* float/float16 -> bfloat16 rounding to nearest even (opset 19+), without the per-element switch */
+static void cast_f32_bf16_rne(const ew_params *P, size_t n, void *out, const void *in) {
+    const float *a = in; uint16_t *o = out; (void)P;
+    for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_bf16(a[i]);
+}
+static void cast_f16_bf16_rne(const ew_params *P, size_t n, void *out, const void *in) {
+    const uint16_t *a = in; uint16_t *o = out; (void)P;
+    for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_bf16(cort_f16_to_f32(a[i]));
+}
+
 /* ---- driver ---- */
 
 static int ew_cast_supported(cort_type t) {
@@ -259,6 +269,9 @@ static cort_status *ew_cast_run(cort_kernel_ctx *ctx, cort_type to, const cast_s
          * the spec) rounds to nearest even */
         if (!small && !(to == CORT_TYPE_BFLOAT16 && ctx->opset >= 19 && from != CORT_TYPE_BFLOAT16))
             return ew_run_map(ctx, x, to, cast_tbl[from][to], &p, EW_GRAIN_CHEAP);
+        if (to == CORT_TYPE_BFLOAT16 && (from == CORT_TYPE_FLOAT || from == CORT_TYPE_FLOAT16))
+            return ew_run_map(ctx, x, to, from == CORT_TYPE_FLOAT ? cast_f32_bf16_rne : cast_f16_bf16_rne, &p,
+                              EW_GRAIN_CHEAP);
         p.flag = (int)from;
         p.flag2 = (int)to;
         p.lo_i = cs->saturate;
