@@ -462,6 +462,44 @@ static void test_qdq_blocked(void) {
     }
 }
 
+/* QLinearMatMul-21 on float8e4m3fn operands: y = e4m3fn(sum(a*b) * sa*sb/sy), saturating. */
+static void test_qlinear_matmul_float8(void) {
+    enum { M = 2, K = 3, N = 2 };
+    const ref_fmt *f = &FMTS[0];
+    uint8_t a[M * K], b[K * N], z = 0;
+    for (int i = 0; i < M * K; i++) a[i] = (uint8_t)(0x30 + 5 * i);          /* 0.5 .. ~1.6, mixed */
+    for (int i = 0; i < K * N; i++) b[i] = (uint8_t)((i & 1 ? 0x80 : 0) | (0x38 + 3 * i));
+    float sa = 2.0f, sb = 0.5f, sy = 0.25f;
+    int ins[8] = { CORT_TYPE_FLOAT8E4M3FN, CORT_TYPE_FLOAT, CORT_TYPE_FLOAT8E4M3FN, CORT_TYPE_FLOAT8E4M3FN,
+                   CORT_TYPE_FLOAT, CORT_TYPE_FLOAT8E4M3FN, CORT_TYPE_FLOAT, CORT_TYPE_FLOAT8E4M3FN };
+    size_t len;
+    void *m = make_model("QLinearMatMul", 21, 8, ins, CORT_TYPE_FLOAT8E4M3FN, NULL, 0, &len);
+    cort_value *in[8] = { tensor(CORT_TYPE_FLOAT8E4M3FN, (const int64_t[]){ M, K }, 2, a), tensor(CORT_TYPE_FLOAT, NULL, 0, &sa),
+                          tensor(CORT_TYPE_FLOAT8E4M3FN, NULL, 0, &z), tensor(CORT_TYPE_FLOAT8E4M3FN, (const int64_t[]){ K, N }, 2, b),
+                          tensor(CORT_TYPE_FLOAT, NULL, 0, &sb), tensor(CORT_TYPE_FLOAT8E4M3FN, NULL, 0, &z),
+                          tensor(CORT_TYPE_FLOAT, NULL, 0, &sy), tensor(CORT_TYPE_FLOAT8E4M3FN, NULL, 0, &z) };
+    cort_session *s = NULL;
+    cort_value *y = NULL;
+    const char *names[8] = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7" }, *on = "y0";
+    CHECK_OK(cort_session_create_from_memory(m, len, NULL, &s));
+    if (s) CHECK_OK(cort_session_run(s, NULL, names, in, 8, &on, 1, &y));
+    if (y) {
+        const uint8_t *d = cort_tensor_data(y);
+        size_t bad = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double acc = 0;
+                for (int k = 0; k < K; k++) acc += ref_decode(f, a[i * K + k]) * ref_decode(f, b[k * N + j]);
+                if (d[i * N + j] != ref_encode(f, acc * sa * sb / sy, 1)) bad++;
+            }
+        CHECK_MSG(cort_tensor_type(y) == CORT_TYPE_FLOAT8E4M3FN && bad == 0, "float8 QLinearMatMul: %zu wrong", bad);
+    }
+    cort_value_release(y);
+    cort_session_release(s);
+    for (int i = 0; i < 8; i++) cort_value_release(in[i]);
+    free(m);
+}
+
 /* Data movement on the new types: Transpose of int4 and BitCast between 4-bit types. */
 static void test_movement(void) {
     int8_t x[6] = { -8, -1, 0, 1, 5, 7 };
@@ -498,5 +536,6 @@ int main(void) {
     test_cast_sessions();
     test_qdq_blocked();
     test_movement();
+    test_qlinear_matmul_float8();
     return tu_finish();
 }
