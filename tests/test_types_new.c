@@ -441,6 +441,34 @@ static void test_qdq_blocked(void) {
     }
     cort_value_release(q);
     for (int i = 0; i < 3; i++) cort_value_release(in[i]);
+    /* per-tensor uint8 and per-axis int4 dequantization (the one-byte table path walks all modes) */
+    {
+        uint8_t xu[7] = { 0, 1, 127, 128, 200, 254, 255 }, zu = 128;
+        float s0 = 0.5f, wy[7];
+        for (int i = 0; i < 7; i++) wy[i] = (float)((int)xu[i] - 128) * 0.5f;
+        int dins[3] = { CORT_TYPE_UINT8, CORT_TYPE_FLOAT, CORT_TYPE_UINT8 };
+        m = make_model("DequantizeLinear", 21, 3, dins, CORT_TYPE_FLOAT, NULL, 0, &len);
+        cort_value *din[3] = { tensor(CORT_TYPE_UINT8, (const int64_t[]){ 7 }, 1, xu), tensor(CORT_TYPE_FLOAT, NULL, 0, &s0),
+                               tensor(CORT_TYPE_UINT8, NULL, 0, &zu) };
+        cort_value *y = run1(m, len, 3, din);
+        if (y) CHECK_CLOSE((const float *)cort_tensor_data(y), wy, 7, TU_TOL(0, 0, 0), "per-tensor uint8 dequantize");
+        cort_value_release(y);
+        for (int i = 0; i < 3; i++) cort_value_release(din[i]);
+        free(m);
+        int8_t x4[6] = { -8, 7, 0, 3, -1, 5 }, z4[2] = { 1, -2 };
+        float s4[2] = { 0.25f, 3.0f }, w4[6];
+        for (int i = 0; i < 6; i++) w4[i] = (float)(x4[i] - z4[i / 3]) * s4[i / 3];
+        attr_spec ax0 = { "axis", 2, 0, NULL };
+        int dins4[3] = { CORT_TYPE_INT4, CORT_TYPE_FLOAT, CORT_TYPE_INT4 };
+        m = make_model("DequantizeLinear", 21, 3, dins4, CORT_TYPE_FLOAT, &ax0, 1, &len);
+        cort_value *din4[3] = { tensor(CORT_TYPE_INT4, (const int64_t[]){ 2, 3 }, 2, x4), tensor(CORT_TYPE_FLOAT, (const int64_t[]){ 2 }, 1, s4),
+                                tensor(CORT_TYPE_INT4, (const int64_t[]){ 2 }, 1, z4) };
+        y = run1(m, len, 3, din4);
+        if (y) CHECK_CLOSE((const float *)cort_tensor_data(y), w4, 6, TU_TOL(0, 0, 0), "per-axis int4 dequantize");
+        cort_value_release(y);
+        for (int i = 0; i < 3; i++) cort_value_release(din4[i]);
+        free(m);
+    }
     /* float8 quantization saturates by default, not with saturate=0 */
     float xf[3] = { 1.0f, 1000.0f, -1000.0f }, s1 = 1.0f;
     for (int sat = 0; sat < 2; sat++) {

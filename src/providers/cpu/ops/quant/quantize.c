@@ -168,15 +168,33 @@ static cort_status *dequantize_run(cort_kernel_ctx *ctx) {
     int small_float = cort_type_is_small_float(x->type);
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, yt, x->shape, x->rank, &y));
+    if (cort_type_size(x->type) == 1) {
+        /* one-byte types: every byte's value from a table, the entry walked without divisions
+         * (blocked weights of large models go through here, often at constant folding) */
+        float lut[256];
+        for (unsigned b = 0; b < 256; b++) {
+            uint8_t byte = (uint8_t)b;
+            lut[b] = (float)(small_float ? cort_load_f64(&byte, x->type, 0) : (double)cort_load_i64(&byte, x->type, 0));
+        }
+        const uint8_t *xd = x->data, *zd = zp ? zp->data : NULL;
+        if (qa.mode == 0) { qa.pre = qa.A = 1; qa.post = x->count; }   /* one entry for everything */
+        size_t i = 0;
+        for (size_t p = 0; p < qa.pre; p++)
+            for (size_t a = 0; a < qa.A; a++) {
+                size_t c0 = qa.mode == 0 ? 0 : qa.mode == 1 ? a : (p * qa.nblk + a / qa.block) * qa.post;
+                for (size_t q = 0; q < qa.post; q++, i++) {
+                    size_t c = qa.mode == 2 ? c0 + q : c0;
+                    float v = (lut[xd[i]] - (zd ? lut[zd[c]] : 0.0f)) * nn_q_scale(sc, c);
+                    if (yt == CORT_TYPE_FLOAT) ((float *)y->data)[i] = v;
+                    else cort_store_f64(y->data, yt, i, v);
+                }
+            }
+        return NULL;
+    }
     for (size_t i = 0; i < x->count; i++) {
         size_t c = q_entry(&qa, i);
-        float v;
-        if (small_float)
-            v = (float)(cort_load_f64(x->data, x->type, i) - (zp ? cort_load_f64(zp->data, zp->type, c) : 0.0)) *
-                nn_q_scale(sc, c);
-        else
-            v = (float)(cort_load_i64(x->data, x->type, i) - (zp ? cort_load_i64(zp->data, zp->type, c) : 0)) *
-                nn_q_scale(sc, c);
+        float v = (float)(cort_load_i64(x->data, x->type, i) - (zp ? cort_load_i64(zp->data, zp->type, c) : 0)) *
+                  nn_q_scale(sc, c);
         if (yt == CORT_TYPE_FLOAT) ((float *)y->data)[i] = v;
         else cort_store_f64(y->data, yt, i, v);
     }
