@@ -197,6 +197,16 @@ static int ew_parse_value(const char *s, void *data, cort_type t, size_t i) {
 static void cast_small(const ew_params *P, size_t n, void *out, const void *in) {
     cort_type from = (cort_type)P->flag, to = (cort_type)P->flag2;
     int sat = (int)P->lo_i, rm = (int)P->hi_i;
+    if (to == CORT_TYPE_FLOAT && (cort_type_is_small_float(from) || cort_type_is_small_int(from))) {
+        float lut[256];   /* one-byte sources: 256 decodes instead of one per element */
+        for (unsigned b = 0; b < 256; b++) {
+            uint8_t byte = (uint8_t)b;
+            lut[b] = (float)cort_load_f64(&byte, from, 0);
+        }
+        const uint8_t *a = in;
+        for (size_t i = 0; i < n; i++) ((float *)out)[i] = lut[a[i]];
+        return;
+    }
     int from_int = cort_type_is_int(from) || cort_type_is_small_int(from) || from == CORT_TYPE_BOOL;
     for (size_t i = 0; i < n; i++) {
         if (cort_type_is_small_float(to)) {
