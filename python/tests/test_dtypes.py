@@ -124,6 +124,23 @@ def test_float4e2m1_codes():
         s.run(None, {"x": np.array([16, 0, 0, 0], np.uint8)})
 
 
+def test_sub_byte_through_sequences_and_loop():
+    # ConcatFromSequence and Loop scan outputs copy count x element size: int4 is one byte per element
+    seq = make_model([helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+                      helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+                     [vi("a", INT4, [2]), vi("b", INT4, [3])], [vi("y", INT4, [5])], opset=21)
+    (y,) = session(seq).run(None, {"a": np.array([-8, 7], np.int8), "b": np.array([1, -1, 0], np.int8)})
+    assert y.dtype == np.int8 and y.tolist() == [-8, 7, 1, -1, 0]
+    body = helper.make_graph([helper.make_node("Identity", ["v"], ["v_out"]), helper.make_node("Identity", ["v"], ["scan"])],
+                             "body", [vi("i", TP.INT64, []), vi("c", TP.BOOL, []), vi("v", INT4, [3])],
+                             [vi("c", TP.BOOL, []), vi("v_out", INT4, [3]), vi("scan", INT4, [3])])
+    loop = make_model([helper.make_node("Loop", ["n", "", "v0"], ["v_final", "scans"], body=body)],
+                      [vi("n", TP.INT64, []), vi("v0", INT4, [3])], [vi("v_final", INT4, [3]), vi("scans", INT4, [4, 3])],
+                      opset=21)
+    v_final, scans = session(loop).run(None, {"n": np.array(4, np.int64), "v0": np.array([-8, 3, 7], np.int8)})
+    assert scans.shape == (4, 3) and scans.tolist() == [[-8, 3, 7]] * 4 and v_final.tolist() == [-8, 3, 7]
+
+
 def test_strings():
     s = session(unary_model("Identity", TP.STRING, [2, 2]))
     assert s.get_inputs()[0].type == "tensor(string)"
