@@ -90,8 +90,10 @@ static void test_float8_exhaustive(void) {
             for (int s = 0; s < 2; s++)
                 for (int j = 0; j < 3; j++) {
                     double x = s ? -xs[j] : xs[j];
-                    for (int sat = 0; sat < 2; sat++)
+                    for (int sat = 0; sat < 2; sat++) {
                         if (cort_f64_to_small(x, f->t, sat, CORT_ROUND_UP) != ref_encode(f, x, sat)) bad_enc++;
+                        if (cort_f32_to_small((float)x, f->t, sat) != ref_encode(f, (float)x, sat)) bad_enc++;
+                    }
                 }
         }
         uint32_t seed = 12345;
@@ -99,13 +101,28 @@ static void test_float8_exhaustive(void) {
             seed = seed * 1664525u + 1013904223u;
             double x = ((double)(seed >> 8) / 16777216.0 - 0.5) * 4 * ref_decode(f, maxc);   /* past max both sides */
             if (i % 4 == 0) x *= pow2(-(int)(seed % 20));
-            for (int sat = 0; sat < 2; sat++)
+            for (int sat = 0; sat < 2; sat++) {
                 if (cort_f64_to_small(x, f->t, sat, CORT_ROUND_UP) != ref_encode(f, x, sat)) bad_enc++;
+                if (cort_f32_to_small((float)x, f->t, sat) != ref_encode(f, (float)x, sat)) bad_enc++;
+            }
         }
+        /* the float32 path against the double one over every 4099th float32 bit pattern */
+        size_t bad32 = 0;
+        for (uint64_t b = 0; b <= 0xffffffffu; b += 4099) {
+            uint32_t b32 = (uint32_t)b;
+            float xf;
+            memcpy(&xf, &b32, 4);
+            if (xf != xf) continue;
+            for (int sat = 0; sat < 2; sat++)
+                if (cort_f32_to_small(xf, f->t, sat) != cort_f64_to_small(xf, f->t, sat, CORT_ROUND_UP)) bad32++;
+        }
+        CHECK_MSG(bad32 == 0, "%s: float32 path differs from the double path %zu times", cort_type_name(f->t), bad32);
         double specials[] = { INFINITY, -INFINITY, 1e30, -1e30, 0.0, -0.0, 1e-30, -1e-30 };
         for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
-            for (int sat = 0; sat < 2; sat++)
+            for (int sat = 0; sat < 2; sat++) {
                 if (cort_f64_to_small(specials[i], f->t, sat, CORT_ROUND_UP) != ref_encode(f, specials[i], sat)) bad_enc++;
+                if (cort_f32_to_small((float)specials[i], f->t, sat) != ref_encode(f, (float)specials[i], sat)) bad_enc++;
+            }
         CHECK_MSG(bad_enc == 0, "%s: %zu conversions differ from the reference", cort_type_name(f->t), bad_enc);
         double nan_back = cort_small_to_f64(cort_f64_to_small(NAN, f->t, 1, CORT_ROUND_UP), f->t);
         if (f->no_nan) CHECK(cort_f64_to_small(NAN, f->t, 1, CORT_ROUND_UP) == 0x8);   /* ONNX's choice: -0 */

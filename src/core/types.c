@@ -97,6 +97,41 @@ uint8_t cort_f64_to_small(double x, cort_type t, int saturate, int round_mode) {
     return (uint8_t)(sign | code);
 }
 
+uint8_t cort_f32_to_small(float x, cort_type t, int saturate) {
+    const small_fmt *f = small_format(t);
+    if (!f) return cort_f64_to_small(x, t, saturate, CORT_ROUND_UP);
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return cort_f64_to_small(x, t, saturate, CORT_ROUND_UP);   /* inf, NaN: rare */
+    unsigned maxcode = f->kind == 0 ? 0x7e : f->kind == 1 ? 0x7b : f->kind == 2 ? 0x7f : 0x7;
+    int e = (int)(a >> 23) - 127, emin = 1 - f->bias;
+    uint32_t code;
+    if (a < 0x00800000u) code = 0;   /* float32 subnormals are far below every small format's quantum */
+    else if (e >= emin) {
+        unsigned shift = 23u - (unsigned)f->mbits;
+        uint32_t r = a >> shift, rem = a & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;   /* a carry moves into the exponent, as it should */
+        code = r - ((uint32_t)(127 - f->bias) << f->mbits);
+    } else {
+        unsigned sh = (23u - (unsigned)f->mbits) + (unsigned)(emin - e);
+        uint32_t m = (a & 0x7fffffu) | 0x800000u;
+        if (sh >= 32) code = 0;
+        else {
+            uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+            if (rem > half || (rem == half && (r & 1))) r++;
+            code = r;
+        }
+    }
+    uint8_t sign = (u >> 31) ? (uint8_t)(1u << f->sign_shift) : 0;
+    if (code > maxcode) {
+        if (saturate || f->kind == 3) return (uint8_t)(sign | maxcode);
+        return f->kind == 0 ? (uint8_t)(sign | 0x7f) : f->kind == 1 ? (uint8_t)(sign | 0x7c) : 0x80;
+    }
+    if (code == 0 && f->kind == 2) return 0;
+    return (uint8_t)(sign | code);
+}
+
 int cort_type_bits(cort_type t) {
     switch (t) {
     case CORT_TYPE_UINT4: case CORT_TYPE_INT4: case CORT_TYPE_FLOAT4E2M1: return 4;

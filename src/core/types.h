@@ -76,6 +76,9 @@ double  cort_small_to_f64(uint8_t v, cort_type t);
  * ONNX Cast saturation rules (saturate = 0: out-of-range values become inf or NaN where the type
  * has them). */
 uint8_t cort_f64_to_small(double x, cort_type t, int saturate, int round_mode);
+/* The same from float32 with integer arithmetic (what Cast uses); float8e8m0 goes through the
+ * double version with round mode up. */
+uint8_t cort_f32_to_small(float x, cort_type t, int saturate);
 /* Wraps an integer into a small integer type like a C conversion to a narrower type. */
 static inline int64_t cort_small_int_wrap(int64_t v, cort_type t) {
     switch (t) {

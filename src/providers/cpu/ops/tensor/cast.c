@@ -207,6 +207,12 @@ static void cast_small(const ew_params *P, size_t n, void *out, const void *in) 
         for (size_t i = 0; i < n; i++) ((float *)out)[i] = lut[a[i]];
         return;
     }
+    if ((from == CORT_TYPE_FLOAT || from == CORT_TYPE_FLOAT16) && cort_type_is_small_float(to) && to != CORT_TYPE_FLOAT8E8M0) {
+        uint8_t *o = out;
+        if (from == CORT_TYPE_FLOAT) for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_small(((const float *)in)[i], to, sat);
+        else for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_small(cort_f16_to_f32(((const uint16_t *)in)[i]), to, sat);
+        return;
+    }
     int from_int = cort_type_is_int(from) || cort_type_is_small_int(from) || from == CORT_TYPE_BOOL;
     for (size_t i = 0; i < n; i++) {
         if (cort_type_is_small_float(to)) {
