@@ -158,7 +158,7 @@ void cort_type_pack(cort_type t, const void *elements, size_t count, void *packe
     int bits = cort_type_bits(t);
     const uint8_t *s = elements;
     uint8_t *d = packed;
-    if (bits >= 8) { if (count) memcpy(packed, elements, count * (size_t)bits / 8); return; }
+    if (bits >= 8) { if (count) memcpy(packed, elements, count * ((size_t)bits / 8)); return; }
     size_t per = (size_t)(8 / bits), nb = count / per + (count % per != 0);
     uint8_t mask = (uint8_t)((1u << bits) - 1);
     memset(d, 0, nb);
@@ -169,7 +169,7 @@ void cort_type_unpack(cort_type t, const void *packed, size_t count, void *eleme
     int bits = cort_type_bits(t);
     const uint8_t *s = packed;
     uint8_t *d = elements;
-    if (bits >= 8) { if (count) memmove(elements, packed, count * (size_t)bits / 8); return; }
+    if (bits >= 8) { if (count) memmove(elements, packed, count * ((size_t)bits / 8)); return; }
     size_t per = (size_t)(8 / bits);
     /* backwards, so that unpacking in place (elements == packed) reads each byte before overwriting it */
     for (size_t i = count; i-- > 0;) {
