@@ -28,6 +28,7 @@ extern const cort_op_def nn_op_swish;
 extern const cort_op_def nn_op_average_pool;
 extern const cort_op_def nn_op_batch_norm;
 extern const cort_op_def mi_op_bernoulli;
+extern const cort_op_def sh_op_bitcast;
 extern const cort_op_def ew_op_bitshift;
 extern const cort_op_def ew_op_bitwise_and;
 extern const cort_op_def ew_op_bitwise_not;
@@ -225,6 +226,7 @@ static const cort_op_def *const op_table[] = {
     &nn_op_average_pool,
     &nn_op_batch_norm,
     &mi_op_bernoulli,
+    &sh_op_bitcast,
     &ew_op_bitshift,
     &ew_op_bitwise_and,
     &ew_op_bitwise_not,
