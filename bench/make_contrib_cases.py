@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""One-node models of ONNX Runtime's com.microsoft ops, as backend-test folders.
+
+Each case NAME is written as OUT/NAME/model.onnx and OUT/NAME/test_data_set_0/input_K.pb
+(seeded random inputs). bench/ort_reference.js then fills output_K.pb from ONNX Runtime, and
+`cort test OUT` checks that cort gives ONNX Runtime's results op by op, including the ops
+(Attention, EmbedLayerNormalization, ...) its optimizer only writes for some graphs.
+
+Usage: /usr/bin/python3 bench/make_contrib_cases.py [--out DIR]
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MS = "com.microsoft"
+NP2ONNX = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
+
+
+def case(out, name, op, inputs, outputs, attrs=None, domain=MS, opset=14, consts=()):
+    """inputs: list of (name, array or None for a missing optional input); outputs: (name, dtype, shape)
+    or "" for a skipped optional output. consts: input names stored as initializers."""
+    in_names = [n if a is not None else "" for n, a in inputs]
+    out_names = [o[0] if o else "" for o in outputs]
+    node = helper.make_node(op, in_names, out_names, domain=domain, **(attrs or {}))
+    g_in, inits, feeds = [], [], []
+    for n, a in inputs:
+        if a is None:
+            continue
+        if n in consts:
+            inits.append(numpy_helper.from_array(a, n))
+        else:
+            g_in.append(helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], list(a.shape)))
+            feeds.append((n, a))
+    g_out = [helper.make_tensor_value_info(o[0], o[1], o[2]) for o in outputs if o]
+    graph = helper.make_graph([node], name, g_in, g_out, inits)
+    imports = [helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)]
+    model = helper.make_model(graph, opset_imports=imports, producer_name="cort-contrib-cases")
+    model.ir_version = 8
+    d = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    onnx.save(model, os.path.join(out, name, "model.onnx"))
+    for k, (n, a) in enumerate(feeds):
+        with open(os.path.join(d, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "contrib_cases"))
+    out = ap.parse_args().out
+    rng = np.random.default_rng(21)
+    F = TensorProto.FLOAT
+
+    def r(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    # FusedConv: activations, bias, the Z sum input, groups and strides
+    x, w, b = r(1, 4, 9, 9), r(6, 4, 3, 3), r(6)
+    for act, params in (("Relu", None), ("LeakyRelu", [0.2]), ("Clip", [-0.5, 0.7]), ("Tanh", None),
+                        ("Sigmoid", None), ("HardSigmoid", [0.3, 0.4])):
+        attrs = {"activation": act, "pads": [1, 1, 1, 1]}
+        if params:
+            attrs["activation_params"] = params
+        case(out, f"fused_conv_{act.lower()}", "FusedConv", [("X", x), ("W", w), ("B", b)],
+             [("Y", F, [1, 6, 9, 9])], attrs, consts=("W", "B"))
+    case(out, "fused_conv_sum", "FusedConv", [("X", x), ("W", w), ("B", b), ("Z", r(1, 6, 4, 4))],
+         [("Y", F, [1, 6, 4, 4])], {"activation": "Relu", "strides": [2, 2]}, consts=("W", "B"))
+    case(out, "fused_conv_group_nobias", "FusedConv", [("X", r(2, 6, 7, 7)), ("W", r(6, 2, 3, 3))],
+         [("Y", F, [2, 6, 5, 5])], {"activation": "Relu", "group": 3}, consts=("W",))
+    # FusedGemm
+    case(out, "fused_gemm_leaky", "FusedGemm", [("A", r(5, 7)), ("B", r(7, 3)), ("C", r(3))],
+         [("Y", F, [5, 3])], {"activation": "LeakyRelu", "activation_alpha": 0.1, "beta": 0.5}, consts=("B", "C"))
+    case(out, "fused_gemm_trans_tanh", "FusedGemm", [("A", r(7, 5)), ("B", r(3, 7)), ("C", r(5, 3))],
+         [("Y", F, [5, 3])], {"activation": "Tanh", "transA": 1, "transB": 1, "alpha": 0.7})
+    case(out, "fused_gemm_relu", "FusedGemm", [("A", r(4, 16)), ("B", r(16, 10)), ("C", r(10))],
+         [("Y", F, [4, 10])], {"activation": "Relu"}, consts=("B", "C"))
+    # FusedMatMul
+    case(out, "fused_matmul_alpha", "FusedMatMul", [("A", r(2, 3, 5, 8)), ("B", r(8, 6))], [("Y", F, [2, 3, 5, 6])],
+         {"alpha": 0.125}, consts=("B",))
+    case(out, "fused_matmul_transb", "FusedMatMul", [("A", r(2, 4, 5, 8)), ("B", r(2, 4, 6, 8))],
+         [("Y", F, [2, 4, 5, 6])], {"transB": 1, "alpha": 0.5})
+    case(out, "fused_matmul_transa", "FusedMatMul", [("A", r(3, 8, 5)), ("B", r(1, 8, 6))], [("Y", F, [3, 5, 6])],
+         {"transA": 1})
+    case(out, "fused_matmul_transbatch", "FusedMatMul", [("A", r(4, 3, 5)), ("B", r(6, 3, 5))], [("Y", F, [3, 4, 6])],
+         {"transBatchA": 1, "transBatchB": 1, "transB": 1})
+    case(out, "fused_matmul_transbatch4", "FusedMatMul", [("A", r(5, 2, 3, 4)), ("B", r(2, 3, 5, 6))],
+         [("Y", F, [2, 3, 4, 6])], {"transBatchA": 1, "transA": 1})
+    # GELUs and BiasAdd
+    x3, bias = r(2, 5, 16, scale=2.0), r(16)
+    case(out, "gelu", "Gelu", [("X", x3)], [("Y", F, [2, 5, 16])])
+    case(out, "fast_gelu", "FastGelu", [("X", x3)], [("Y", F, [2, 5, 16])])
+    case(out, "fast_gelu_bias", "FastGelu", [("X", x3), ("bias", bias)], [("Y", F, [2, 5, 16])])
+    case(out, "bias_gelu", "BiasGelu", [("A", x3), ("B", bias)], [("C", F, [2, 5, 16])])
+    case(out, "quick_gelu", "QuickGelu", [("X", x3)], [("Y", F, [2, 5, 16])], {"alpha": 1.5})
+    # (BiasAdd and BiasSoftmax have no CPU kernel in ONNX Runtime: tests/test_ops_contrib.c checks them)
+    if False:
+        case(out, "bias_add", "BiasAdd", [("X", x3), ("bias", bias), ("skip", r(2, 5, 16))], [("Y", F, [2, 5, 16])])
+    # layer norms
+    h = 32
+    xs, sk, g, be, bi = r(2, 6, h), r(2, 6, h), r(h), r(h), r(h)
+    case(out, "skip_layer_norm", "SkipLayerNormalization", [("input", xs), ("skip", sk), ("gamma", g), ("beta", be),
+         ("bias", bi)], [("output", F, [2, 6, h]), "", "", ("sum", F, [2, 6, h])], {"epsilon": 1e-5})
+    case(out, "skip_layer_norm_nobeta", "SkipLayerNormalization", [("input", xs), ("skip", sk), ("gamma", g)],
+         [("output", F, [2, 6, h])])
+    case(out, "skip_layer_norm_bcast", "SkipLayerNormalization", [("input", xs), ("skip", r(6, h)), ("gamma", g),
+         ("beta", be)], [("output", F, [2, 6, h])], {"epsilon": 1e-6})
+    case(out, "skip_simplified_layer_norm", "SkipSimplifiedLayerNormalization",
+         [("input", xs), ("skip", sk), ("gamma", g), ("bias", bi)],
+         [("output", F, [2, 6, h]), "", "", ("sum", F, [2, 6, h])], {"epsilon": 1e-5})
+    case(out, "simplified_layer_norm", "SimplifiedLayerNormalization", [("X", xs), ("scale", g)],
+         [("Y", F, [2, 6, h])], {"epsilon": 1e-5}, domain="")
+    case(out, "simplified_layer_norm_axis1", "SimplifiedLayerNormalization", [("X", r(3, 4, 5)), ("scale", r(4, 5))],
+         [("Y", F, [3, 4, 5]), ("inv", F, [3, 1, 1])], {"axis": 1}, domain="")
+    case(out, "layer_norm_v14", "LayerNormalization", [("X", xs), ("Scale", g), ("B", be)],
+         [("Y", F, [2, 6, h]), ("Mean", F, [2, 6, 1]), ("InvStdDev", F, [2, 6, 1])], {"epsilon": 1e-5}, domain="")
+    # Trilu, BiasSoftmax
+    case(out, "trilu_lower", "Trilu", [("X", r(2, 5, 6)), ("k", np.array(1, dtype=np.int64))], [("Y", F, [2, 5, 6])],
+         {"upper": 0})
+    if False:
+        case(out, "bias_softmax", "BiasSoftmax", [("data", r(2, 3, 4, 7)), ("bias", r(2, 1, 1, 7))],
+         [("Y", F, [2, 3, 4, 7])], {"axis": 3, "is_inner_broadcast": 0})
+    # EmbedLayerNormalization
+    B, S, H, V = 2, 7, 16, 30
+    ids = rng.integers(0, V, size=(B, S)).astype(np.int32)
+    seg = rng.integers(0, 2, size=(B, S)).astype(np.int32)
+    mask = np.ones((B, S), dtype=np.int32)
+    mask[1, 4:] = 0
+    case(out, "embed_layer_norm", "EmbedLayerNormalization",
+         [("input_ids", ids), ("segment_ids", seg), ("word_embedding", r(V, H)), ("position_embedding", r(16, H)),
+          ("segment_embedding", r(2, H)), ("gamma", r(H)), ("beta", r(H)), ("mask", mask)],
+         [("output", F, [B, S, H]), ("mask_index", TensorProto.INT32, [B]), ("embedding_sum", F, [B, S, H])],
+         {"epsilon": 1e-12}, consts=("word_embedding", "position_embedding", "segment_embedding", "gamma", "beta"))
+    case(out, "embed_layer_norm_noseg", "EmbedLayerNormalization",
+         [("input_ids", ids), ("segment_ids", None), ("word_embedding", r(V, H)), ("position_embedding", r(16, H)),
+          ("segment_embedding", None), ("gamma", r(H)), ("beta", r(H))],
+         [("output", F, [B, S, H]), ("mask_index", TensorProto.INT32, [B])], {"epsilon": 1e-5})
+    # Attention
+    B, S, Hd, N = 2, 5, 16, 4
+    xa, wa, ba = r(B, S, Hd), r(Hd, 3 * Hd, scale=0.3), r(3 * Hd)
+    raw = np.ones((B, S), dtype=np.int32)
+    raw[1, 3:] = 0
+    case(out, "attention_nomask", "Attention", [("input", xa), ("weights", wa), ("bias", ba)],
+         [("output", F, [B, S, Hd])], {"num_heads": N}, consts=("weights", "bias"))
+    case(out, "attention_raw_mask", "Attention", [("input", xa), ("weights", wa), ("bias", ba), ("mask_index", raw)],
+         [("output", F, [B, S, Hd])], {"num_heads": N}, consts=("weights", "bias"))
+    case(out, "attention_mask_end", "Attention",
+         [("input", xa), ("weights", wa), ("bias", ba), ("mask_index", np.array([5, 3], dtype=np.int32))],
+         [("output", F, [B, S, Hd])], {"num_heads": N})
+    case(out, "attention_mask_3d", "Attention",
+         [("input", xa), ("weights", wa), ("bias", ba),
+          ("mask_index", rng.integers(0, 2, size=(B, S, S)).astype(np.int32) | np.eye(S, dtype=np.int32))],
+         [("output", F, [B, S, Hd])], {"num_heads": N})
+    P = 3
+    case(out, "attention_past_causal", "Attention",
+         [("input", xa), ("weights", wa), ("bias", ba), ("mask_index", None), ("past", r(2, B, N, P, Hd // N))],
+         [("output", F, [B, S, Hd]), ("present", F, [2, B, N, P + S, Hd // N])], {"num_heads": N, "unidirectional": 1})
+    case(out, "attention_bias_scale", "Attention",
+         [("input", xa), ("weights", wa), ("bias", ba), ("mask_index", raw), ("past", None),
+          ("attention_bias", r(1, N, S, S))],
+         [("output", F, [B, S, Hd])], {"num_heads": N, "scale": 0.3})
+    case(out, "attention_qkv_sizes", "Attention", [("input", xa), ("weights", r(Hd, 2 * Hd + 8)), ("bias", r(2 * Hd + 8))],
+         [("output", F, [B, S, 8])], {"num_heads": 2, "qkv_hidden_sizes": [Hd, Hd, 8]})
+    print(f"wrote cases into {out}")
+
+
+if __name__ == "__main__":
+    main()
