@@ -132,8 +132,8 @@ cort_status *ctb_float_input(const cort_kernel_ctx *ctx, size_t i, const char *n
     *out = v;
     if (!v || v->kind != CORT_VKIND_TENSOR || v->type != CORT_TYPE_FLOAT || (int)v->rank < min_rank)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "input %zu '%s' must be a float tensor of rank >= %d, got %s%s", i, name, min_rank,
-                               v ? cort_type_name(v->type) : "nothing", v && v->kind == CORT_VKIND_TENSOR ? "" : "");
+                               "input %zu '%s' must be a float tensor of rank >= %d, got %s of rank %zu", i, name,
+                               min_rank, v ? cort_type_name(v->type) : "nothing", v ? v->rank : 0);
     return NULL;
 }
 
