@@ -16,7 +16,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 MS = "com.microsoft"
-NP2ONNX = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
+NP2ONNX = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64,
+           np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
 
 def case(out, name, op, inputs, outputs, attrs=None, domain=MS, opset=14, consts=()):
@@ -164,6 +165,95 @@ def main():
          [("output", F, [B, S, Hd])], {"num_heads": N, "scale": 0.3})
     case(out, "attention_qkv_sizes", "Attention", [("input", xa), ("weights", r(Hd, 2 * Hd + 8)), ("bias", r(2 * Hd + 8))],
          [("output", F, [B, S, 8])], {"num_heads": 2, "qkv_hidden_sizes": [Hd, Hd, 8]})
+
+    # quantized ops (per-tensor parameters unless noted)
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+
+    def qu(*shape):
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+
+    def qi(*shape):
+        # 7-bit weights: ONNX Runtime's u8 x s8 kernels on CPUs without VNNI saturate 16-bit pair
+        # sums of full-range weights (cort stays exact: tests/test_ops_contrib.c checks full range)
+        return rng.integers(-64, 64, size=shape).astype(np.int8)
+
+    def f(v):
+        return np.array(v, dtype=np.float32)
+
+    def u(v):
+        return np.array(v, dtype=np.uint8)
+
+    case(out, "quantize_linear_axis", "QuantizeLinear", [("x", r(2, 3, 4)), ("s", f([0.02, 0.05, 0.1])), ("z", u([3, 128, 250]))],
+         [("y", U8, [2, 3, 4])], {"axis": 1})
+    case(out, "dequantize_linear", "DequantizeLinear", [("x", qi(2, 3, 4)), ("s", f(0.05)), ("z", np.array(-3, dtype=np.int8))],
+         [("y", F, [2, 3, 4])])
+    for ac in (0, 1):
+        case(out, f"grid_sample_ac{ac}", "GridSample", [("X", r(1, 2, 5, 6)), ("grid", r(1, 4, 3, 2, scale=0.7))],
+             [("Y", F, [1, 2, 4, 3])], {"align_corners": ac, "mode": "bilinear", "padding_mode": "zeros"})
+    case(out, "qlinear_add", "QLinearAdd", [("A", qu(2, 3, 8)), ("As", f(0.03)), ("Az", u(120)), ("B", qu(8)), ("Bs", f(0.02)),
+         ("Bz", u(130)), ("Cs", f(0.04)), ("Cz", u(128))], [("C", U8, [2, 3, 8])])
+    case(out, "qlinear_mul", "QLinearMul", [("A", qu(2, 3, 8)), ("As", f(0.03)), ("Az", u(120)), ("B", qu(2, 3, 8)),
+         ("Bs", f(0.02)), ("Bz", u(130)), ("Cs", f(0.01)), ("Cz", u(100))], [("C", U8, [2, 3, 8])])
+    case(out, "qlinear_sigmoid", "QLinearSigmoid", [("X", qu(3, 16)), ("Xs", f(0.05)), ("Xz", u(128)), ("Ys", f(1 / 256)),
+         ("Yz", u(0))], [("Y", U8, [3, 16])])
+    case(out, "qlinear_leaky_relu", "QLinearLeakyRelu", [("X", qu(3, 16)), ("Xs", f(0.05)), ("Xz", u(128)),
+         ("Ys", f(0.03)), ("Yz", u(60))], [("Y", U8, [3, 16])], {"alpha": 0.1})
+    case(out, "qlinear_softmax", "QLinearSoftmax", [("X", qu(3, 16)), ("Xs", f(0.05)), ("Xz", u(128)), ("Ys", f(1 / 256)),
+         ("Yz", u(0))], [("Y", U8, [3, 16])], {"axis": -1, "opset": 13})
+    case(out, "qlinear_global_average_pool", "QLinearGlobalAveragePool", [("X", qu(2, 4, 5, 5)), ("Xs", f(0.05)),
+         ("Xz", u(128)), ("Ys", f(0.02)), ("Yz", u(100))], [("Y", U8, [2, 4, 1, 1])], {"channels_last": 0})
+    case(out, "qlinear_global_average_pool_nhwc", "QLinearGlobalAveragePool", [("X", qu(2, 5, 5, 4)), ("Xs", f(0.05)),
+         ("Xz", u(128)), ("Ys", f(0.02)), ("Yz", u(100))], [("Y", U8, [2, 1, 1, 4])], {"channels_last": 1})
+    case(out, "qlinear_average_pool", "QLinearAveragePool", [("X", qu(1, 3, 7, 7)), ("Xs", f(0.05)), ("Xz", u(128)),
+         ("Ys", f(0.04)), ("Yz", u(128))], [("Y", U8, [1, 3, 4, 4])],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "count_include_pad": 0})
+    case(out, "qlinear_average_pool_nhwc", "QLinearAveragePool", [("X", qu(1, 7, 7, 3)), ("Xs", f(0.05)), ("Xz", u(128)),
+         ("Ys", f(0.04)), ("Yz", u(128))], [("Y", U8, [1, 4, 4, 3])],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "channels_last": 1})
+    case(out, "qlinear_concat", "QLinearConcat", [("Ys", f(0.05)), ("Yz", u(128)), ("A", qu(2, 3, 4)), ("As", f(0.03)),
+         ("Az", u(120)), ("B", qu(2, 5, 4)), ("Bs", f(0.06)), ("Bz", u(10))], [("Y", U8, [2, 8, 4])], {"axis": 1})
+    case(out, "matmul_integer_to_float", "MatMulIntegerToFloat", [("A", qu(2, 3, 16)), ("B", qi(16, 8)), ("As", f(0.02)),
+         ("Bs", r(8, scale=0.01)), ("Az", u(128)), ("Bz", np.zeros(8, dtype=np.int8)), ("bias", r(8))],
+         [("Y", F, [2, 3, 8])], consts=("B", "Bs", "Bz", "bias"))
+    case(out, "dynamic_quantize_matmul", "DynamicQuantizeMatMul", [("A", r(2, 3, 16)), ("B", qi(16, 8)),
+         ("Bs", r(8, scale=0.01)), ("Bz", np.zeros(8, dtype=np.int8)), ("bias", r(8))], [("Y", F, [2, 3, 8])],
+         consts=("B", "Bs", "Bz", "bias"))
+    case(out, "dynamic_quantize_matmul_u8", "DynamicQuantizeMatMul", [("A", r(5, 16)), ("B", qu(16, 8)),
+         ("Bs", f(0.01)), ("Bz", u(128))], [("Y", F, [5, 8])], consts=("B", "Bs", "Bz"))
+    case(out, "qgemm_float", "QGemm", [("A", qu(4, 16)), ("As", f(0.02)), ("Az", u(128)), ("B", qi(8, 16)),
+         ("Bs", r(8, scale=0.01)), ("Bz", np.zeros(8, dtype=np.int8)), ("C", rng.integers(-500, 500, size=(8,)).astype(np.int32))],
+         [("Y", F, [4, 8])], {"transB": 1, "alpha": 1.0}, consts=("B", "Bs", "Bz", "C"))
+    case(out, "qgemm_quant", "QGemm", [("A", qu(4, 16)), ("As", f(0.02)), ("Az", u(128)), ("B", qi(16, 8)),
+         ("Bs", f(0.01)), ("Bz", np.array(0, dtype=np.int8)), ("C", None), ("Ys", f(0.05)), ("Yz", u(128))],
+         [("Y", U8, [4, 8])], {"alpha": 1.0})
+    # MatMulNBits: 4-bit blocks of 32, with packed zero points, without, and with g_idx
+    Kb, Nb, bsz = 64, 12, 32
+    blocks = Kb // bsz
+    Bq = rng.integers(0, 256, size=(Nb, blocks, bsz // 2)).astype(np.uint8)
+    sc = r(Nb * blocks, scale=0.05)
+    zq = rng.integers(0, 256, size=(Nb * ((blocks + 1) // 2),)).astype(np.uint8)
+    case(out, "matmul_nbits_zp", "MatMulNBits", [("A", r(2, 3, Kb)), ("B", Bq), ("scales", sc), ("zp", zq)],
+         [("Y", F, [2, 3, Nb])], {"K": Kb, "N": Nb, "bits": 4, "block_size": bsz}, consts=("B", "scales", "zp"))
+    case(out, "matmul_nbits", "MatMulNBits", [("A", r(5, Kb)), ("B", Bq), ("scales", sc)],
+         [("Y", F, [5, Nb])], {"K": Kb, "N": Nb, "bits": 4, "block_size": bsz}, consts=("B", "scales"))
+    gidx = (np.arange(Kb) % blocks).astype(np.int32)
+    # (with g_idx, ONNX Runtime 1.30's CPU kernel ignores packed uint8 zero points: none here)
+    case(out, "matmul_nbits_gidx", "MatMulNBits", [("A", r(5, Kb)), ("B", Bq), ("scales", sc), ("zp", None), ("g_idx", gidx)],
+         [("Y", F, [5, Nb])], {"K": Kb, "N": Nb, "bits": 4, "block_size": bsz}, consts=("B", "scales", "g_idx"))
+    case(out, "matmul_nbits_bias", "MatMulNBits", [("A", r(3, Kb)), ("B", Bq), ("scales", sc), ("zp", None),
+         ("g_idx", None), ("bias", r(Nb))], [("Y", F, [3, Nb])], {"K": Kb, "N": Nb, "bits": 4, "block_size": bsz},
+         consts=("B", "scales"))
+    # RotaryEmbedding
+    Bh, Sh, Nh, hs = 2, 5, 3, 8
+    ang = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(hs // 2) * 2 / hs)))
+    cosc, sinc = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    posid = rng.integers(0, 16 - Sh, size=(Bh, Sh)).astype(np.int64)
+    case(out, "rotary_embedding_3d", "RotaryEmbedding", [("x", r(Bh, Sh, Nh * hs)), ("pos", posid), ("cos", cosc),
+         ("sin", sinc)], [("y", F, [Bh, Sh, Nh * hs])], {"num_heads": Nh})
+    case(out, "rotary_embedding_4d_interleaved", "RotaryEmbedding", [("x", r(Bh, Nh, Sh, hs)), ("pos", posid),
+         ("cos", cosc), ("sin", sinc)], [("y", F, [Bh, Nh, Sh, hs])], {"interleaved": 1})
+    case(out, "rotary_embedding_offset", "RotaryEmbedding", [("x", r(1, Sh, Nh * hs)), ("pos", np.array([4], dtype=np.int64)),
+         ("cos", cosc), ("sin", sinc)], [("y", F, [1, Sh, Nh * hs])], {"num_heads": Nh})
     print(f"wrote cases into {out}")
 
 

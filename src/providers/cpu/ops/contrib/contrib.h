@@ -32,6 +32,7 @@ typedef struct ctb_delegate {
     void *inner_state;
     ctb_act act;
     size_t sum_input;    /* node->sum_input for the inner kernel (0: none) */
+    int opset;           /* the opset the inner kernel sees (0: the node's) */
 } ctb_delegate;
 
 /* init of a delegating op: parses nothing itself (the caller fills act/sum_input through `fill`
@@ -41,6 +42,12 @@ cort_status *ctb_delegate_init(const cort_node *node, const cort_op_def *inner,
 void ctb_delegate_free(void *state);
 cort_status *ctb_delegate_infer(cort_infer_ctx *ctx);
 cort_status *ctb_delegate_run(cort_kernel_ctx *ctx);
+
+/* Runs `inner` (whose state is inner_state, made by ctb_delegate_init) on other inputs: a copy of
+ * the node with n_in inputs and n_out outputs, outputs[] owned by the caller afterwards. For the
+ * quantized ops that run a float kernel between dequantization and quantization. */
+cort_status *ctb_run_inner(cort_kernel_ctx *ctx, const ctb_delegate *d, cort_value *const *inputs, size_t n_in,
+                           cort_value **outputs, size_t n_out);
 
 /* A float tensor input i, or an error naming it. */
 cort_status *ctb_float_input(const cort_kernel_ctx *ctx, size_t i, const char *name, int min_rank,

@@ -72,6 +72,7 @@ static void inner_node(const cort_node *node, const ctb_delegate *d, cort_node *
     out->act_alpha = d->act.alpha;
     out->act_beta = d->act.beta;
     out->sum_input = d->sum_input;
+    if (d->opset) out->opset = d->opset;
 }
 
 void ctb_delegate_free(void *state) {
@@ -107,6 +108,7 @@ cort_status *ctb_delegate_infer(cort_infer_ctx *ctx) {
     cort_infer_ctx c = *ctx;
     c.node = &n;
     c.state = d->inner_state;
+    if (d->opset) c.opset = d->opset;
     return d->inner->infer(&c);
 }
 
@@ -118,12 +120,42 @@ cort_status *ctb_delegate_run(cort_kernel_ctx *ctx) {
     cort_kernel_ctx c = *ctx;
     c.node = &n;
     c.state = d->inner_state;
+    if (d->opset) c.opset = d->opset;
     CORT_TRY(d->inner->run(&c));
     if (d->act.extra && ctx->n_outputs && ctx->outputs[0]) {
         cort_value *y = ctx->outputs[0];
         if (y->kind == CORT_VKIND_TENSOR && y->type == CORT_TYPE_FLOAT) ctb_act_extra(&d->act, y->data, y->count);
     }
     return NULL;
+}
+
+cort_status *ctb_run_inner(cort_kernel_ctx *ctx, const ctb_delegate *d, cort_value *const *inputs, size_t n_in,
+                           cort_value **outputs, size_t n_out) {
+    int32_t in_slot[16], out_slot[4];
+    if (n_in > 16 || n_out > 4)
+        return cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "internal: %zu inputs / %zu outputs for the inner kernel",
+                               n_in, n_out);
+    cort_node n;
+    inner_node(ctx->node, d, &n);
+    n.state = d->inner_state;
+    n.sum_input = 0;
+    n.has_out_view = 0;
+    n.n_inputs = n_in;
+    n.n_outputs = n_out;
+    for (size_t i = 0; i < n_in; i++) in_slot[i] = inputs[i] ? 0 : -1;
+    for (size_t i = 0; i < n_out; i++) out_slot[i] = 0;
+    n.in_slot = in_slot;
+    n.out_slot = out_slot;
+    cort_kernel_ctx c = *ctx;
+    c.node = &n;
+    c.state = d->inner_state;
+    if (d->opset) c.opset = d->opset;
+    c.inputs = inputs;
+    c.n_inputs = n_in;
+    c.outputs = outputs;
+    c.n_outputs = n_out;
+    c.exec = NULL;   /* the executor's value table knows nothing of these temporaries */
+    return d->inner->run(&c);
 }
 
 cort_status *ctb_float_input(const cort_kernel_ctx *ctx, size_t i, const char *name, int min_rank,
