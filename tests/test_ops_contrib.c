@@ -648,6 +648,360 @@ static void test_attention(void) {
     release(in, 4);
 }
 
+/* ---- quantized ops: exact integer / double references ---- */
+static cort_value *q_tensor(cort_type t, const int64_t *shape, size_t rank, int lo, int hi) {
+    cort_value *v = tensor(t, shape, rank);
+    if (!v) return NULL;
+    for (size_t i = 0; i < count(v); i++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        int q = lo + (int)((rng_state >> 8) % (uint32_t)(hi - lo + 1));
+        if (t == CORT_TYPE_UINT8) ((uint8_t *)cort_tensor_data(v))[i] = (uint8_t)q;
+        else if (t == CORT_TYPE_INT8) ((int8_t *)cort_tensor_data(v))[i] = (int8_t)q;
+        else ((int32_t *)cort_tensor_data(v))[i] = q;
+    }
+    return v;
+}
+static cort_value *scalar_f(float f) {
+    cort_value *v = tensor(CORT_TYPE_FLOAT, NULL, 0);
+    if (v) *fdata(v) = f;
+    return v;
+}
+static cort_value *scalar_q(cort_type t, int q) {
+    cort_value *v = tensor(t, NULL, 0);
+    if (!v) return NULL;
+    if (t == CORT_TYPE_UINT8) *(uint8_t *)cort_tensor_data(v) = (uint8_t)q;
+    else *(int8_t *)cort_tensor_data(v) = (int8_t)q;
+    return v;
+}
+static int qget(const cort_value *v, size_t i) {
+    if (cort_tensor_type(v) == CORT_TYPE_UINT8) return ((const uint8_t *)cort_tensor_data((cort_value *)v))[i];
+    if (cort_tensor_type(v) == CORT_TYPE_INT8) return ((const int8_t *)cort_tensor_data((cort_value *)v))[i];
+    return ((const int32_t *)cort_tensor_data((cort_value *)v))[i];
+}
+static int qsat(double v, int lo, int hi) {
+    double r = nearbyint(v);
+    return r < lo ? lo : r > hi ? hi : (int)r;
+}
+
+static void test_quant_matmul(void) {
+    /* full-range int8 weights: exact where a 16-bit pair-sum kernel would saturate */
+    const int64_t M = 6, K = 40, N = 9;
+    int64_t ad[3] = { 2, M / 2, K }, bd[2] = { K, N }, nd = N;
+    for (int variant = 0; variant < 2; variant++) {
+        cort_value *a = q_tensor(CORT_TYPE_UINT8, ad, 3, 0, 255), *b = q_tensor(CORT_TYPE_INT8, bd, 2, -128, 127);
+        cort_value *as = scalar_f(0.02f), *bs = frand_tensor(&nd, 1, 0.01f), *az = scalar_q(CORT_TYPE_UINT8, 131);
+        cort_value *bz = variant ? q_tensor(CORT_TYPE_INT8, &nd, 1, -3, 3) : NULL, *bias = frand_tensor(&nd, 1, 1.0f);
+        cort_value *in[7] = { a, b, as, bs, az, bz, bias }, *out[1] = { NULL };
+        CHECK_OK(run_op("com.microsoft", "MatMulIntegerToFloat", 1, NULL, 0, in, 7, out, 1, NULL));
+        float want[6 * 9];
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t acc = 0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += (int64_t)(qget(a, (size_t)(m * K + k)) - 131) * (qget(b, (size_t)(k * N + n)) - (bz ? qget(bz, (size_t)n) : 0));
+                want[m * N + n] = (float)((double)acc * 0.02f * fdata(bs)[n] + fdata(bias)[n]);
+            }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(M * N), TOL, "MatMulIntegerToFloat variant %d", variant);
+        else CHECK(0);
+        release(out, 1);
+        /* DynamicQuantizeMatMul: A float, quantized as DynamicQuantizeLinear */
+        cort_value *af = frand_tensor(ad, 3, 3.0f), *in2[5] = { af, b, bs, bz, bias };
+        CHECK_OK(run_op("com.microsoft", "DynamicQuantizeMatMul", 1, NULL, 0, in2, 5, out, 1, NULL));
+        double lo = 0, hi = 0;
+        for (size_t i = 0; i < count(af); i++) { lo = fmin(lo, fdata(af)[i]); hi = fmax(hi, fdata(af)[i]); }
+        const float sc = (float)((float)hi - (float)lo) / 255.0f;
+        const int zp = qsat(-lo / sc, 0, 255);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t acc = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    int q = qsat(fdata(af)[m * K + k] / sc + zp, 0, 255);
+                    acc += (int64_t)(q - zp) * (qget(b, (size_t)(k * N + n)) - (bz ? qget(bz, (size_t)n) : 0));
+                }
+                want[m * N + n] = (float)((double)acc * sc * fdata(bs)[n] + fdata(bias)[n]);
+            }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(M * N), TOL, "DynamicQuantizeMatMul variant %d", variant);
+        else CHECK(0);
+        release(out, 1);
+        cort_value_release(af);
+        release(in, 7);
+    }
+    /* QGemm, float and quantized output, transposes, int32 C */
+    for (int variant = 0; variant < 3; variant++) {
+        const int ta = variant == 1, tb = variant != 0;
+        int64_t a2[2] = { ta ? K : M, ta ? M : K }, b2[2] = { tb ? N : K, tb ? K : N };
+        cort_value *a = q_tensor(CORT_TYPE_UINT8, a2, 2, 0, 255), *b = q_tensor(CORT_TYPE_INT8, b2, 2, -128, 127);
+        cort_value *c = q_tensor(CORT_TYPE_INT32, &nd, 1, -3000, 3000);
+        cort_value *ys = variant == 2 ? scalar_f(0.5f) : NULL, *yz = variant == 2 ? scalar_q(CORT_TYPE_UINT8, 100) : NULL;
+        cort_value *bs = variant == 1 ? frand_tensor(&nd, 1, 0.01f) : scalar_f(0.004f);
+        cort_value *in[9] = { a, scalar_f(0.03f), scalar_q(CORT_TYPE_UINT8, 128), b, bs, scalar_q(CORT_TYPE_INT8, 2), c, ys, yz };
+        cort_attr_ir at[3] = { a_int("transA", ta), a_int("transB", tb), a_float("alpha", 0.75f) };
+        cort_value *out[1] = { NULL };
+        CHECK_OK(run_op("com.microsoft", "QGemm", 1, at, 3, in, 9, out, 1, NULL));
+        float want[6 * 9], got[6 * 9];
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t acc = qget(c, (size_t)n);
+                for (int64_t k = 0; k < K; k++)
+                    acc += (int64_t)(qget(a, (size_t)(ta ? k * M + m : m * K + k)) - 128) *
+                           (qget(b, (size_t)(tb ? n * K + k : k * N + n)) - 2);
+                double v = (double)acc * 0.75 * 0.03f * fdata(bs)[variant == 1 ? n : 0];
+                want[m * N + n] = variant == 2 ? (float)qsat(v / 0.5 + 100, 0, 255) : (float)v;
+                if (out[0]) got[m * N + n] = variant == 2 ? (float)qget(out[0], (size_t)(m * N + n)) : fdata(out[0])[m * N + n];
+            }
+        if (out[0]) {
+            if (variant == 2) {   /* quantized: the exact value's rounding, a tie at most one step away */
+                float worst = 0;
+                for (int64_t i = 0; i < M * N; i++) worst = fmaxf(worst, fabsf(got[i] - want[i]));
+                CHECK_MSG(worst <= 1.0f, "QGemm quantized output off by %g steps", worst);
+            }
+            else CHECK_CLOSE(got, want, (size_t)(M * N), TOL, "QGemm variant %d", variant);
+        } else {
+            CHECK(0);
+        }
+        release(out, 1);
+        release(in, 9);
+    }
+}
+
+static void test_matmul_nbits(void) {
+    struct { int64_t K, N, bits, block; int zp, gidx, bias; } cases[] = {
+        { 64, 12, 4, 32, 1, 0, 0 }, { 64, 12, 4, 32, 0, 0, 1 }, { 96, 5, 4, 32, 1, 1, 0 }, { 48, 7, 8, 16, 1, 0, 1 },
+        { 50, 3, 4, 16, 1, 0, 0 },   /* K not a multiple of the block */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t K = cases[c].K, N = cases[c].N, bits = cases[c].bits, bsz = cases[c].block;
+        const int64_t blocks = (K + bsz - 1) / bsz, blob = bsz * bits / 8, zbytes = (blocks * bits + 7) / 8;
+        int64_t bd[3] = { N, blocks, blob }, sd = N * blocks, zd = N * zbytes, ad[2] = { 4, K };
+        cort_value *a = frand_tensor(ad, 2, 1), *b = q_tensor(CORT_TYPE_UINT8, bd, 3, 0, 255);
+        cort_value *sc = frand_tensor(&sd, 1, 0.05f), *zp = cases[c].zp ? q_tensor(CORT_TYPE_UINT8, &zd, 1, 0, 255) : NULL;
+        cort_value *g = NULL, *bias = cases[c].bias ? frand_tensor(&N, 1, 1) : NULL;
+        if (cases[c].gidx) {
+            g = tensor(CORT_TYPE_INT32, &K, 1);
+            for (int64_t k = 0; k < K; k++) ((int32_t *)cort_tensor_data(g))[k] = (int32_t)((k * 7) % blocks);
+        }
+        cort_attr_ir at[4] = { a_int("K", K), a_int("N", N), a_int("bits", bits), a_int("block_size", bsz) };
+        cort_value *in[6] = { a, b, sc, zp, g, bias }, *out[1] = { NULL };
+        CHECK_OK(run_op("com.microsoft", "MatMulNBits", 1, at, 4, in, 6, out, 1, NULL));
+        const uint8_t *bp = cort_tensor_data(b), *zpp = zp ? cort_tensor_data(zp) : NULL;
+        float *want = malloc((size_t)(4 * N) * sizeof *want);
+        const int64_t per = 8 / bits, mask = (1 << bits) - 1;
+        for (int64_t m = 0; m < 4; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double s = bias ? fdata(bias)[n] : 0;
+                for (int64_t k = 0; k < K; k++) {
+                    int64_t kb = k / bsz, j = k % bsz, gg = g ? ((int32_t *)cort_tensor_data(g))[k] : kb;
+                    int64_t q = (bp[(n * blocks + kb) * blob + j / per] >> ((j % per) * bits)) & mask;
+                    int64_t z = zpp ? (zpp[n * zbytes + gg / per] >> ((gg % per) * bits)) & mask : 1 << (bits - 1);
+                    s += (double)fdata(a)[m * K + k] * (double)(q - z) * fdata(sc)[n * blocks + gg];
+                }
+                want[m * N + n] = (float)s;
+            }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(4 * N), TOL, "MatMulNBits case %zu", c);
+        else CHECK(0);
+        free(want);
+        release(out, 1);
+        release(in, 6);
+    }
+}
+
+static void test_qlinear(void) {
+    int64_t xd[3] = { 2, 3, 8 }, bd1 = 8, pd[4] = { 2, 4, 5, 5 }, nhwc[4] = { 2, 5, 5, 4 };
+    for (int ti = 0; ti < 2; ti++) {
+        const cort_type t = ti ? CORT_TYPE_INT8 : CORT_TYPE_UINT8;
+        const int lo = ti ? -128 : 0, hi = ti ? 127 : 255, z0 = ti ? -5 : 120;
+        /* Add / Mul with broadcasting */
+        for (int mul = 0; mul < 2; mul++) {
+            cort_value *a = q_tensor(t, xd, 3, lo, hi), *b = q_tensor(t, &bd1, 1, lo, hi);
+            cort_value *in[8] = { a, scalar_f(0.03f), scalar_q(t, z0), b, scalar_f(0.02f), scalar_q(t, z0 + 3),
+                                  scalar_f(mul ? 0.01f : 0.04f), scalar_q(t, ti ? 0 : 128) }, *out[1] = { NULL };
+            CHECK_OK(run_op("com.microsoft", mul ? "QLinearMul" : "QLinearAdd", 1, NULL, 0, in, 8, out, 1, NULL));
+            int bad = 0;
+            for (size_t i = 0; out[0] && i < 48; i++) {
+                double va = (qget(a, i) - z0) * (double)0.03f, vb = (qget(b, i % 8) - z0 - 3) * (double)0.02f;
+                int want = qsat((mul ? va * vb : va + vb) / (mul ? (double)0.01f : (double)0.04f) + (ti ? 0 : 128), lo, hi);
+                bad += qget(out[0], i) != want;
+            }
+            CHECK_MSG(out[0] && !bad, "QLinear%s type %d: %d elements differ", mul ? "Mul" : "Add", ti, bad);
+            release(out, 1);
+            release(in, 8);
+        }
+        /* Sigmoid, LeakyRelu, Softmax: exact dequantize, the function in double, quantize */
+        const char *ops[] = { "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax" };
+        for (int o = 0; o < 3; o++) {
+            cort_value *x = q_tensor(t, xd, 3, lo, hi);
+            const float ys = o == 1 ? 0.03f : 1.0f / 256.0f;
+            const int yz = o == 1 ? z0 : (ti ? -128 : 0);
+            cort_value *in[5] = { x, scalar_f(0.05f), scalar_q(t, z0), scalar_f(ys), scalar_q(t, yz) }, *out[1] = { NULL };
+            cort_attr_ir at[3] = { a_float("alpha", 0.1f), a_int("axis", -1), a_int("opset", 13) };
+            CHECK_OK(run_op("com.microsoft", ops[o], 1, at, 3, in, 5, out, 1, NULL));
+            int worst = 0;
+            for (size_t r = 0; out[0] && r < 6; r++) {
+                double sum = 0, mx = -1e30;
+                for (size_t i = 0; i < 8; i++) mx = fmax(mx, (qget(x, r * 8 + i) - z0) * (double)0.05f);
+                for (size_t i = 0; i < 8; i++) sum += exp((qget(x, r * 8 + i) - z0) * (double)0.05f - mx);
+                for (size_t i = 0; i < 8; i++) {
+                    double v = (qget(x, r * 8 + i) - z0) * (double)0.05f;
+                    double f = o == 0 ? 1.0 / (1.0 + exp(-v)) : o == 1 ? (v >= 0 ? v : 0.1 * v) : exp(v - mx) / sum;
+                    int d = abs(qget(out[0], r * 8 + i) - qsat(f / ys + yz, lo, hi));
+                    worst = d > worst ? d : worst;
+                }
+            }
+            /* the float kernels round once more than the double reference: a tie may move one step */
+            CHECK_MSG(out[0] && worst <= 1, "%s type %d: off by %d", ops[o], ti, worst);
+            release(out, 1);
+            release(in, 5);
+        }
+        /* GlobalAveragePool, NCHW and NHWC */
+        for (int cl = 0; cl < 2; cl++) {
+            cort_value *x = q_tensor(t, cl ? nhwc : pd, 4, lo, hi);
+            cort_value *in[5] = { x, scalar_f(0.05f), scalar_q(t, z0), scalar_f(0.02f), scalar_q(t, 3) }, *out[1] = { NULL };
+            cort_attr_ir at[1] = { a_int("channels_last", cl) };
+            CHECK_OK(run_op("com.microsoft", "QLinearGlobalAveragePool", 1, at, 1, in, 5, out, 1, NULL));
+            int worst = 0;
+            for (size_t n = 0; out[0] && n < 2; n++)
+                for (size_t c = 0; c < 4; c++) {
+                    double s = 0;
+                    for (size_t p = 0; p < 25; p++) s += (qget(x, cl ? (n * 25 + p) * 4 + c : (n * 4 + c) * 25 + p) - z0) * (double)0.05f;
+                    int d = abs(qget(out[0], n * 4 + c) - qsat(s / 25 / (double)0.02f + 3, lo, hi));
+                    worst = d > worst ? d : worst;
+                }
+            CHECK_MSG(out[0] && worst <= 1 && cort_tensor_shape(out[0])[cl ? 3 : 1] == 4,
+                      "QLinearGlobalAveragePool channels_last %d type %d: off by %d", cl, ti, worst);
+            release(out, 1);
+            release(in, 5);
+        }
+        /* Concat: each input requantized to the output's parameters */
+        int64_t c1[3] = { 2, 3, 4 }, c2[3] = { 2, 5, 4 };
+        cort_value *x1 = q_tensor(t, c1, 3, lo, hi), *x2 = q_tensor(t, c2, 3, lo, hi);
+        cort_value *in[8] = { scalar_f(0.05f), scalar_q(t, z0), x1, scalar_f(0.03f), scalar_q(t, 0), x2, scalar_f(0.06f),
+                              scalar_q(t, 10) }, *out[1] = { NULL };
+        cort_attr_ir at[1] = { a_int("axis", 1) };
+        CHECK_OK(run_op("com.microsoft", "QLinearConcat", 1, at, 1, in, 8, out, 1, NULL));
+        int bad = 0;
+        for (size_t n = 0; out[0] && n < 2; n++)
+            for (size_t r = 0; r < 8; r++)
+                for (size_t k = 0; k < 4; k++) {
+                    double v = r < 3 ? qget(x1, (n * 3 + r) * 4 + k) * (double)0.03f
+                                     : (qget(x2, (n * 5 + r - 3) * 4 + k) - 10) * (double)0.06f;
+                    bad += abs(qget(out[0], (n * 8 + r) * 4 + k) - qsat(v / (double)0.05f + z0, lo, hi)) > 1;
+                }
+        CHECK_MSG(out[0] && !bad, "QLinearConcat type %d: %d elements off", ti, bad);
+        release(out, 1);
+        release(in, 8);
+    }
+    /* per-channel scales are refused with a message naming the input */
+    int64_t three = 3;
+    cort_value *in[5] = { q_tensor(CORT_TYPE_UINT8, xd, 3, 0, 255), frand_tensor(&three, 1, 1), NULL, scalar_f(0.1f), NULL };
+    cort_value *out[1] = { NULL };
+    CHECK_ERR(run_op("com.microsoft", "QLinearSigmoid", 1, NULL, 0, in, 5, out, 1, NULL), CORT_ERROR_INVALID_ARGUMENT,
+              "per-tensor");
+    release(out, 1);
+    release(in, 5);
+}
+
+static void test_rotary(void) {
+    const int64_t B = 2, S = 5, NH = 3, H = 8, P = 16;
+    int64_t cd[2] = { P, H / 2 }, pd[2] = { B, S };
+    cort_value *cc = tensor(CORT_TYPE_FLOAT, cd, 2), *sc = tensor(CORT_TYPE_FLOAT, cd, 2), *pos = tensor(CORT_TYPE_INT64, pd, 2);
+    if (!cc || !sc || !pos) return;
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t i = 0; i < H / 2; i++) {
+            double ang = (double)p / pow(10000.0, 2.0 * (double)i / (double)H);
+            fdata(cc)[p * H / 2 + i] = (float)cos(ang);
+            fdata(sc)[p * H / 2 + i] = (float)sin(ang);
+        }
+    for (int64_t i = 0; i < B * S; i++) ((int64_t *)cort_tensor_data(pos))[i] = (i * 3) % (P - 1);
+    for (int variant = 0; variant < 3; variant++) {   /* 3-D, 4-D interleaved, 3-D with one offset */
+        const int four = variant == 1, inter = variant == 1;
+        int64_t xd3[3] = { B, S, NH * H }, xd4[4] = { B, NH, S, H }, one = 1;
+        cort_value *x = four ? frand_tensor(xd4, 4, 1) : frand_tensor(xd3, 3, 1);
+        cort_value *p1 = NULL;
+        if (variant == 2) { p1 = tensor(CORT_TYPE_INT64, &one, 1); if (p1) *(int64_t *)cort_tensor_data(p1) = 3; }
+        cort_value *in[4] = { x, p1 ? p1 : pos, cc, sc }, *out[1] = { NULL };
+        cort_attr_ir at[2] = { a_int("num_heads", NH), a_int("interleaved", inter) };
+        CHECK_OK(run_op("com.microsoft", "RotaryEmbedding", 1, at, 2, in, 4, out, 1, NULL));
+        float want[2 * 5 * 24];
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t s = 0; s < S; s++)
+                for (int64_t h = 0; h < NH; h++) {
+                    int64_t off = four ? ((b * NH + h) * S + s) * H : (b * S + s) * NH * H + h * H;
+                    int64_t p = p1 ? 3 + s : ((int64_t *)cort_tensor_data(pos))[b * S + s];
+                    for (int64_t i = 0; i < H / 2; i++) {
+                        int64_t i1 = inter ? 2 * i : i, i2 = inter ? 2 * i + 1 : i + H / 2;
+                        double ang = (double)p / pow(10000.0, 2.0 * (double)i / (double)H);
+                        double x1 = fdata(x)[off + i1], x2 = fdata(x)[off + i2];
+                        want[off + i1] = (float)(x1 * cos(ang) - x2 * sin(ang));
+                        want[off + i2] = (float)(x2 * cos(ang) + x1 * sin(ang));
+                    }
+                }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(B * S * NH * H), TOL, "RotaryEmbedding variant %d", variant);
+        else CHECK(0);
+        release(out, 1);
+        cort_value_release(x);
+        cort_value_release(p1);
+    }
+    cort_value *vals[3] = { cc, sc, pos };
+    release(vals, 3);
+}
+
+static void test_qdq_grid(void) {
+    /* com.microsoft QuantizeLinear / DequantizeLinear with an axis */
+    int64_t xd[3] = { 2, 3, 4 }, three = 3;
+    cort_value *x = frand_tensor(xd, 3, 4), *s = tensor(CORT_TYPE_FLOAT, &three, 1), *z = tensor(CORT_TYPE_UINT8, &three, 1);
+    if (!x || !s || !z) return;
+    const float sv[3] = { 0.02f, 0.05f, 0.1f };
+    const uint8_t zv[3] = { 3, 128, 250 };
+    memcpy(fdata(s), sv, sizeof sv);
+    memcpy(cort_tensor_data(z), zv, sizeof zv);
+    cort_value *in[3] = { x, s, z }, *out[1] = { NULL }, *back[1] = { NULL };
+    cort_attr_ir at[1] = { a_int("axis", 1) };
+    CHECK_OK(run_op("com.microsoft", "QuantizeLinear", 1, at, 1, in, 3, out, 1, NULL));
+    int bad = 0;
+    for (size_t i = 0; out[0] && i < 24; i++) {
+        size_t c = i / 4 % 3;
+        bad += qget(out[0], i) != qsat((double)fdata(x)[i] / sv[c] + zv[c], 0, 255);
+    }
+    CHECK_MSG(out[0] && !bad, "com.microsoft.QuantizeLinear: %d elements differ", bad);
+    if (out[0]) {
+        cort_value *in2[3] = { out[0], s, z };
+        CHECK_OK(run_op("com.microsoft", "DequantizeLinear", 1, at, 1, in2, 3, back, 1, NULL));
+        float want[24];
+        for (size_t i = 0; i < 24; i++) want[i] = (float)(qget(out[0], i) - zv[i / 4 % 3]) * sv[i / 4 % 3];
+        if (back[0]) CHECK_CLOSE(fdata(back[0]), want, 24, TOL, "com.microsoft.DequantizeLinear");
+        else CHECK(0);
+    }
+    release(out, 1);
+    release(back, 1);
+    release(in, 3);
+    /* GridSample (contrib spelling "bilinear") against bilinear interpolation written out */
+    int64_t id[4] = { 1, 2, 5, 6 }, gd[4] = { 1, 4, 3, 2 };
+    for (int ac = 0; ac < 2; ac++) {
+        cort_value *img = frand_tensor(id, 4, 1), *grid = frand_tensor(gd, 4, 1.1f), *gin[2] = { img, grid }, *gout[1] = { NULL };
+        cort_attr_ir gat[3] = { a_str("mode", "bilinear"), a_str("padding_mode", "zeros"), a_int("align_corners", ac) };
+        CHECK_OK(run_op("com.microsoft", "GridSample", 1, gat, 3, gin, 2, gout, 1, NULL));
+        float want[2 * 12];
+        for (int c = 0; c < 2; c++)
+            for (int p = 0; p < 12; p++) {
+                double gx = fdata(grid)[p * 2], gy = fdata(grid)[p * 2 + 1];
+                double fx = ac ? (gx + 1) / 2 * 5 : ((gx + 1) * 6 - 1) / 2, fy = ac ? (gy + 1) / 2 * 4 : ((gy + 1) * 5 - 1) / 2;
+                int x0 = (int)floor(fx), y0 = (int)floor(fy);
+                double v = 0;
+                for (int dy = 0; dy < 2; dy++)
+                    for (int dx = 0; dx < 2; dx++) {
+                        int xx = x0 + dx, yy = y0 + dy;
+                        double w = (dx ? fx - x0 : 1 - (fx - x0)) * (dy ? fy - y0 : 1 - (fy - y0));
+                        if (xx >= 0 && xx < 6 && yy >= 0 && yy < 5) v += w * fdata(img)[(c * 5 + yy) * 6 + xx];
+                    }
+                want[c * 12 + p] = (float)v;
+            }
+        if (gout[0]) CHECK_CLOSE(fdata(gout[0]), want, 24, TOL, "com.microsoft.GridSample align_corners %d", ac);
+        else CHECK(0);
+        release(gout, 1);
+        release(gin, 2);
+    }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -661,6 +1015,11 @@ int main(void) {
     test_trilu_bias_softmax();
     test_embed_layer_norm();
     test_attention();
+    test_quant_matmul();
+    test_matmul_nbits();
+    test_qlinear();
+    test_rotary();
+    test_qdq_grid();
     cort_pool_free(pool);
     return tu_finish();
 }
