@@ -1,7 +1,8 @@
 /* The com.microsoft ops (src/providers/cpu/ops/contrib/): each run as a hand-assembled node on
  * several shapes and compared with an independent reference: plain double-precision loops written
  * here from the ops' definitions, or for FusedConv / FusedGemm cort's ai.onnx Conv / Gemm with the
- * activation applied here. ONNX Runtime itself is the reference of bench/make_contrib_cases.py. */
+ * activation applied here; and a block as ONNX Runtime saves it (tests/models/contrib_fused_block.onnx)
+ * at levels 0 and 2, where FusedConv is lowered to Conv. ONNX Runtime itself is the reference of bench/make_contrib_cases.py. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1002,6 +1003,51 @@ static void test_qdq_grid(void) {
     }
 }
 
+/* ---- sessions: a block as ONNX Runtime saves it, at levels 0 and 2 (FusedConv lowered) ---- */
+static size_t count_op(const cort_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < cort_session_node_count(s); i++) {
+        const char *name, *type, *prov;
+        if (cort_session_node_info(s, i, &name, &type, &prov)) continue;
+        if (!strcmp(type, op) && strcmp(prov, "folded")) c++;
+    }
+    return c;
+}
+
+static cort_session *open_at(const char *path, int level) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_optimization_level(o, level));
+    CHECK_OK(cort_session_options_set_threads(o, 2));
+    CHECK_OK(cort_session_create(path, o, &s));
+    cort_session_options_free(o);
+    return s;
+}
+
+static void test_saved_block(void) {
+    const char *path = "tests/models/contrib_fused_block.onnx";
+    cort_session *s0 = open_at(path, 0), *s2 = open_at(path, 2);
+    if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
+    CHECK(count_op(s0, "FusedConv") == 5 && count_op(s0, "FusedGemm") == 1);
+    /* Tanh has no epilogue: that FusedConv stays; the others run as Conv / Gemm with node->act */
+    CHECK_MSG(count_op(s2, "FusedConv") == 1 && count_op(s2, "Conv") == 4 && count_op(s2, "Gemm") == 1,
+              "level 2: %zu FusedConv, %zu Conv, %zu Gemm", count_op(s2, "FusedConv"), count_op(s2, "Conv"),
+              count_op(s2, "Gemm"));
+    int64_t xd[4] = { 1, 3, 64, 64 };
+    cort_value *x = frand_tensor(xd, 4, 1.0f), *y0 = NULL, *y2 = NULL;
+    const char *in = "x", *out = "y";
+    CHECK_OK(cort_session_run(s0, NULL, &in, &x, 1, &out, 1, &y0));
+    CHECK_OK(cort_session_run(s2, NULL, &in, &x, 1, &out, 1, &y2));
+    if (y0 && y2) CHECK_CLOSE(fdata(y2), fdata(y0), 10, TOL, "saved block, level 2 vs level 0");
+    else CHECK(0);
+    cort_value_release(x);
+    cort_value_release(y0);
+    cort_value_release(y2);
+    cort_session_release(s0);
+    cort_session_release(s2);
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -1020,6 +1066,7 @@ int main(void) {
     test_qlinear();
     test_rotary();
     test_qdq_grid();
+    test_saved_block();
     cort_pool_free(pool);
     return tu_finish();
 }
