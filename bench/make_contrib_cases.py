@@ -254,6 +254,22 @@ def main():
          ("cos", cosc), ("sin", sinc)], [("y", F, [Bh, Nh, Sh, hs])], {"interleaved": 1})
     case(out, "rotary_embedding_offset", "RotaryEmbedding", [("x", r(1, Sh, Nh * hs)), ("pos", np.array([4], dtype=np.int64)),
          ("cos", cosc), ("sin", sinc)], [("y", F, [1, Sh, Nh * hs])], {"num_heads": Nh})
+    # MultiHeadAttention
+    Bm, Sm, Lm, Dm, Nm = 2, 4, 6, 16, 4
+    hm = Dm // Nm
+    kpm = np.ones((Bm, Lm), dtype=np.int32)
+    kpm[1, 4:] = 0
+    case(out, "mha_self_mask", "MultiHeadAttention", [("q", r(Bm, Sm, Dm)), ("k", r(Bm, Lm, Dm)), ("v", r(Bm, Lm, Dm)),
+         ("bias", r(3 * Dm)), ("mask", kpm)], [("y", F, [Bm, Sm, Dm])], {"num_heads": Nm})
+    case(out, "mha_cross_bnsh", "MultiHeadAttention", [("q", r(Bm, Sm, Dm)), ("k", r(Bm, Nm, Lm, hm)),
+         ("v", r(Bm, Nm, Lm, hm))], [("y", F, [Bm, Sm, Dm])], {"num_heads": Nm, "scale": 0.4})
+    Pm = 3
+    case(out, "mha_past_present", "MultiHeadAttention", [("q", r(Bm, Sm, Dm)), ("k", r(Bm, Sm, Dm)), ("v", r(Bm, Sm, Dm)),
+         ("bias", None), ("mask", None), ("ab", r(1, Nm, Sm, Pm + Sm)), ("pk", r(Bm, Nm, Pm, hm)), ("pv", r(Bm, Nm, Pm, hm))],
+         [("y", F, [Bm, Sm, Dm]), ("present_key", F, [Bm, Nm, Pm + Sm, hm]), ("present_value", F, [Bm, Nm, Pm + Sm, hm])],
+         {"num_heads": Nm})
+    case(out, "mha_lengths", "MultiHeadAttention", [("q", r(Bm, Sm, Dm)), ("k", r(Bm, Lm, Dm)), ("v", r(Bm, Lm, 8)),
+         ("bias", None), ("mask", np.array([6, 3], dtype=np.int32))], [("y", F, [Bm, Sm, 8])], {"num_heads": Nm})
     print(f"wrote cases into {out}")
 
 

@@ -1048,6 +1048,75 @@ static void test_saved_block(void) {
     cort_session_release(s2);
 }
 
+/* ---- MultiHeadAttention: naive loops over projected Q, K, V ---- */
+static void test_mha(void) {
+    struct { size_t B, S, L, D, Dv, N, P; int bias, mask2d, bnsh; } cases[] = {
+        { 2, 4, 6, 16, 16, 4, 0, 1, 1, 0 }, { 2, 4, 6, 16, 8, 2, 0, 0, 0, 1 }, { 1, 3, 3, 8, 8, 2, 2, 1, 0, 0 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t B = cases[c].B, S = cases[c].S, L = cases[c].L, D = cases[c].D, Dv = cases[c].Dv, N = cases[c].N,
+                     P = cases[c].P, h = D / N, hv = Dv / N, T = P + L;
+        int64_t qd[3] = { (int64_t)B, (int64_t)S, (int64_t)D }, kd[4], vd[4], bd = (int64_t)(2 * D + Dv), md[2] = { (int64_t)B, (int64_t)T };
+        int64_t pkd[4] = { (int64_t)B, (int64_t)N, (int64_t)P, (int64_t)h }, pvd[4] = { (int64_t)B, (int64_t)N, (int64_t)P, (int64_t)hv };
+        if (cases[c].bnsh) {
+            kd[0] = (int64_t)B; kd[1] = (int64_t)N; kd[2] = (int64_t)L; kd[3] = (int64_t)h;
+            vd[0] = (int64_t)B; vd[1] = (int64_t)N; vd[2] = (int64_t)L; vd[3] = (int64_t)hv;
+        } else {
+            kd[0] = (int64_t)B; kd[1] = (int64_t)L; kd[2] = (int64_t)D;
+            vd[0] = (int64_t)B; vd[1] = (int64_t)L; vd[2] = (int64_t)Dv;
+        }
+        const size_t kr = cases[c].bnsh ? 4 : 3;
+        cort_value *q = frand_tensor(qd, 3, 1), *k = frand_tensor(kd, kr, 1), *v = frand_tensor(vd, kr, 1);
+        cort_value *bias = cases[c].bias ? frand_tensor(&bd, 1, 0.5f) : NULL, *mask = NULL;
+        cort_value *pk = P ? frand_tensor(pkd, 4, 1) : NULL, *pv = P ? frand_tensor(pvd, 4, 1) : NULL;
+        if (cases[c].mask2d) {
+            mask = tensor(CORT_TYPE_INT32, md, 2);
+            for (size_t i = 0; mask && i < B * T; i++) ((int32_t *)cort_tensor_data(mask))[i] = i % 5 != 3;
+        }
+        cort_value *in[8] = { q, k, v, bias, mask, NULL, pk, pv }, *out[3] = { NULL };
+        cort_attr_ir at[1] = { a_int("num_heads", (int64_t)N) };
+        int want_out[3] = { 1, P > 0, P > 0 };
+        CHECK_OK(run_op("com.microsoft", "MultiHeadAttention", 1, at, 1, in, 8, out, 3, want_out));
+        float *want = malloc(B * S * Dv * sizeof *want);
+        const float *bp = bias ? fdata(bias) : NULL;
+        for (size_t b = 0; b < B; b++)
+            for (size_t n = 0; n < N; n++)
+                for (size_t s = 0; s < S; s++) {
+                    double sc[16], m = -INFINITY, sum = 0;
+                    for (size_t t = 0; t < T; t++) {
+                        double dot = 0;
+                        for (size_t i = 0; i < h; i++) {
+                            double qv = fdata(q)[(b * S + s) * D + n * h + i] + (bp ? bp[n * h + i] : 0);
+                            double kv = t < P ? fdata(pk)[((b * N + n) * P + t) * h + i]
+                                      : cases[c].bnsh ? fdata(k)[((b * N + n) * L + t - P) * h + i]
+                                                      : fdata(k)[(b * L + t - P) * D + n * h + i] + (bp ? bp[D + n * h + i] : 0);
+                            dot += qv * kv;
+                        }
+                        sc[t] = dot / sqrt((double)h) + (mask && !((int32_t *)cort_tensor_data(mask))[b * T + t] ? -10000.0 : 0.0);
+                        m = fmax(m, sc[t]);
+                    }
+                    for (size_t t = 0; t < T; t++) { sc[t] = exp(sc[t] - m); sum += sc[t]; }
+                    for (size_t i = 0; i < hv; i++) {
+                        double o = 0;
+                        for (size_t t = 0; t < T; t++) {
+                            double vv = t < P ? fdata(pv)[((b * N + n) * P + t) * hv + i]
+                                      : cases[c].bnsh ? fdata(v)[((b * N + n) * L + t - P) * hv + i]
+                                                      : fdata(v)[(b * L + t - P) * Dv + n * hv + i] + (bp ? bp[2 * D + n * hv + i] : 0);
+                            o += sc[t] / sum * vv;
+                        }
+                        want[(b * S + s) * Dv + n * hv + i] = (float)o;
+                    }
+                }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, B * S * Dv, TOL, "MultiHeadAttention case %zu", c);
+        else CHECK(0);
+        if (P) CHECK(out[1] && out[2] && cort_tensor_shape(out[1])[2] == (int64_t)T &&
+                     fdata(out[1])[0] == fdata(pk)[0] && fdata(out[2])[hv * P] == fdata(v)[0] + (bp ? bp[2 * D] : 0));
+        free(want);
+        release(out, 3);
+        release(in, 8);
+    }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -1066,6 +1135,7 @@ int main(void) {
     test_qlinear();
     test_rotary();
     test_qdq_grid();
+    test_mha();
     test_saved_block();
     cort_pool_free(pool);
     return tu_finish();
