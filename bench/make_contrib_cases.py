@@ -254,6 +254,10 @@ def main():
          ("cos", cosc), ("sin", sinc)], [("y", F, [Bh, Nh, Sh, hs])], {"interleaved": 1})
     case(out, "rotary_embedding_offset", "RotaryEmbedding", [("x", r(1, Sh, Nh * hs)), ("pos", np.array([4], dtype=np.int64)),
          ("cos", cosc), ("sin", sinc)], [("y", F, [1, Sh, Nh * hs])], {"num_heads": Nh})
+    case(out, "nhwc_max_pool", "NhwcMaxPool", [("x", qu(2, 7, 6, 5))], [("y", U8, [2, 4, 3, 5])],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]})
+    case(out, "nhwc_max_pool_i8", "NhwcMaxPool", [("x", qi(1, 6, 6, 3))], [("y", I8, [1, 5, 5, 3])],
+         {"kernel_shape": [2, 2]})
     # MultiHeadAttention
     Bm, Sm, Lm, Dm, Nm = 2, 4, 6, 16, 4
     hm = Dm // Nm

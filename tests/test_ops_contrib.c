@@ -1117,6 +1117,37 @@ static void test_mha(void) {
     }
 }
 
+/* ---- NhwcMaxPool: the window maximum written out in channels-last indexing ---- */
+static void test_nhwc_max_pool(void) {
+    for (int ti = 0; ti < 2; ti++) {
+        const cort_type t = ti ? CORT_TYPE_INT8 : CORT_TYPE_UINT8;
+        int64_t xd[4] = { 2, 7, 6, 5 }, ks[2] = { 3, 3 }, pads[4] = { 1, 1, 1, 1 }, st[2] = { 2, 2 };
+        cort_value *x = q_tensor(t, xd, 4, ti ? -128 : 0, ti ? 127 : 255), *in[1] = { x }, *out[1] = { NULL };
+        cort_attr_ir at[3] = { a_ints("kernel_shape", ks, 2), a_ints("pads", pads, 4), a_ints("strides", st, 2) };
+        CHECK_OK(run_op("com.microsoft", "NhwcMaxPool", 1, at, 3, in, 1, out, 1, NULL));
+        int bad = !out[0] || cort_tensor_shape(out[0])[1] != 4 || cort_tensor_shape(out[0])[2] != 3 ||
+                  cort_tensor_shape(out[0])[3] != 5;
+        for (int n = 0; !bad && n < 2; n++)
+            for (int oh = 0; oh < 4; oh++)
+                for (int ow = 0; ow < 3; ow++)
+                    for (int c = 0; c < 5; c++) {
+                        int m = -1000;
+                        for (int kh = 0; kh < 3; kh++)
+                            for (int kw = 0; kw < 3; kw++) {
+                                int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+                                if (ih >= 0 && ih < 7 && iw >= 0 && iw < 6) {
+                                    int v = qget(x, (size_t)(((n * 7 + ih) * 6 + iw) * 5 + c));
+                                    m = v > m ? v : m;
+                                }
+                            }
+                        bad += qget(out[0], (size_t)(((n * 4 + oh) * 3 + ow) * 5 + c)) != m;
+                    }
+        CHECK_MSG(!bad, "NhwcMaxPool type %d: %d elements differ", ti, bad);
+        release(out, 1);
+        release(in, 1);
+    }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -1136,6 +1167,7 @@ int main(void) {
     test_rotary();
     test_qdq_grid();
     test_mha();
+    test_nhwc_max_pool();
     test_saved_block();
     cort_pool_free(pool);
     return tu_finish();
