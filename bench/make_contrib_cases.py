@@ -274,6 +274,33 @@ def main():
          {"num_heads": Nm})
     case(out, "mha_lengths", "MultiHeadAttention", [("q", r(Bm, Sm, Dm)), ("k", r(Bm, Lm, Dm)), ("v", r(Bm, Lm, 8)),
          ("bias", None), ("mask", np.array([6, 3], dtype=np.int32))], [("y", F, [Bm, Sm, 8])], {"num_heads": Nm})
+    # GroupQueryAttention: a first prompt, a decode step over a past, packed QKV, rotary, window
+    Bg, Sg, Ng, KVg, hg = 2, 5, 4, 2, 8
+
+    def i32(v):
+        return np.array(v, dtype=np.int32)
+
+    ang16 = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(8) * 2 / 16)))
+    case(out, "gqa_prompt", "GroupQueryAttention", [("q", r(Bg, Sg, Ng * hg)), ("k", r(Bg, Sg, KVg * hg)),
+         ("v", r(Bg, Sg, KVg * hg)), ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg))],
+         [("y", F, [Bg, Sg, Ng * hg]), ("present_key", F, [Bg, KVg, Sg, hg]), ("present_value", F, [Bg, KVg, Sg, hg])],
+         {"num_heads": Ng, "kv_num_heads": KVg})
+    Pg = 6
+    case(out, "gqa_decode", "GroupQueryAttention", [("q", r(Bg, 1, Ng * hg)), ("k", r(Bg, 1, KVg * hg)),
+         ("v", r(Bg, 1, KVg * hg)), ("pk", r(Bg, KVg, Pg, hg)), ("pv", r(Bg, KVg, Pg, hg)), ("seqlens_k", i32([4, 6])),
+         ("total", i32(7))],
+         [("y", F, [Bg, 1, Ng * hg]), ("present_key", F, [Bg, KVg, 7, hg]), ("present_value", F, [Bg, KVg, 7, hg])],
+         {"num_heads": Ng, "kv_num_heads": KVg})
+    hr = 16   # ONNX Runtime's rotary needs a head size that is a multiple of 16
+    rcos, rsin = np.cos(ang16[:, :hr // 2]).astype(np.float32), np.sin(ang16[:, :hr // 2]).astype(np.float32)
+    case(out, "gqa_packed_rotary", "GroupQueryAttention", [("q", r(Bg, Sg, (Ng + 2 * KVg) * hr)), ("k", None), ("v", None),
+         ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg)), ("cos", rcos), ("sin", rsin)],
+         [("y", F, [Bg, Sg, Ng * hr])], {"num_heads": Ng, "kv_num_heads": KVg, "do_rotary": 1})
+    for nm, extra in (("window", {"local_window_size": 2}), ("softcap", {"softcap": 2.0, "scale": 0.5}),
+                      ("smooth", {"smooth_softmax": 1})):
+        case(out, f"gqa_{nm}", "GroupQueryAttention", [("q", r(Bg, Sg, Ng * hg)), ("k", r(Bg, Sg, KVg * hg)),
+             ("v", r(Bg, Sg, KVg * hg)), ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg))],
+             [("y", F, [Bg, Sg, Ng * hg])], dict({"num_heads": Ng, "kv_num_heads": KVg}, **extra))
     print(f"wrote cases into {out}")
 
 

@@ -1148,6 +1148,115 @@ static void test_nhwc_max_pool(void) {
     }
 }
 
+/* ---- GroupQueryAttention: the causal group attention written out in double ---- */
+static void test_gqa(void) {
+    struct { size_t B, S, N, KV, h, P; int32_t total, len[2]; int rotary, packed; int64_t window; float softcap; int smooth; } cases[] = {
+        { 2, 5, 4, 2, 8, 0, 5, { 5, 5 }, 0, 0, -1, 0, 0 },
+        { 2, 1, 4, 2, 8, 6, 7, { 5, 7 }, 0, 0, -1, 0, 0 },
+        { 1, 4, 4, 1, 16, 0, 4, { 4, 0 }, 1, 1, -1, 0, 0 },
+        { 2, 5, 2, 2, 8, 0, 5, { 5, 5 }, 0, 0, 2, 1.5f, 1 },
+        { 1, 3, 4, 2, 8, 4, 7, { 7, 0 }, 1, 0, 3, 0, 0 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t B = cases[c].B, S = cases[c].S, N = cases[c].N, KV = cases[c].KV, h = cases[c].h, P = cases[c].P;
+        const size_t T = (size_t)cases[c].total > P ? (size_t)cases[c].total : P, half = h / 2;
+        const int first = (size_t)cases[c].total == S;
+        const size_t qw = cases[c].packed ? (N + 2 * KV) * h : N * h;
+        int64_t qd[3] = { (int64_t)B, (int64_t)S, (int64_t)qw }, kd[3] = { (int64_t)B, (int64_t)S, (int64_t)(KV * h) };
+        int64_t pd[4] = { (int64_t)B, (int64_t)KV, (int64_t)P, (int64_t)h }, bd = (int64_t)B, cd[2] = { 16, (int64_t)half };
+        cort_value *q = frand_tensor(qd, 3, 1), *k = cases[c].packed ? NULL : frand_tensor(kd, 3, 1);
+        cort_value *v = cases[c].packed ? NULL : frand_tensor(kd, 3, 1);
+        cort_value *pk = P ? frand_tensor(pd, 4, 1) : NULL, *pv = P ? frand_tensor(pd, 4, 1) : NULL;
+        cort_value *sl = tensor(CORT_TYPE_INT32, &bd, 1), *tl = tensor(CORT_TYPE_INT32, NULL, 0);
+        cort_value *cc = tensor(CORT_TYPE_FLOAT, cd, 2), *sc = tensor(CORT_TYPE_FLOAT, cd, 2);
+        if (!sl || !tl || !cc || !sc) return;
+        for (size_t b = 0; b < B; b++) ((int32_t *)cort_tensor_data(sl))[b] = cases[c].len[b] - 1;
+        *(int32_t *)cort_tensor_data(tl) = cases[c].total;
+        for (size_t p = 0; p < 16; p++)
+            for (size_t i = 0; i < half; i++) {
+                fdata(cc)[p * half + i] = (float)cos((double)p * pow(10000.0, -2.0 * (double)i / (double)h));
+                fdata(sc)[p * half + i] = (float)sin((double)p * pow(10000.0, -2.0 * (double)i / (double)h));
+            }
+        cort_value *in[9] = { q, k, v, pk, pv, sl, tl, cases[c].rotary ? cc : NULL, cases[c].rotary ? sc : NULL };
+        cort_attr_ir at[7] = { a_int("num_heads", (int64_t)N), a_int("kv_num_heads", (int64_t)KV),
+                               a_int("do_rotary", cases[c].rotary), a_int("local_window_size", cases[c].window),
+                               a_float("softcap", cases[c].softcap), a_int("smooth_softmax", cases[c].smooth),
+                               a_float("scale", 0.0f) };
+        cort_value *out[3] = { NULL };
+        CHECK_OK(run_op("com.microsoft", "GroupQueryAttention", 1, at, 7, in, 9, out, 3, NULL));
+        float *want = malloc(B * S * N * h * sizeof *want), *wk = calloc(B * KV * T * h, sizeof *wk);
+        for (size_t b = 0; b < B; b++) {
+            const size_t len = (size_t)cases[c].len[b], past = first ? 0 : len - S;
+            /* keys and values of every kv head over the present buffer; rotation as RotaryEmbedding's */
+            double kk[2][16][16], vv[2][16][16];
+            for (size_t g = 0; g < KV; g++)
+                for (size_t t = 0; t < len; t++)
+                    for (size_t i = 0; i < h; i++) {
+                        if (t < past) {
+                            kk[g][t][i] = fdata(pk)[((b * KV + g) * P + t) * h + i];
+                            vv[g][t][i] = fdata(pv)[((b * KV + g) * P + t) * h + i];
+                        } else {
+                            size_t s = t - past;
+                            const float *kr = cases[c].packed ? fdata(q) + (b * S + s) * qw + N * h + g * h
+                                                              : fdata(k) + (b * S + s) * KV * h + g * h;
+                            const float *vr = cases[c].packed ? fdata(q) + (b * S + s) * qw + (N + KV) * h + g * h
+                                                              : fdata(v) + (b * S + s) * KV * h + g * h;
+                            kk[g][t][i] = kr[i];
+                            vv[g][t][i] = vr[i];
+                        }
+                    }
+            if (cases[c].rotary)
+                for (size_t g = 0; g < KV; g++)
+                    for (size_t t = past; t < len; t++)
+                        for (size_t i = 0; i < half; i++) {
+                            double a = (double)t * pow(10000.0, -2.0 * (double)i / (double)h), x1 = kk[g][t][i], x2 = kk[g][t][i + half];
+                            kk[g][t][i] = x1 * cos(a) - x2 * sin(a);
+                            kk[g][t][i + half] = x2 * cos(a) + x1 * sin(a);
+                        }
+            for (size_t g = 0; g < KV; g++)
+                for (size_t t = 0; t < len; t++)
+                    for (size_t i = 0; i < h; i++) wk[((b * KV + g) * T + t) * h + i] = (float)kk[g][t][i];
+            for (size_t n = 0; n < N; n++)
+                for (size_t s = 0; s < S; s++) {
+                    double qv[16], sc2[16], m = cases[c].smooth ? 0.0 : -INFINITY, sum = 0;
+                    const size_t pos = past + s, g = n / (N / KV);
+                    for (size_t i = 0; i < h; i++) qv[i] = fdata(q)[(b * S + s) * qw + n * h + i];
+                    if (cases[c].rotary)
+                        for (size_t i = 0; i < half; i++) {
+                            double a = (double)pos * pow(10000.0, -2.0 * (double)i / (double)h), x1 = qv[i], x2 = qv[i + half];
+                            qv[i] = x1 * cos(a) - x2 * sin(a);
+                            qv[i + half] = x2 * cos(a) + x1 * sin(a);
+                        }
+                    size_t lo = cases[c].window > 0 && pos + 1 > (size_t)cases[c].window ? pos + 1 - (size_t)cases[c].window : 0;
+                    for (size_t t = lo; t <= pos; t++) {
+                        double d = 0;
+                        for (size_t i = 0; i < h; i++) d += qv[i] * kk[g][t][i];
+                        d /= sqrt((double)h);
+                        if (cases[c].softcap > 0) d = cases[c].softcap * tanh(d / cases[c].softcap);
+                        sc2[t] = d;
+                        m = fmax(m, d);
+                    }
+                    if (cases[c].smooth) sum = exp(-m);
+                    for (size_t t = lo; t <= pos; t++) { sc2[t] = exp(sc2[t] - m); sum += sc2[t]; }
+                    for (size_t i = 0; i < h; i++) {
+                        double o = 0;
+                        for (size_t t = lo; t <= pos; t++) o += sc2[t] / sum * vv[g][t][i];
+                        want[(b * S + s) * N * h + n * h + i] = (float)o;
+                    }
+                }
+        }
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, B * S * N * h, TOL, "GroupQueryAttention case %zu", c);
+        else CHECK(0);
+        if (out[1]) CHECK_CLOSE(fdata(out[1]), wk, B * KV * T * h, TOL, "GroupQueryAttention present_key case %zu", c);
+        else CHECK(0);
+        free(want);
+        free(wk);
+        release(out, 3);
+        cort_value *vals[11] = { q, k, v, pk, pv, sl, tl, cc, sc, NULL, NULL };
+        release(vals, 9);
+    }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -1167,6 +1276,7 @@ int main(void) {
     test_rotary();
     test_qdq_grid();
     test_mha();
+    test_gqa();
     test_nhwc_max_pool();
     test_saved_block();
     cort_pool_free(pool);

@@ -211,6 +211,7 @@ extern const cort_op_def ctb_op_qlinear_softmax;
 extern const cort_op_def ctb_op_quantize_linear;
 extern const cort_op_def ctb_op_rotary_embedding;
 extern const cort_op_def ctb_op_attention;
+extern const cort_op_def ctb_op_group_query_attention;
 extern const cort_op_def ctb_op_nhwc_max_pool;
 extern const cort_op_def ctb_op_multi_head_attention;
 extern const cort_op_def ctb_op_bias_add;
@@ -441,6 +442,7 @@ static const cort_op_def *const op_table[] = {
     &ctb_op_fused_matmul,
     &ctb_op_gelu,
     &ctb_op_grid_sample,
+    &ctb_op_group_query_attention,
     &ctb_op_matmul_integer_to_float,
     &ctb_op_matmul_nbits,
     &ctb_op_multi_head_attention,
