@@ -212,11 +212,15 @@ static cort_status *att_run(cort_kernel_ctx *ctx) {
         CORT_TRY(cort_kernel_output(ctx, 1, CORT_TYPE_FLOAT, pd, 5, &pres));
     }
     if (!y->count) return NULL;
-    const size_t rows = d.B * d.S, kvk = d.B * d.N * d.T * d.h, kvv = d.B * d.N * d.T * d.hv;
+    const size_t rows = d.B * d.S, kvk = d.B * d.N * d.T * d.h;
     /* scratch: the projection, K and V per head over all T keys (unless present holds them), one
      * head's scores and one batch entry's mask */
-    size_t n_qkv = rows * W3, n_kv = pres ? 0 : kvk + kvv, n_sc = d.S * d.T;
-    float *qkv = cort_kernel_scratch(ctx, (n_qkv + n_kv + 2 * n_sc + 1) * sizeof(float));
+    size_t n_qkv = 0, n_kv = 0, n_sc = 0, bytes = 1;
+    int ok = ctb_size_add(&n_qkv, rows, W3, 1, 1) && ctb_size_add(&n_sc, d.S, d.T, 1, 1) &&
+             (pres || (ctb_size_add(&n_kv, d.B, d.N, d.T, d.h) && ctb_size_add(&n_kv, d.B, d.N, d.T, d.hv))) &&
+             ctb_size_add(&bytes, n_qkv + n_kv, 1, 1, 1) && ctb_size_add(&bytes, n_sc, 2, 1, 1) &&
+             !cort_mul_size_ovf(bytes, sizeof(float), &bytes);
+    float *qkv = ok ? cort_kernel_scratch(ctx, bytes) : NULL;
     if (!qkv) return cort_error_oom();
     float *kbuf = pres ? pres->data : qkv + n_qkv, *vbuf = kbuf + kvk, *scores = qkv + n_qkv + n_kv,
           *mb = scores + n_sc;
@@ -349,9 +353,13 @@ static cort_status *mha_run(cort_kernel_ctx *ctx) {
     if (ctx->n_outputs > 1 && ctx->node->out_slot[1] >= 0) CORT_TRY(cort_kernel_output(ctx, 1, CORT_TYPE_FLOAT, kd, 4, &prk));
     if (ctx->n_outputs > 2 && ctx->node->out_slot[2] >= 0) CORT_TRY(cort_kernel_output(ctx, 2, CORT_TYPE_FLOAT, vd, 4, &prv));
     if (!y->count) return NULL;
-    const size_t nk = d.B * N * d.T * d.h, nv = d.B * N * d.T * d.hv, nq = bias ? d.B * d.S * d.qh : 0;
-    const size_t n_sc = d.S * d.T;
-    float *buf = cort_kernel_scratch(ctx, ((prk ? 0 : nk) + (prv ? 0 : nv) + nq + 2 * n_sc + 1) * sizeof(float));
+    size_t nk = 0, nv = 0, nq = 0, n_sc = 0, bytes = 1;
+    ok = ctb_size_add(&nk, d.B, N, d.T, d.h) && ctb_size_add(&nv, d.B, N, d.T, d.hv) &&
+             (!bias || ctb_size_add(&nq, d.B, d.S, d.qh, 1)) && ctb_size_add(&n_sc, d.S, d.T, 1, 1) &&
+             ctb_size_add(&bytes, prk ? 0 : nk, 1, 1, 1) && ctb_size_add(&bytes, prv ? 0 : nv, 1, 1, 1) &&
+             ctb_size_add(&bytes, nq, 1, 1, 1) && ctb_size_add(&bytes, n_sc, 2, 1, 1) &&
+             !cort_mul_size_ovf(bytes, sizeof(float), &bytes);
+    float *buf = ok ? cort_kernel_scratch(ctx, bytes) : NULL;
     if (!buf) return cort_error_oom();
     float *kbuf = prk ? prk->data : buf, *vbuf = prv ? prv->data : buf + (prk ? 0 : nk);
     float *qb = buf + (prk ? 0 : nk) + (prv ? 0 : nv), *scores = qb + nq, *mb = scores + n_sc;

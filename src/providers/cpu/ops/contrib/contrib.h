@@ -54,4 +54,11 @@ cort_status *ctb_float_input(const cort_kernel_ctx *ctx, size_t i, const char *n
                              const cort_value **out);
 /* Optional float input i whose element count is c (a row parameter), or NULL. */
 cort_status *ctb_row_param(const cort_kernel_ctx *ctx, size_t i, const char *name, size_t c, const float **out);
+/* *acc += a * b * c * d; 0 when that overflows (the caller reports it as out of memory: dims
+ * that come from empty tensors, e.g. a past of length 2^40 with head size 0, can be huge) */
+static inline int ctb_size_add(size_t *acc, size_t a, size_t b, size_t c, size_t d) {
+    size_t p;
+    return !cort_mul_size_ovf(a, b, &p) && !cort_mul_size_ovf(p, c, &p) && !cort_mul_size_ovf(p, d, &p) &&
+           !cort_add_size_ovf(*acc, p, acc);
+}
 #endif

@@ -122,8 +122,11 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, yd, 3, &y));
     if (ctx->n_outputs > 1 && ctx->node->out_slot[1] >= 0) CORT_TRY(cort_kernel_output(ctx, 1, CORT_TYPE_FLOAT, pd, 4, &prk));
     if (ctx->n_outputs > 2 && ctx->node->out_slot[2] >= 0) CORT_TRY(cort_kernel_output(ctx, 2, CORT_TYPE_FLOAT, pd, 4, &prv));
-    const size_t nkv = B * KV * T * h, nq = B * N * S * h;
-    float *buf = cort_kernel_scratch(ctx, ((prk ? 0 : nkv) + (prv ? 0 : nkv) + nq + S * T + 1) * sizeof(float));
+    size_t nkv = 0, nq = 0, bytes = 1;
+    int ok = ctb_size_add(&nkv, B, KV, T, h) && ctb_size_add(&nq, B, N, S, h) &&
+             ctb_size_add(&bytes, (prk ? 0 : 1) + (prv ? 0 : 1), nkv, 1, 1) && ctb_size_add(&bytes, nq, 1, 1, 1) &&
+             ctb_size_add(&bytes, S, T, 1, 1) && !cort_mul_size_ovf(bytes, sizeof(float), &bytes);
+    float *buf = ok ? cort_kernel_scratch(ctx, bytes) : NULL;
     if (!buf) return cort_error_oom();
     float *kb = prk ? prk->data : buf, *vb = prv ? prv->data : buf + (prk ? 0 : nkv);
     float *qb = buf + (prk ? 0 : nkv) + (prv ? 0 : nkv), *scores = qb + nq;
