@@ -80,8 +80,13 @@ static cort_status *sln_run_common(cort_kernel_ctx *ctx, int simplified) {
     CORT_TRY(ctb_float_input(ctx, 1, "skip", 1, &s));
     const size_t c = (size_t)x->shape[x->rank - 1];
     char b1[160], b2[160];
-    if ((size_t)s->shape[s->rank - 1] != c || s->count == 0 || s->count > x->count || x->count % s->count ||
-        s->rank > x->rank)
+    /* skip's dims after its leading 1s must be input's trailing dims: (B, S, H), (1, S, H), (S, H) */
+    size_t lead = 0;
+    while (lead + 1 < s->rank && s->shape[lead] == 1) lead++;
+    int trailing = s->rank - lead <= x->rank;
+    for (size_t i = 0; trailing && i < s->rank - lead; i++)
+        trailing = s->shape[s->rank - 1 - i] == x->shape[x->rank - 1 - i];
+    if (!trailing || (s->count == 0 && x->count != 0))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                "input 1 'skip' has shape %s, expected input 0's shape %s or a trailing part of it",
                                nn_shape(s, b1, sizeof b1), nn_shape(x, b2, sizeof b2));
