@@ -142,7 +142,10 @@ cort_status *ctb_run_inner(cort_kernel_ctx *ctx, const ctb_delegate *d, cort_val
     n.has_out_view = 0;
     n.n_inputs = n_in;
     n.n_outputs = n_out;
-    for (size_t i = 0; i < n_in; i++) in_slot[i] = inputs[i] ? 0 : -1;
+    /* no slot of the executor's value table: nothing may take these temporaries over or look
+     * them up there (the executor's buffer cache still serves the outputs, so steady runs do not
+     * allocate) */
+    for (size_t i = 0; i < n_in; i++) in_slot[i] = -1;
     for (size_t i = 0; i < n_out; i++) out_slot[i] = 0;
     n.in_slot = in_slot;
     n.out_slot = out_slot;
@@ -154,7 +157,7 @@ cort_status *ctb_run_inner(cort_kernel_ctx *ctx, const ctb_delegate *d, cort_val
     c.n_inputs = n_in;
     c.outputs = outputs;
     c.n_outputs = n_out;
-    c.exec = NULL;   /* the executor's value table knows nothing of these temporaries */
+    n.concat_inplace = 0;
     return d->inner->run(&c);
 }
 
