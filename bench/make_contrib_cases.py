@@ -285,6 +285,9 @@ def main():
          ("v", r(Bg, Sg, KVg * hg)), ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg))],
          [("y", F, [Bg, Sg, Ng * hg]), ("present_key", F, [Bg, KVg, Sg, hg]), ("present_value", F, [Bg, KVg, Sg, hg])],
          {"num_heads": Ng, "kv_num_heads": KVg})
+    case(out, "gqa_prompt_padded", "GroupQueryAttention", [("q", r(Bg, Sg, Ng * hg)), ("k", r(Bg, Sg, KVg * hg)),
+         ("v", r(Bg, Sg, KVg * hg)), ("pk", None), ("pv", None), ("seqlens_k", i32([2, Sg - 1])), ("total", i32(Sg))],
+         [("y", F, [Bg, Sg, Ng * hg]), ("present_key", F, [Bg, KVg, Sg, hg])], {"num_heads": Ng, "kv_num_heads": KVg})
     Pg = 6
     case(out, "gqa_decode", "GroupQueryAttention", [("q", r(Bg, 1, Ng * hg)), ("k", r(Bg, 1, KVg * hg)),
          ("v", r(Bg, 1, KVg * hg)), ("pk", r(Bg, KVg, Pg, hg)), ("pv", r(Bg, KVg, Pg, hg)), ("seqlens_k", i32([4, 6])),

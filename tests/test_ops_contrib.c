@@ -1156,6 +1156,7 @@ static void test_gqa(void) {
         { 1, 4, 4, 1, 16, 0, 4, { 4, 0 }, 1, 1, -1, 0, 0 },
         { 2, 5, 2, 2, 8, 0, 5, { 5, 5 }, 0, 0, 2, 1.5f, 1 },
         { 1, 3, 4, 2, 8, 4, 7, { 7, 0 }, 1, 0, 3, 0, 0 },
+        { 2, 5, 4, 2, 8, 0, 5, { 3, 5 }, 0, 0, -1, 0, 0 },   /* right-padded prompt */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const size_t B = cases[c].B, S = cases[c].S, N = cases[c].N, KV = cases[c].KV, h = cases[c].h, P = cases[c].P;
@@ -1187,10 +1188,11 @@ static void test_gqa(void) {
         float *want = malloc(B * S * N * h * sizeof *want), *wk = calloc(B * KV * T * h, sizeof *wk);
         for (size_t b = 0; b < B; b++) {
             const size_t len = (size_t)cases[c].len[b], past = first ? 0 : len - S;
+            const size_t filled = past + S;   /* present rows written: a padded prompt's padding too */
             /* keys and values of every kv head over the present buffer; rotation as RotaryEmbedding's */
             double kk[2][16][16], vv[2][16][16];
             for (size_t g = 0; g < KV; g++)
-                for (size_t t = 0; t < len; t++)
+                for (size_t t = 0; t < filled; t++)
                     for (size_t i = 0; i < h; i++) {
                         if (t < past) {
                             kk[g][t][i] = fdata(pk)[((b * KV + g) * P + t) * h + i];
@@ -1207,23 +1209,24 @@ static void test_gqa(void) {
                     }
             if (cases[c].rotary)
                 for (size_t g = 0; g < KV; g++)
-                    for (size_t t = past; t < len; t++)
+                    for (size_t t = past; t < filled; t++)
                         for (size_t i = 0; i < half; i++) {
                             double a = (double)t * pow(10000.0, -2.0 * (double)i / (double)h), x1 = kk[g][t][i], x2 = kk[g][t][i + half];
                             kk[g][t][i] = x1 * cos(a) - x2 * sin(a);
                             kk[g][t][i + half] = x2 * cos(a) + x1 * sin(a);
                         }
             for (size_t g = 0; g < KV; g++)
-                for (size_t t = 0; t < len; t++)
+                for (size_t t = 0; t < filled; t++)
                     for (size_t i = 0; i < h; i++) wk[((b * KV + g) * T + t) * h + i] = (float)kk[g][t][i];
             for (size_t n = 0; n < N; n++)
                 for (size_t s = 0; s < S; s++) {
                     double qv[16], sc2[16], m = cases[c].smooth ? 0.0 : -INFINITY, sum = 0;
-                    const size_t pos = past + s, g = n / (N / KV);
+                    const size_t rpos = past + s;   /* the query's rotary position */
+                    const size_t pos = past + s < len ? past + s : len - 1, g = n / (N / KV);
                     for (size_t i = 0; i < h; i++) qv[i] = fdata(q)[(b * S + s) * qw + n * h + i];
                     if (cases[c].rotary)
                         for (size_t i = 0; i < half; i++) {
-                            double a = (double)pos * pow(10000.0, -2.0 * (double)i / (double)h), x1 = qv[i], x2 = qv[i + half];
+                            double a = (double)rpos * pow(10000.0, -2.0 * (double)i / (double)h), x1 = qv[i], x2 = qv[i + half];
                             qv[i] = x1 * cos(a) - x2 * sin(a);
                             qv[i + half] = x2 * cos(a) + x1 * sin(a);
                         }

@@ -5,7 +5,8 @@
  * CPU provider computes it, float32.
  *   query (B, S, heads * h), key / value (B, S, kv_heads * h), or all three packed in query;
  *   seqlens_k[b] + 1 is batch entry b's total length; the first prompt (S equals
- *   total_sequence_length) has no past, otherwise its past is total - S tokens long;
+ *   total_sequence_length) has no past and may be right-padded (length below S), otherwise the
+ *   past is total - S tokens long;
  *   present_key / present_value (B, kv_heads, max(total_sequence_length, past buffer), h) hold the
  *   past tokens, then this step's, zeros after;
  *   with do_rotary Q and K rotate (RotaryEmbedding's pairs) at positions past + s;
@@ -101,10 +102,9 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
     const int32_t *slp = sl->data;
     for (size_t b = 0; b < B; b++) {
         const int64_t len = (int64_t)slp[b] + 1, past = first ? 0 : len - (int64_t)S;
-        if (len < 1 || (size_t)len > T || past < 0 || (size_t)past > P || (first && (size_t)len != S))
+        if (len < 1 || (size_t)len > T || past < 0 || (size_t)past > P || (first && (size_t)len > S))
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "seqlens_k[%zu] = %d does not fit sequence "
-                                   "length %zu, past %zu, total %d (padded prompts are not supported)", b, (int)slp[b],
-                                   S, P, (int)total);
+                                   "length %zu, past %zu, total %d", b, (int)slp[b], S, P, (int)total);
     }
     const int rotary = cort_attr_int(ctx->node, "do_rotary", 0) != 0;
     const cort_value *cc = nn_opt_input(ctx, 7), *sc = nn_opt_input(ctx, 8);
@@ -175,7 +175,9 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
             if (st) break;
             for (size_t s = 0; s < S; s++) {
                 float *r = scores + s * T;
-                const size_t causal = past + s + 1;
+                /* a right-padded prompt's padding rows see the whole valid prompt (ONNX Runtime leaves
+                 * them unspecified) */
+                const size_t causal = past + s + 1 < len ? past + s + 1 : len;
                 const size_t lo = window > 0 && causal > (size_t)window ? causal - (size_t)window : 0;
                 float m = smooth ? 0.0f : -INFINITY;
                 for (size_t j = lo; j < causal; j++) {
