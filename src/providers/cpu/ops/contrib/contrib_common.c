@@ -5,7 +5,8 @@
 #include "contrib.h"
 #include "../../../../core/alloc.h"
 
-static float param(const float *p, size_t n, size_t k, float dflt) { return k < n ? p[k] : dflt; }
+/* a NaN parameter stands for one the node does not give (FusedGemm's activation_alpha/beta/gamma) */
+static float param(const float *p, size_t n, size_t k, float dflt) { return k < n && p[k] == p[k] ? p[k] : dflt; }
 
 cort_status *ctb_act_parse(const cort_node *node, const char *name, const float *p, size_t n, ctb_act *out) {
     memset(out, 0, sizeof *out);

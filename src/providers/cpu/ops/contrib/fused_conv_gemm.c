@@ -5,6 +5,7 @@
  * residual), so the weights are packed the same way and the activation costs no extra pass where
  * the epilogue has it. Also the ops ONNX Runtime registers under another name or version with
  * ai.onnx semantics: com.microsoft.Trilu and ai.onnx LayerNormalization versions 1..16. */
+#include <math.h>
 #include <string.h>
 #include "contrib.h"
 
@@ -30,16 +31,11 @@ static cort_status *fused_gemm_fill(const cort_node *node, ctb_delegate *d) {
     /* ONNX Runtime copies the activation's own attributes with an "activation_" prefix */
     const char *name = cort_attr_str(node, "activation", "");
     float p[3];
-    size_t n = 0;
     const char *keys[3] = { "activation_alpha", "activation_beta", "activation_gamma" };
-    const int is_selu = !strcmp(name, "Selu");
-    for (size_t k = 0; k < 3; k++) {
-        if (!cort_attr_get(node, keys[k])) {
-            if (is_selu && k == 1) { p[n++] = 0.0f; continue; }   /* Selu has alpha and gamma only */
-            break;
-        }
-        p[n++] = cort_attr_float(node, keys[k], 0.0f);
-    }
+    for (size_t k = 0; k < 3; k++) p[k] = cort_attr_get(node, keys[k]) ? cort_attr_float(node, keys[k], 0.0f) : NAN;
+    /* Selu has alpha and gamma (slots 0 and 2), no beta */
+    if (!strcmp(name, "Selu")) p[1] = NAN;
+    const size_t n = 3;
     return ctb_act_parse(node, name, p, n, &d->act);
 }
 
