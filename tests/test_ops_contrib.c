@@ -210,6 +210,25 @@ static float op_elem(const cort_value *v, int trans, int tbatch, const int64_t *
     return fdata((cort_value *)v)[off];
 }
 
+/* an activation parameter the node omits takes the activation's own default (HardSigmoid alpha 0.2) */
+static void test_fused_gemm_defaults(void) {
+    int64_t as[2] = { 3, 5 }, bs[2] = { 5, 4 };
+    cort_value *in[2] = { frand_tensor(as, 2, 2), frand_tensor(bs, 2, 2) }, *ref[1] = { NULL }, *out[1] = { NULL };
+    CHECK_OK(run_op("", "Gemm", 13, NULL, 0, in, 2, ref, 1, NULL));
+    cort_attr_ir at[2] = { a_str("activation", "HardSigmoid"), a_float("activation_beta", 0.4f) };
+    CHECK_OK(run_op("com.microsoft", "FusedGemm", 1, at, 2, in, 2, out, 1, NULL));
+    if (ref[0] && out[0]) {
+        float want[12], p[2] = { 0.2f, 0.4f };
+        for (size_t i = 0; i < 12; i++) want[i] = (float)act_ref("HardSigmoid", p, fdata(ref[0])[i]);
+        CHECK_CLOSE(fdata(out[0]), want, 12, TOL, "FusedGemm HardSigmoid with the default alpha");
+    } else {
+        CHECK(0);
+    }
+    release(out, 1);
+    release(ref, 1);
+    release(in, 2);
+}
+
 static void test_fused_matmul(void) {
     struct { int64_t a[4]; size_t ra; int64_t b[4]; size_t rb; int ta, tb, tba, tbb; float alpha; } cases[] = {
         { { 2, 3, 5, 8 }, 4, { 8, 6 }, 2, 0, 0, 0, 0, 0.125f },
@@ -1266,6 +1285,7 @@ int main(void) {
     g_pool = pool;
     test_fused_conv();
     test_fused_gemm();
+    test_fused_gemm_defaults();
     test_fused_matmul();
     test_elementwise();
     test_skip_layer_norm();
