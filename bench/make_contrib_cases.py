@@ -299,6 +299,11 @@ def main():
     case(out, "gqa_packed_rotary", "GroupQueryAttention", [("q", r(Bg, Sg, (Ng + 2 * KVg) * hr)), ("k", None), ("v", None),
          ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg)), ("cos", rcos), ("sin", rsin)],
          [("y", F, [Bg, Sg, Ng * hr])], {"num_heads": Ng, "kv_num_heads": KVg, "do_rotary": 1})
+    gpos = np.array([[3, 4, 5, 6, 7], [0, 2, 4, 6, 8]], dtype=np.int64)
+    case(out, "gqa_position_ids_bias", "GroupQueryAttention", [("q", r(Bg, Sg, Ng * hr)), ("k", r(Bg, Sg, KVg * hr)),
+         ("v", r(Bg, Sg, KVg * hr)), ("pk", None), ("pv", None), ("seqlens_k", i32([Sg - 1] * Bg)), ("total", i32(Sg)),
+         ("cos", rcos), ("sin", rsin), ("pos", gpos), ("ab", r(Bg, 1, Sg, Sg))],
+         [("y", F, [Bg, Sg, Ng * hr])], {"num_heads": Ng, "kv_num_heads": KVg, "do_rotary": 1, "softcap": 3.0})
     for nm, extra in (("window", {"local_window_size": 2}), ("softcap", {"softcap": 2.0, "scale": 0.5}),
                       ("smooth", {"smooth_softmax": 1})):
         case(out, f"gqa_{nm}", "GroupQueryAttention", [("q", r(Bg, Sg, Ng * hg)), ("k", r(Bg, Sg, KVg * hg)),

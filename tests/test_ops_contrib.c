@@ -1279,6 +1279,51 @@ static void test_gqa(void) {
     }
 }
 
+/* GroupQueryAttention's position_ids and attention_bias through properties that need no second
+ * implementation: rotary attention depends on position differences only, so shifting every
+ * position of a prompt leaves the output unchanged; a bias that masks every key but the first
+ * makes each query's output the first value row. */
+static void test_gqa_inputs(void) {
+    const int64_t B = 1, S = 4, N = 2, H = 16;
+    int64_t qd[3] = { B, S, N * H }, kd[3] = { B, S, H }, bd = B, cd[2] = { 16, H / 2 }, pd[2] = { B, S };
+    int64_t abd[4] = { B, 1, S, S };
+    cort_value *q = frand_tensor(qd, 3, 1), *k = frand_tensor(kd, 3, 1), *v = frand_tensor(kd, 3, 1);
+    cort_value *sl = tensor(CORT_TYPE_INT32, &bd, 1), *tl = tensor(CORT_TYPE_INT32, NULL, 0);
+    cort_value *cc = tensor(CORT_TYPE_FLOAT, cd, 2), *sc = tensor(CORT_TYPE_FLOAT, cd, 2);
+    cort_value *pos = tensor(CORT_TYPE_INT64, pd, 2), *ab = tensor(CORT_TYPE_FLOAT, abd, 4);
+    if (!sl || !tl || !cc || !sc || !pos || !ab) return;
+    *(int32_t *)cort_tensor_data(sl) = (int32_t)S - 1;
+    *(int32_t *)cort_tensor_data(tl) = (int32_t)S;
+    for (int64_t p = 0; p < 16; p++)
+        for (int64_t i = 0; i < H / 2; i++) {
+            fdata(cc)[p * H / 2 + i] = (float)cos((double)p * pow(10000.0, -2.0 * (double)i / (double)H));
+            fdata(sc)[p * H / 2 + i] = (float)sin((double)p * pow(10000.0, -2.0 * (double)i / (double)H));
+        }
+    for (int64_t s = 0; s < S; s++) ((int64_t *)cort_tensor_data(pos))[s] = 5 + s;
+    for (int64_t i = 0; i < S * S; i++) fdata(ab)[i] = i % S == 0 ? 0.0f : -10000.0f;
+    cort_attr_ir at[3] = { a_int("num_heads", N), a_int("kv_num_heads", 1), a_int("do_rotary", 1) };
+    cort_value *in[11] = { q, k, v, NULL, NULL, sl, tl, cc, sc, NULL, NULL }, *o1[1] = { NULL }, *o2[1] = { NULL },
+               *o3[1] = { NULL };
+    CHECK_OK(run_op("com.microsoft", "GroupQueryAttention", 1, at, 3, in, 9, o1, 1, NULL));
+    in[9] = pos;
+    CHECK_OK(run_op("com.microsoft", "GroupQueryAttention", 1, at, 3, in, 10, o2, 1, NULL));
+    if (o1[0] && o2[0]) CHECK_CLOSE(fdata(o2[0]), fdata(o1[0]), (size_t)(S * N * H), TOL, "GQA shifted position_ids");
+    else CHECK(0);
+    in[10] = ab;
+    CHECK_OK(run_op("com.microsoft", "GroupQueryAttention", 1, at, 3, in, 11, o3, 1, NULL));
+    float want[4 * 32];
+    for (int64_t s = 0; s < S; s++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < H; i++) want[(s * N + n) * H + i] = fdata(v)[i];
+    if (o3[0]) CHECK_CLOSE(fdata(o3[0]), want, (size_t)(S * N * H), TOL, "GQA attention_bias keeping key 0");
+    else CHECK(0);
+    release(o1, 1);
+    release(o2, 1);
+    release(o3, 1);
+    cort_value *vals[9] = { q, k, v, sl, tl, cc, sc, pos, ab };
+    release(vals, 9);
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
@@ -1300,6 +1345,7 @@ int main(void) {
     test_qdq_grid();
     test_mha();
     test_gqa();
+    test_gqa_inputs();
     test_nhwc_max_pool();
     test_saved_block();
     cort_pool_free(pool);

@@ -9,7 +9,9 @@
  *   past is total - S tokens long;
  *   present_key / present_value (B, kv_heads, max(total_sequence_length, past buffer), h) hold the
  *   past tokens, then this step's, zeros after;
- *   with do_rotary Q and K rotate (RotaryEmbedding's pairs) at positions past + s;
+ *   with do_rotary Q and K rotate (RotaryEmbedding's pairs) at positions past + s; a first prompt
+ *   with position_ids starts at position_ids[b, 0] (decode steps with them are refused);
+ *   attention_bias (B or 1, heads or 1, S, >= total) is added to the scores after the softcap;
  *   query s attends to keys 0 .. past + s (only the last local_window_size of them with a window),
  *   scores scale * q.k, softcap * tanh(x / softcap) when softcap > 0, softmax (with an extra zero
  *   logit when smooth_softmax). */
@@ -24,10 +26,9 @@ static cort_status *gqa_init(const cort_node *node, void **state) {
     if (n < 1 || kv < 1 || n % kv)
         return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attributes num_heads = %lld, kv_num_heads = %lld: "
                                "expected positive, num_heads a multiple of kv_num_heads", (long long)n, (long long)kv);
-    for (size_t i = 9; i < node->n_inputs; i++)
+    for (size_t i = 11; i < node->n_inputs; i++)
         if (node->in_slot[i] >= 0)
-            return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "input %zu (position_ids, attention_bias or "
-                                   "head_sink) is not supported", i);
+            return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "input %zu (head_sink) is not supported", i);
     return NULL;
 }
 
@@ -117,6 +118,32 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
                                    "of shape (>= %zu, <= %zu)", T, h / 2);
         half = (size_t)cc->shape[1];
     }
+    const cort_value *pos = nn_opt_input(ctx, 9), *ab = nn_opt_input(ctx, 10);
+    if (pos && (pos->kind != CORT_VKIND_TENSOR || pos->type != CORT_TYPE_INT64 || pos->count != B * S))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 9 'position_ids' must be int64 (%zu, %zu)",
+                               B, S);
+    if (pos && rotary && !first)   /* ONNX Runtime's result there matched no reading of the spec tried */
+        return cort_node_error(ctx->node, CORT_ERROR_NOT_IMPLEMENTED, "input 9 'position_ids' with do_rotary is "
+                               "supported on a first prompt only");
+    for (size_t i = 0; pos && rotary && i < B * S; i++) {
+        const int64_t p = ((const int64_t *)pos->data)[i - i % S] + (int64_t)(i % S);
+        if (p < 0 || p >= cc->shape[0])
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "position_ids[%zu] = %lld is outside the "
+                                   "caches' %lld rows", i, (long long)p, (long long)cc->shape[0]);
+    }
+    size_t ab_b = 0, ab_n = 0, ab_t = 0;
+    if (ab) {
+        int ok = ab->kind == CORT_VKIND_TENSOR && ab->type == CORT_TYPE_FLOAT && ab->rank == 4 &&
+                 (ab->shape[0] == 1 || (size_t)ab->shape[0] == B) && (ab->shape[1] == 1 || (size_t)ab->shape[1] == N) &&
+                 (size_t)ab->shape[2] == S && (size_t)ab->shape[3] >= (size_t)total;
+        if (!ok)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 10 'attention_bias' has shape %s, "
+                                   "expected (%zu or 1, %zu or 1, %zu, >= %d)", nn_shape(ab, b1, sizeof b1), B, N, S,
+                                   (int)total);
+        ab_t = (size_t)ab->shape[3];
+        ab_n = ab->shape[1] == 1 ? 0 : S * ab_t;
+        ab_b = ab->shape[0] == 1 ? 0 : (size_t)ab->shape[1] * S * ab_t;
+    }
     int64_t yd[3] = { (int64_t)B, (int64_t)S, (int64_t)(N * h) }, pd[4] = { (int64_t)B, (int64_t)KV, (int64_t)T, (int64_t)h };
     cort_value *y, *prk = NULL, *prv = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, yd, 3, &y));
@@ -135,12 +162,15 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
     const size_t qrow = packed ? (N + 2 * KV) * h : N * h, kvrow = packed ? qrow : KV * h;
     const float *qp = q->data, *kp = packed ? qp + N * h : k->data, *vp = packed ? qp + (N + KV) * h : v->data;
     const int inter = cort_attr_int(ctx->node, "rotary_interleaved", 0) != 0;
+    const int64_t *pos_ids = pos ? pos->data : NULL;
     for (size_t b = 0; b < B; b++) {
         const size_t len = (size_t)slp[b] + 1, past = first ? 0 : len - S;
         for (size_t s = 0; s < S; s++) {
+            /* buffer position, rotary position; a first prompt takes only its first position id */
             const size_t pos = past + s;
-            const float *cr = rotary ? (const float *)cc->data + pos * half : NULL;
-            const float *sr = rotary ? (const float *)sc->data + pos * half : NULL;
+            const size_t rpos = pos_ids ? (size_t)pos_ids[b * S] + s : pos;
+            const float *cr = rotary ? (const float *)cc->data + rpos * half : NULL;
+            const float *sr = rotary ? (const float *)sc->data + rpos * half : NULL;
             for (size_t n = 0; n < N; n++) {   /* Q to (B, heads, S, h), rotated */
                 float *dst = qb + ((b * N + n) * S + s) * h;
                 memcpy(dst, qp + (b * S + s) * qrow + n * h, h * sizeof(float));
@@ -180,8 +210,10 @@ static cort_status *gqa_run(cort_kernel_ctx *ctx) {
                 const size_t causal = past + s + 1 < len ? past + s + 1 : len;
                 const size_t lo = window > 0 && causal > (size_t)window ? causal - (size_t)window : 0;
                 float m = smooth ? 0.0f : -INFINITY;
+                const float *abr = ab ? (const float *)ab->data + b * ab_b + n * ab_n + s * ab_t : NULL;
                 for (size_t j = lo; j < causal; j++) {
                     if (softcap > 0.0f) r[j] = softcap * tanhf(r[j] / softcap);
+                    if (abr) r[j] += abr[j];
                     m = r[j] > m ? r[j] : m;
                 }
                 double sum = smooth ? exp(-(double)m) : 0.0;
