@@ -6,6 +6,8 @@
  *   fold_bn.c          Conv/ConvTranspose + BatchNormalization with constant parameters -> the
  *                      convolution with folded weights (so it packs them once)
  * After inference and constant folding (CORT_PASSES_AFTER_KERNELS), in this order:
+ *   lower_contrib.c    com.microsoft.FusedConv / FusedGemm -> Conv / Gemm with node->act (and the
+ *                      conv's Z as its fused residual), so the passes below see them
  *   fuse_layernorm.c   ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul)(/Add) -> cort.LayerNorm
  *   fuse_gelu.c        x*0.5*(1+erf(x/sqrt2)) -> cort.Gelu
  *   fuse_matmul.c      run-time-B MatMul + bias, scale, residual, Gelu -> cort.FusedMatMul
@@ -35,6 +37,7 @@ enum { CORT_PASSES_BEFORE_KERNELS = 0, CORT_PASSES_AFTER_KERNELS = 1 };
 cort_status *cort_passes_run(cort_graph *g, int phase);
 
 cort_status *cort_pass_fold_bn(cort_graph *g, cort_pass_index *x);
+cort_status *cort_pass_lower_contrib(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_layernorm(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_gelu(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_matmul_bias_dynamic(cort_graph *g, cort_pass_index *x);

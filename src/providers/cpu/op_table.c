@@ -204,6 +204,41 @@ extern const cort_op_def mi_op_adagrad;
 extern const cort_op_def mi_op_adam;
 extern const cort_op_def mi_op_gradient;
 extern const cort_op_def mi_op_momentum;
+extern const cort_op_def ctb_op_dequantize_linear;
+extern const cort_op_def ctb_op_dynamic_quantize_matmul;
+extern const cort_op_def ctb_op_grid_sample;
+extern const cort_op_def ctb_op_matmul_integer_to_float;
+extern const cort_op_def ctb_op_matmul_nbits;
+extern const cort_op_def ctb_op_qgemm;
+extern const cort_op_def ctb_op_qlinear_add;
+extern const cort_op_def ctb_op_qlinear_average_pool;
+extern const cort_op_def ctb_op_qlinear_concat;
+extern const cort_op_def ctb_op_qlinear_global_average_pool;
+extern const cort_op_def ctb_op_qlinear_leaky_relu;
+extern const cort_op_def ctb_op_qlinear_mul;
+extern const cort_op_def ctb_op_qlinear_sigmoid;
+extern const cort_op_def ctb_op_qlinear_softmax;
+extern const cort_op_def ctb_op_quantize_linear;
+extern const cort_op_def ctb_op_rotary_embedding;
+extern const cort_op_def ctb_op_attention;
+extern const cort_op_def ctb_op_group_query_attention;
+extern const cort_op_def ctb_op_nhwc_max_pool;
+extern const cort_op_def ctb_op_multi_head_attention;
+extern const cort_op_def ctb_op_bias_add;
+extern const cort_op_def ctb_op_bias_gelu;
+extern const cort_op_def ctb_op_bias_softmax;
+extern const cort_op_def ctb_op_embed_layer_norm;
+extern const cort_op_def ctb_op_fast_gelu;
+extern const cort_op_def ctb_op_fused_conv;
+extern const cort_op_def ctb_op_fused_gemm;
+extern const cort_op_def ctb_op_fused_matmul;
+extern const cort_op_def ctb_op_gelu;
+extern const cort_op_def ctb_op_quick_gelu;
+extern const cort_op_def ctb_op_skip_layer_norm;
+extern const cort_op_def ctb_op_skip_simplified_layer_norm;
+extern const cort_op_def ctb_op_trilu;
+extern const cort_op_def ctb_op_layer_norm_v1;
+extern const cort_op_def ctb_op_simplified_layer_norm;
 extern const cort_op_def fu_op_fused_matmul;
 extern const cort_op_def fu_op_gelu;
 extern const cort_op_def fu_op_layernorm;
@@ -292,6 +327,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_isnan,
     &nn_op_lrn,
     &mi_op_lstm,
+    &ctb_op_layer_norm_v1,
     &nn_op_layer_norm,
     &ew_op_leaky_relu,
     &ew_op_less,
@@ -374,6 +410,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_shrink,
     &ew_op_sigmoid,
     &ew_op_sign,
+    &ctb_op_simplified_layer_norm,
     &ew_op_sin,
     &ew_op_sinh,
     &sh_op_size,
@@ -412,6 +449,40 @@ static const cort_op_def *const op_table[] = {
     &mi_op_adam,
     &mi_op_gradient,
     &mi_op_momentum,
+    /* com.microsoft (ONNX Runtime's contrib ops) */
+    &ctb_op_attention,
+    &ctb_op_bias_add,
+    &ctb_op_bias_gelu,
+    &ctb_op_bias_softmax,
+    &ctb_op_dequantize_linear,
+    &ctb_op_dynamic_quantize_matmul,
+    &ctb_op_embed_layer_norm,
+    &ctb_op_fast_gelu,
+    &ctb_op_fused_conv,
+    &ctb_op_fused_gemm,
+    &ctb_op_fused_matmul,
+    &ctb_op_gelu,
+    &ctb_op_grid_sample,
+    &ctb_op_group_query_attention,
+    &ctb_op_matmul_integer_to_float,
+    &ctb_op_matmul_nbits,
+    &ctb_op_multi_head_attention,
+    &ctb_op_nhwc_max_pool,
+    &ctb_op_qgemm,
+    &ctb_op_qlinear_add,
+    &ctb_op_qlinear_average_pool,
+    &ctb_op_qlinear_concat,
+    &ctb_op_qlinear_global_average_pool,
+    &ctb_op_qlinear_leaky_relu,
+    &ctb_op_qlinear_mul,
+    &ctb_op_qlinear_sigmoid,
+    &ctb_op_qlinear_softmax,
+    &ctb_op_quantize_linear,
+    &ctb_op_quick_gelu,
+    &ctb_op_rotary_embedding,
+    &ctb_op_skip_layer_norm,
+    &ctb_op_skip_simplified_layer_norm,
+    &ctb_op_trilu,
     /* cort */
     &fu_op_fused_matmul,
     &fu_op_gelu,

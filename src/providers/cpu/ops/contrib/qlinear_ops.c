@@ -1,0 +1,274 @@
+/* The com.microsoft quantized ops of ONNX Runtime's QOperator format that are a float op between
+ * a dequantization of each input and a quantization of the output, with per-tensor scales and
+ * zero points: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
+ * QLinearGlobalAveragePool, QLinearAveragePool (both with channels_last), QLinearConcat. Each
+ * input is dequantized exactly ((q - zero_point) * scale, in float), cort's float kernel of the
+ * op runs on that, and the result is quantized with round-half-to-even and saturation to the
+ * output zero point's type (QLinearAdd and QLinearMul compute in double directly). Also the ops ONNX Runtime registers under com.microsoft with ai.onnx
+ * semantics: QuantizeLinear, DequantizeLinear (axis; as opset 13) and GridSample (as opset 16). */
+#include <math.h>
+#include <string.h>
+#include "contrib.h"
+#include "../quant/quant.h"
+#include "../../../../core/alloc.h"
+
+extern const cort_op_def ew_op_add, ew_op_mul, ew_op_sigmoid, ew_op_leaky_relu, rd_op_softmax,
+    nn_op_global_average_pool, nn_op_average_pool, sh_op_concat, nn_op_quantize_linear, nn_op_dequantize_linear,
+    rd_op_grid_sample;
+
+/* ---- ai.onnx semantics under com.microsoft ---- */
+static cort_status *opset13_fill(const cort_node *node, ctb_delegate *d) { (void)node; d->opset = 13; return NULL; }
+static cort_status *opset16_fill(const cort_node *node, ctb_delegate *d) { (void)node; d->opset = 16; return NULL; }
+static cort_status *q_init(const cort_node *node, void **state) {
+    return ctb_delegate_init(node, &nn_op_quantize_linear, opset13_fill, state);
+}
+static cort_status *dq_init(const cort_node *node, void **state) {
+    return ctb_delegate_init(node, &nn_op_dequantize_linear, opset13_fill, state);
+}
+static cort_status *gs_init(const cort_node *node, void **state) {
+    return ctb_delegate_init(node, &rd_op_grid_sample, opset16_fill, state);
+}
+
+/* ---- dequantize, float op, quantize ---- */
+typedef struct qdesc {
+    const cort_op_def *inner;
+    size_t n_q;                 /* quantized tensor inputs (QLinearConcat: from the node) */
+    size_t q[2], s[2], z[2];    /* their input, scale and zero point indices */
+    size_t ys, yz;              /* output scale and zero point */
+    int channels_last_attr;     /* honours channels_last (pools) */
+} qdesc;
+
+static const qdesc D_ADD = { &ew_op_add, 2, { 0, 3 }, { 1, 4 }, { 2, 5 }, 6, 7, 0 };
+static const qdesc D_MUL = { &ew_op_mul, 2, { 0, 3 }, { 1, 4 }, { 2, 5 }, 6, 7, 0 };
+static const qdesc D_SIGMOID = { &ew_op_sigmoid, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
+static const qdesc D_LEAKY = { &ew_op_leaky_relu, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
+static const qdesc D_SOFTMAX = { &rd_op_softmax, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
+static const qdesc D_GAP = { &nn_op_global_average_pool, 1, { 0 }, { 1 }, { 2 }, 3, 4, 1 };
+static const qdesc D_AP = { &nn_op_average_pool, 1, { 0 }, { 1 }, { 2 }, 3, 4, 1 };
+static const qdesc D_CONCAT = { &sh_op_concat, 0, { 0 }, { 0 }, { 0 }, 0, 1, 0 };
+
+static cort_status *softmax_fill(const cort_node *node, ctb_delegate *d) {
+    int64_t v = cort_attr_int(node, "opset", 0);
+    if (v < 1)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'opset' = %lld, expected the opset of the "
+                               "Softmax it replaces", (long long)v);
+    d->opset = (int)(v > 13 ? 13 : v);
+    return NULL;
+}
+static cort_status *plain_fill(const cort_node *node, ctb_delegate *d) { (void)node; d->opset = 14; return NULL; }
+static cort_status *pool_fill(const cort_node *node, ctb_delegate *d) { (void)node; d->opset = 11; return NULL; }
+
+#define QINIT(fn, desc, fill) \
+    static cort_status *fn(const cort_node *node, void **state) { return ctb_delegate_init(node, (desc).inner, fill, state); }
+QINIT(qadd_init, D_ADD, plain_fill)
+QINIT(qmul_init, D_MUL, plain_fill)
+QINIT(qsigmoid_init, D_SIGMOID, plain_fill)
+QINIT(qleaky_init, D_LEAKY, plain_fill)
+QINIT(qsoftmax_init, D_SOFTMAX, softmax_fill)
+QINIT(qgap_init, D_GAP, pool_fill)
+QINIT(qap_init, D_AP, pool_fill)
+QINIT(qconcat_init, D_CONCAT, plain_fill)
+
+static cort_status *scalar_param(const cort_kernel_ctx *ctx, size_t i, const char *what, int required, float *scale,
+                                 const cort_value **zp) {
+    const cort_value *v = nn_opt_input(ctx, i);
+    if (!v) {
+        if (required) return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu (%s) is missing", i, what);
+        return NULL;
+    }
+    if (v->kind != CORT_VKIND_TENSOR || v->count != 1) {
+        char buf[160];
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu (%s) has shape %s, expected a "
+                               "scalar (per-tensor quantization)", i, what, nn_shape(v, buf, sizeof buf));
+    }
+    if (scale) {
+        if (v->type != CORT_TYPE_FLOAT)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu (%s) is %s, expected float", i, what,
+                                   cort_type_name(v->type));
+        *scale = *(const float *)v->data;
+    } else {
+        if (!nn_q_is_8bit(v->type))
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu (%s) is %s, expected int8 or "
+                                   "uint8", i, what, cort_type_name(v->type));
+        *zp = v;
+    }
+    return NULL;
+}
+
+/* NHWC <-> NCHW of a float tensor (dims of the source), for channels_last pools */
+static void to_channels_first(const float *src, float *dst, const int64_t *d, size_t rank, int back) {
+    const size_t N = (size_t)d[0], C = back ? (size_t)d[1] : (size_t)d[rank - 1];
+    size_t sp = 1;
+    for (size_t i = back ? 2 : 1; i < (back ? rank : rank - 1); i++) sp *= (size_t)d[i];
+    for (size_t n = 0; n < N; n++)
+        for (size_t c = 0; c < C; c++)
+            for (size_t p = 0; p < sp; p++) {
+                if (back) dst[(n * sp + p) * C + c] = src[(n * C + c) * sp + p];
+                else dst[(n * C + c) * sp + p] = src[(n * sp + p) * C + c];
+            }
+}
+
+static cort_status *qrun(cort_kernel_ctx *ctx, const qdesc *D) {
+    const ctb_delegate *d = ctx->state;
+    size_t n_q = D->n_q, qi[16], si[16], zi[16], ys = D->ys, yz = D->yz;
+    if (D->inner == &sh_op_concat) {   /* Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples */
+        if (ctx->n_inputs < 5 || (ctx->n_inputs - 2) % 3)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "%zu inputs, expected Y_scale, Y_zero_point and triples (X, X_scale, X_zero_point)",
+                                   ctx->n_inputs);
+        n_q = (ctx->n_inputs - 2) / 3;
+        if (n_q > 16) return cort_node_error(ctx->node, CORT_ERROR_NOT_IMPLEMENTED, "more than 16 inputs to concatenate");
+        for (size_t j = 0; j < n_q; j++) { qi[j] = 2 + 3 * j; si[j] = qi[j] + 1; zi[j] = qi[j] + 2; }
+    } else {
+        for (size_t j = 0; j < n_q; j++) { qi[j] = D->q[j]; si[j] = D->s[j]; zi[j] = D->z[j]; }
+    }
+    float ysc = 0.0f;
+    const cort_value *yzp = NULL;
+    CORT_TRY(scalar_param(ctx, ys, "the output's scale", 1, &ysc, NULL));
+    CORT_TRY(scalar_param(ctx, yz, "the output's zero point", 0, NULL, &yzp));
+    const int cl = D->channels_last_attr && cort_attr_int(ctx->node, "channels_last", 0) != 0;
+    cort_value *fin[16] = { NULL }, *fout[1] = { NULL };
+    cort_status *st = NULL;
+    cort_type qt = CORT_TYPE_UINT8;
+    for (size_t j = 0; j < n_q && !st; j++) {
+        const cort_value *x = nn_opt_input(ctx, qi[j]), *zp = NULL;
+        float sc = 0.0f;
+        if (!x || x->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(x->type)) {
+            st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is %s, expected an int8 or uint8 "
+                                 "tensor", qi[j], x ? cort_type_name(x->type) : "missing");
+            break;
+        }
+        if (j == 0) qt = x->type;
+        if ((st = scalar_param(ctx, si[j], "a scale", 1, &sc, NULL))) break;
+        if ((st = scalar_param(ctx, zi[j], "a zero point", 0, NULL, &zp))) break;
+        int64_t dims[CORT_MAX_RANK];
+        memcpy(dims, x->shape, x->rank * sizeof *dims);
+        if (cl && x->rank >= 3) {   /* the float kernel gets NCHW */
+            dims[1] = x->shape[x->rank - 1];
+            for (size_t i = 2; i < x->rank; i++) dims[i] = x->shape[i - 1];
+        }
+        if ((st = cort_kernel_tensor(ctx, CORT_TYPE_FLOAT, dims, x->rank, &fin[j]))) break;
+        const int32_t z = zp ? nn_q_load(zp, 0) : 0;
+        float *f = fin[j]->data;
+        float *tmp = cl && x->rank >= 3 ? cort_kernel_scratch(ctx, (x->count + 1) * sizeof(float)) : NULL;
+        if (cl && x->rank >= 3 && !tmp) { st = cort_error_oom(); break; }
+        float *dst = tmp ? tmp : f;
+        for (size_t i = 0; i < x->count; i++) dst[i] = (float)(nn_q_load(x, i) - z) * sc;
+        if (tmp) {
+            to_channels_first(tmp, f, x->shape, x->rank, 0);
+            cort_kernel_scratch_free(ctx, tmp);
+        }
+    }
+    if (!st) st = ctb_run_inner(ctx, d, fin, n_q, fout, 1);
+    if (!st && (!fout[0] || fout[0]->type != CORT_TYPE_FLOAT))
+        st = cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "internal: the float kernel gave no float output");
+    if (!st) {
+        const cort_value *f = fout[0];
+        int64_t dims[CORT_MAX_RANK];
+        memcpy(dims, f->shape, f->rank * sizeof *dims);
+        const float *src = f->data;
+        float *tmp = NULL;
+        if (cl && f->rank >= 3) {
+            dims[f->rank - 1] = f->shape[1];
+            for (size_t i = 2; i < f->rank; i++) dims[i - 1] = f->shape[i];
+            if (!(tmp = cort_kernel_scratch(ctx, (f->count + 1) * sizeof(float)))) st = cort_error_oom();
+            else to_channels_first(f->data, tmp, f->shape, f->rank, 1);
+            src = tmp;
+        }
+        cort_value *y = NULL;
+        if (!st) st = cort_kernel_output(ctx, 0, yzp ? yzp->type : qt, dims, f->rank, &y);
+        if (!st) {
+            const int32_t z = yzp ? nn_q_load(yzp, 0) : 0;
+            /* a division, not a multiply by 1/scale: ties round as the exact quotient does */
+            for (size_t i = 0; i < f->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round(src[i] / ysc), z));
+        }
+        cort_kernel_scratch_free(ctx, tmp);
+    }
+    for (size_t j = 0; j < 16; j++) cort_value_release(fin[j]);
+    cort_value_release(fout[0]);
+    return st;
+}
+
+static cort_status *q_infer_type(cort_infer_ctx *ctx, size_t zp_input, size_t x_input) {
+    cort_type t = zp_input < ctx->n_inputs && ctx->inputs[zp_input].present && ctx->inputs[zp_input].elem
+                      ? ctx->inputs[zp_input].elem : ctx->inputs[x_input].elem;
+    if (t) nn_infer_type(ctx, 0, t);
+    return NULL;
+}
+static cort_status *qsame_infer(cort_infer_ctx *ctx) {
+    /* elementwise and softmax: the output shape is the float op's */
+    const cort_tinfo *x = &ctx->inputs[0];
+    size_t zi = ctx->n_inputs >= 8 ? 7 : 4;
+    q_infer_type(ctx, zi, 0);
+    if (ctx->n_inputs < 8 && x->rank >= 0 && ctx->outputs[0].elem)
+        cort_tinfo_tensor_shape(&ctx->outputs[0], ctx->outputs[0].elem, x->dims, x->rank);
+    return NULL;
+}
+static cort_status *qpool_infer(cort_infer_ctx *ctx) { return q_infer_type(ctx, 4, 0); }
+static cort_status *qconcat_infer(cort_infer_ctx *ctx) { return q_infer_type(ctx, 1, ctx->n_inputs > 2 ? 2 : 0); }
+
+/* QLinearAdd / QLinearMul directly, in double: the float kernel's rounding of the dequantized
+ * sum would move results that fall near a rounding tie by one step */
+static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
+    const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 3), *az = NULL, *bz = NULL, *yz = NULL;
+    float as = 0.0f, bs = 0.0f, ys = 0.0f;
+    if (!a || !b || a->kind != CORT_VKIND_TENSOR || b->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(a->type) ||
+        b->type != a->type)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 0 'A' and 3 'B' must be int8 or uint8 "
+                               "tensors of one type");
+    CORT_TRY(scalar_param(ctx, 1, "A_scale", 1, &as, NULL));
+    CORT_TRY(scalar_param(ctx, 2, "A_zero_point", 0, NULL, &az));
+    CORT_TRY(scalar_param(ctx, 4, "B_scale", 1, &bs, NULL));
+    CORT_TRY(scalar_param(ctx, 5, "B_zero_point", 0, NULL, &bz));
+    CORT_TRY(scalar_param(ctx, 6, "C_scale", 1, &ys, NULL));
+    CORT_TRY(scalar_param(ctx, 7, "C_zero_point", 0, NULL, &yz));
+    int64_t yd[CORT_MAX_RANK], sa[CORT_MAX_RANK], sb[CORT_MAX_RANK];
+    int yr;
+    CORT_TRY(cort_broadcast_shapes(a->shape, (int)a->rank, b->shape, (int)b->rank, yd, &yr));
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, yz ? yz->type : a->type, yd, (size_t)yr, &y));
+    cort_broadcast_strides(yd, (size_t)yr, a->shape, a->rank, sa);
+    cort_broadcast_strides(yd, (size_t)yr, b->shape, b->rank, sb);
+    const int32_t za = az ? nn_q_load(az, 0) : 0, zb = bz ? nn_q_load(bz, 0) : 0, zy = yz ? nn_q_load(yz, 0) : 0;
+    size_t idx[CORT_MAX_RANK] = { 0 }, oa = 0, ob = 0;
+    for (size_t i = 0; i < y->count; i++) {
+        const double va = (double)(nn_q_load(a, oa) - za) * as, vb = (double)(nn_q_load(b, ob) - zb) * bs;
+        const double v = (mul ? va * vb : va + vb) / ys;
+        nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)nearbyint(v)), zy));
+        for (int d = yr - 1; d >= 0; d--) {   /* odometer over y, tracking both inputs' offsets */
+            oa += (size_t)sa[d];
+            ob += (size_t)sb[d];
+            if (++idx[d] < (size_t)yd[d]) break;
+            oa -= (size_t)sa[d] * idx[d];
+            ob -= (size_t)sb[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    return NULL;
+}
+static cort_status *qadd_run(cort_kernel_ctx *ctx) { return qbinary_run(ctx, 0); }
+static cort_status *qmul_run(cort_kernel_ctx *ctx) { return qbinary_run(ctx, 1); }
+
+#define QRUN(fn, desc) static cort_status *fn(cort_kernel_ctx *ctx) { return qrun(ctx, &(desc)); }
+QRUN(qsigmoid_run, D_SIGMOID)
+QRUN(qleaky_run, D_LEAKY)
+QRUN(qsoftmax_run, D_SOFTMAX)
+QRUN(qgap_run, D_GAP)
+QRUN(qap_run, D_AP)
+QRUN(qconcat_run, D_CONCAT)
+
+#define QOP(var, nm, init_fn, infer_fn, run_fn) \
+    const cort_op_def var = { .name = nm, .domain = "com.microsoft", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
+                              .types = 0, .init = init_fn, .free_state = ctb_delegate_free, .infer = infer_fn, \
+                              .run = run_fn }
+QOP(ctb_op_qlinear_add, "QLinearAdd", qadd_init, qsame_infer, qadd_run);
+QOP(ctb_op_qlinear_mul, "QLinearMul", qmul_init, qsame_infer, qmul_run);
+QOP(ctb_op_qlinear_sigmoid, "QLinearSigmoid", qsigmoid_init, qsame_infer, qsigmoid_run);
+QOP(ctb_op_qlinear_leaky_relu, "QLinearLeakyRelu", qleaky_init, qsame_infer, qleaky_run);
+QOP(ctb_op_qlinear_softmax, "QLinearSoftmax", qsoftmax_init, qsame_infer, qsoftmax_run);
+QOP(ctb_op_qlinear_global_average_pool, "QLinearGlobalAveragePool", qgap_init, qpool_infer, qgap_run);
+QOP(ctb_op_qlinear_average_pool, "QLinearAveragePool", qap_init, qpool_infer, qap_run);
+QOP(ctb_op_qlinear_concat, "QLinearConcat", qconcat_init, qconcat_infer, qconcat_run);
+QOP(ctb_op_quantize_linear, "QuantizeLinear", q_init, ctb_delegate_infer, ctb_delegate_run);
+QOP(ctb_op_dequantize_linear, "DequantizeLinear", dq_init, ctb_delegate_infer, ctb_delegate_run);
+QOP(ctb_op_grid_sample, "GridSample", gs_init, ctb_delegate_infer, ctb_delegate_run);

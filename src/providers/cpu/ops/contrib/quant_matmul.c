@@ -1,0 +1,418 @@
+/* Quantized matrix products of com.microsoft, float32 out unless a y_scale is given:
+ *   MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?)
+ *     Y = (A - a_zp) (B - b_zp) * a_scale * b_scale + bias   (b_scale, b_zp, bias per column or scalar)
+ *   DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A float, quantized to uint8 first as
+ *     DynamicQuantizeLinear does (range including 0, scale (max - min) / 255, rounded zero point)
+ *   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) alpha, transA, transB:
+ *     Y = alpha a_scale b_scale ((A - a_zp)' (B - b_zp)' + C), C int32, quantized when y_scale is given
+ *   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) K, N, bits, block_size: A float (.., K),
+ *     B (N, K/block_size, block_size*bits/8) bytes of `bits`-bit weights (low bits first), per block
+ *     scales (N * blocks) and zero points (packed like B, or float like scales; 2^(bits-1) without);
+ *     g_idx (K) gives each row of K its block instead of k / block_size.
+ * The integer operands minus their zero points are small integers, exact in float: they go through
+ * cort's float GEMM and the scales are applied per column afterwards. MatMulNBits dequantizes a
+ * constant B once, at creation. B is 2-D (the form quantizers write); A may have batch dims. */
+#include <math.h>
+#include <string.h>
+#include "contrib.h"
+#include "../quant/quant.h"
+#include "../../kernels/gemm.h"
+#include "../../../../core/alloc.h"
+
+/* ---- shared: float gemm of integer operands, then per-column scale and bias ---- */
+typedef struct qmm {
+    size_t rows, K, N;
+    const float *a;      /* rows x K (op(A) after any transpose, zero point removed) */
+    const float *b;      /* K x N */
+    float *y;
+} qmm;
+
+static cort_status *qmm_gemm(cort_kernel_ctx *ctx, const qmm *q) {
+    nn_gemm_b gb = nn_gemm_b_matrix(q->b, q->N, 0);
+    nn_gemm_opts o = { NULL, NULL, NULL, NULL, ctx, NULL, NULL };
+    return nn_sgemm_opt(ctx->pool, NULL, q->rows, q->N, q->K, 1.0f, q->a, q->K, 0, &gb, 0.0f, q->y, q->N, &o);
+}
+
+static cort_status *per_col(const cort_kernel_ctx *ctx, size_t i, const char *name, size_t N, int is_zp,
+                            const cort_value **out) {
+    const cort_value *v = nn_opt_input(ctx, i);
+    *out = v;
+    if (!v) return NULL;
+    int ok = v->kind == CORT_VKIND_TENSOR && (v->count == 1 || v->count == N) &&
+             (is_zp ? nn_q_is_8bit(v->type) : v->type == CORT_TYPE_FLOAT);
+    if (!ok) {
+        char buf[160];
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu '%s' is %s%s, expected %s with 1 or "
+                               "%zu elements", i, name, cort_type_name(v->type), nn_shape(v, buf, sizeof buf),
+                               is_zp ? "int8/uint8" : "float", N);
+    }
+    return NULL;
+}
+
+/* B (K x N int8/uint8) minus its zero points, as float */
+static float *b_float(cort_kernel_ctx *ctx, const cort_value *b, const cort_value *bz, int trans, size_t K, size_t N) {
+    float *f = cort_kernel_scratch(ctx, (K * N + 1) * sizeof(float));
+    if (!f) return NULL;
+    for (size_t k = 0; k < K; k++)
+        for (size_t n = 0; n < N; n++) {
+            int32_t z = bz ? nn_q_load(bz, bz->count == 1 ? 0 : n) : 0;
+            f[k * N + n] = (float)(nn_q_load(b, trans ? n * K + k : k * N + n) - z);
+        }
+    return f;
+}
+
+/* Y = acc * (a_scale * b_scale[col]) + bias[col] over rows x N */
+static void scale_cols(float *y, size_t rows, size_t N, float a_scale, const cort_value *bs, const float *bias) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t n = 0; n < N; n++) {
+            float s = a_scale * nn_q_scale(bs, bs->count == 1 ? 0 : n);
+            y[r * N + n] = y[r * N + n] * s + (bias ? bias[n] : 0.0f);
+        }
+}
+
+static cort_status *mm_shapes(cort_kernel_ctx *ctx, const cort_value *a, const cort_value *b, size_t *rows,
+                              size_t *K, size_t *N, int64_t *ydims, size_t *yrank) {
+    char b1[160], b2[160];
+    if (a->kind != CORT_VKIND_TENSOR || a->rank < 1 || b->kind != CORT_VKIND_TENSOR || b->rank != 2 ||
+        a->shape[a->rank - 1] != b->shape[0])
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A' %s and 'B' %s do not multiply (B "
+                               "must be 2-D)", nn_shape(a, b1, sizeof b1), nn_shape(b, b2, sizeof b2));
+    *K = (size_t)b->shape[0];
+    *N = (size_t)b->shape[1];
+    *rows = *K ? a->count / *K : 0;
+    memcpy(ydims, a->shape, a->rank * sizeof *ydims);
+    ydims[a->rank - 1] = (int64_t)*N;
+    *yrank = a->rank;
+    return NULL;
+}
+
+static cort_status *mm_infer(cort_infer_ctx *ctx) {
+    nn_infer_type(ctx, 0, CORT_TYPE_FLOAT);
+    const cort_tinfo *a = &ctx->inputs[0], *b = &ctx->inputs[1];
+    if (a->rank < 1 || b->rank != 2) return NULL;
+    int64_t d[CORT_MAX_RANK];
+    memcpy(d, a->dims, (size_t)a->rank * sizeof *d);
+    d[a->rank - 1] = b->dims[1];
+    cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_FLOAT, d, a->rank);
+    return NULL;
+}
+
+/* the common tail: a_float (rows x K), B quantized, scales */
+static cort_status *int_to_float(cort_kernel_ctx *ctx, const float *af, const cort_value *b, const cort_value *bz,
+                                 const cort_value *bs, float a_scale, const float *bias, size_t rows, size_t K,
+                                 size_t N, const int64_t *ydims, size_t yrank) {
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, ydims, yrank, &y));
+    if (!y->count) return NULL;
+    if (!K) {
+        for (size_t r = 0; r < rows; r++)
+            for (size_t n = 0; n < N; n++) ((float *)y->data)[r * N + n] = bias ? bias[n] : 0.0f;
+        return NULL;
+    }
+    float *bf = b_float(ctx, b, bz, 0, K, N);
+    if (!bf) return cort_error_oom();
+    qmm q = { rows, K, N, af, bf, y->data };
+    cort_status *st = qmm_gemm(ctx, &q);
+    cort_kernel_scratch_free(ctx, bf);
+    if (!st) scale_cols(y->data, rows, N, a_scale, bs, bias);
+    return st;
+}
+
+static cort_status *mmitf_run(cort_kernel_ctx *ctx) {
+    const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 1), *as = nn_opt_input(ctx, 2);
+    if (!a || !b || !as || !nn_q_is_8bit(a->type) || !nn_q_is_8bit(b->type) || as->count != 1 ||
+        as->type != CORT_TYPE_FLOAT)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A', 'B' must be int8/uint8 and "
+                               "'a_scale' a float scalar");
+    size_t rows, K, N, yrank;
+    int64_t yd[CORT_MAX_RANK];
+    CORT_TRY(mm_shapes(ctx, a, b, &rows, &K, &N, yd, &yrank));
+    const cort_value *bs, *az, *bz;
+    const float *bias;
+    CORT_TRY(per_col(ctx, 3, "b_scale", N, 0, &bs));
+    if (!bs) return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 3 'b_scale' is missing");
+    CORT_TRY(per_col(ctx, 4, "a_zero_point", 1, 1, &az));
+    CORT_TRY(per_col(ctx, 5, "b_zero_point", N, 1, &bz));
+    CORT_TRY(ctb_row_param(ctx, 6, "bias", N, &bias));
+    float *af = cort_kernel_scratch(ctx, (a->count + 1) * sizeof(float));
+    if (!af) return cort_error_oom();
+    const int32_t z = az ? nn_q_load(az, 0) : 0;
+    for (size_t i = 0; i < a->count; i++) af[i] = (float)(nn_q_load(a, i) - z);
+    cort_status *st = int_to_float(ctx, af, b, bz, bs, *(const float *)as->data, bias, rows, K, N, yd, yrank);
+    cort_kernel_scratch_free(ctx, af);
+    return st;
+}
+
+static cort_status *dqmm_run(cort_kernel_ctx *ctx) {
+    const cort_value *a, *b = nn_opt_input(ctx, 1);
+    CORT_TRY(ctb_float_input(ctx, 0, "A", 1, &a));
+    if (!b || !nn_q_is_8bit(b->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'B' must be int8 or uint8");
+    size_t rows, K, N, yrank;
+    int64_t yd[CORT_MAX_RANK];
+    CORT_TRY(mm_shapes(ctx, a, b, &rows, &K, &N, yd, &yrank));
+    const cort_value *bs, *bz;
+    const float *bias;
+    CORT_TRY(per_col(ctx, 2, "b_scale", N, 0, &bs));
+    if (!bs) return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 2 'b_scale' is missing");
+    CORT_TRY(per_col(ctx, 3, "b_zero_point", N, 1, &bz));
+    CORT_TRY(ctb_row_param(ctx, 4, "bias", N, &bias));
+    /* A to uint8 as DynamicQuantizeLinear: the range always holds 0 */
+    const float *ap = a->data;
+    float lo = 0.0f, hi = 0.0f;
+    for (size_t i = 0; i < a->count; i++) { lo = ap[i] < lo ? ap[i] : lo; hi = ap[i] > hi ? ap[i] : hi; }
+    const float scale = (hi - lo) / 255.0f;
+    int32_t zp = 0;
+    if (scale > 0.0f) {
+        float z = nearbyintf(-lo / scale);
+        zp = z < 0.0f ? 0 : z > 255.0f ? 255 : (int32_t)z;
+    }
+    float *af = cort_kernel_scratch(ctx, (a->count + 1) * sizeof(float));
+    if (!af) return cort_error_oom();
+    for (size_t i = 0; i < a->count; i++) {
+        int32_t q = scale > 0.0f ? nn_q_round(ap[i] / scale) + zp : zp;
+        q = q < 0 ? 0 : q > 255 ? 255 : q;
+        af[i] = (float)(q - zp);
+    }
+    cort_status *st = int_to_float(ctx, af, b, bz, bs, scale, bias, rows, K, N, yd, yrank);
+    cort_kernel_scratch_free(ctx, af);
+    return st;
+}
+
+/* ---- QGemm ---- */
+static cort_status *qgemm_infer(cort_infer_ctx *ctx) {
+    cort_type t = nn_infer_has(ctx, 7) ? (nn_infer_has(ctx, 8) && ctx->inputs[8].elem ? ctx->inputs[8].elem
+                                                                                     : CORT_TYPE_UINT8)
+                                       : CORT_TYPE_FLOAT;
+    nn_infer_type(ctx, 0, t);
+    const cort_tinfo *a = &ctx->inputs[0], *b = &ctx->inputs[3];
+    if (a->rank != 2 || b->rank != 2) return NULL;
+    const int ta = cort_attr_int(ctx->node, "transA", 0) != 0, tb = cort_attr_int(ctx->node, "transB", 0) != 0;
+    int64_t d[2] = { a->dims[ta ? 1 : 0], b->dims[tb ? 0 : 1] };
+    cort_tinfo_tensor_shape(&ctx->outputs[0], t, d, 2);
+    return NULL;
+}
+
+static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
+    const cort_value *a = nn_opt_input(ctx, 0), *as = nn_opt_input(ctx, 1), *b = nn_opt_input(ctx, 3);
+    char b1[160], b2[160];
+    if (!a || !b || !as || !nn_q_is_8bit(a->type) || !nn_q_is_8bit(b->type) || a->rank != 2 || b->rank != 2 ||
+        as->count != 1 || as->type != CORT_TYPE_FLOAT)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A' and 'B' must be 2-D int8/uint8 and "
+                               "'a_scale' a float scalar");
+    const int ta = cort_attr_int(ctx->node, "transA", 0) != 0, tb = cort_attr_int(ctx->node, "transB", 0) != 0;
+    const size_t M = (size_t)a->shape[ta ? 1 : 0], K = (size_t)a->shape[ta ? 0 : 1], N = (size_t)b->shape[tb ? 0 : 1];
+    if ((size_t)b->shape[tb ? 1 : 0] != K)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'A' %s and 'B' %s do not multiply "
+                               "(transA=%d transB=%d)", nn_shape(a, b1, sizeof b1), nn_shape(b, b2, sizeof b2), ta, tb);
+    const cort_value *az, *bs, *bz, *c = nn_opt_input(ctx, 6), *ys = NULL, *yz = NULL;
+    CORT_TRY(per_col(ctx, 2, "a_zero_point", 1, 1, &az));
+    CORT_TRY(per_col(ctx, 4, "b_scale", N, 0, &bs));
+    CORT_TRY(per_col(ctx, 5, "b_zero_point", N, 1, &bz));
+    CORT_TRY(per_col(ctx, 7, "y_scale", 1, 0, &ys));
+    CORT_TRY(per_col(ctx, 8, "y_zero_point", 1, 1, &yz));
+    if (!bs) return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 4 'b_scale' is missing");
+    int64_t cstr[2] = { 0, 0 };
+    if (c) {
+        int ok = c->kind == CORT_VKIND_TENSOR && c->type == CORT_TYPE_INT32 && c->rank <= 2;
+        int64_t yd2[2] = { (int64_t)M, (int64_t)N };
+        for (size_t i = 0; ok && i < c->rank; i++) {
+            int64_t d = c->shape[c->rank - 1 - i];
+            ok = d == 1 || d == yd2[1 - i];
+        }
+        if (!ok)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 6 'C' is %s%s, expected int32 "
+                                   "broadcasting to (%zu, %zu)", cort_type_name(c->type), nn_shape(c, b1, sizeof b1), M, N);
+        cort_broadcast_strides(yd2, 2, c->shape, c->rank, cstr);
+    }
+    const int64_t yd[2] = { (int64_t)M, (int64_t)N };
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, ys ? (yz ? yz->type : CORT_TYPE_UINT8) : CORT_TYPE_FLOAT, yd, 2, &y));
+    if (!y->count) return NULL;
+    float *af = cort_kernel_scratch(ctx, (M * K + 1) * sizeof(float));
+    float *acc = ys ? cort_kernel_scratch(ctx, (M * N + 1) * sizeof(float)) : y->data;
+    float *bf = b_float(ctx, b, bz, tb, K, N);
+    cort_status *st = !af || !acc || !bf ? cort_error_oom() : NULL;
+    if (!st) {
+        const int32_t z = az ? nn_q_load(az, 0) : 0;
+        for (size_t m = 0; m < M; m++)
+            for (size_t k = 0; k < K; k++) af[m * K + k] = (float)(nn_q_load(a, ta ? k * M + m : m * K + k) - z);
+        if (K) {
+            qmm q = { M, K, N, af, bf, acc };
+            st = qmm_gemm(ctx, &q);
+        } else {
+            memset(acc, 0, M * N * sizeof *acc);
+        }
+    }
+    if (!st) {
+        const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f) * *(const float *)as->data;
+        const float ysc = ys ? *(const float *)ys->data : 1.0f;
+        const int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
+        for (size_t m = 0; m < M; m++)
+            for (size_t n = 0; n < N; n++) {
+                float v = acc[m * N + n];
+                if (c) v += (float)((const int32_t *)c->data)[m * cstr[0] + n * cstr[1]];
+                v *= alpha * nn_q_scale(bs, bs->count == 1 ? 0 : n);
+                if (ys) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round(v / ysc), yzp));
+                else acc[m * N + n] = v;
+            }
+    }
+    cort_kernel_scratch_free(ctx, af);
+    if (ys) cort_kernel_scratch_free(ctx, acc);
+    cort_kernel_scratch_free(ctx, bf);
+    return st;
+}
+
+/* ---- MatMulNBits ---- */
+typedef struct nbits_state {
+    size_t K, N, bits, block;
+    float *w;          /* K x N, dequantized at creation when B, scales, zero points, g_idx are constant */
+} nbits_state;
+
+static void nbits_free(void *p) {
+    nbits_state *s = p;
+    if (!s) return;
+    cort_free(s->w);
+    cort_free(s);
+}
+
+/* Dequantizes B into w (K x N); inputs are checked by the caller. */
+static void nbits_dequant(const nbits_state *s, const uint8_t *b, const float *scales, const cort_value *zp,
+                          const int32_t *g_idx, float *w) {
+    const size_t K = s->K, N = s->N, bits = s->bits, bs = s->block, blocks = (K + bs - 1) / bs;
+    const size_t blob = bs * bits / 8, mask = ((size_t)1 << bits) - 1, per_byte = 8 / bits;
+    const size_t zp_stride = (blocks * bits + 7) / 8;   /* bytes of packed zero points per column */
+    for (size_t n = 0; n < N; n++)
+        for (size_t k = 0; k < K; k++) {
+            const size_t kb = k / bs, j = k % bs, g = g_idx ? (size_t)g_idx[k] : kb;
+            const uint8_t byte = b[(n * blocks + kb) * blob + j / per_byte];
+            const int32_t q = (int32_t)((byte >> ((j % per_byte) * bits)) & mask);
+            float z = (float)((size_t)1 << (bits - 1)), sc = scales[n * blocks + g];
+            if (zp && zp->type == CORT_TYPE_UINT8) {
+                const uint8_t zb = ((const uint8_t *)zp->data)[n * zp_stride + g / per_byte];
+                z = (float)((zb >> ((g % per_byte) * bits)) & mask);
+            } else if (zp) {
+                z = ((const float *)zp->data)[n * blocks + g];
+            }
+            w[k * N + n] = ((float)q - z) * sc;
+        }
+}
+
+static cort_status *nbits_check(const cort_node *node, const nbits_state *s, const cort_value *b,
+                                const cort_value *scales, const cort_value *zp, const cort_value *g_idx) {
+    const size_t blocks = (s->K + s->block - 1) / s->block, blob = s->block * s->bits / 8;
+    char buf[160];
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->type != CORT_TYPE_UINT8 || b->count != s->N * blocks * blob)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'B' is %s%s, expected uint8 (%zu, %zu, %zu)",
+                               b ? cort_type_name(b->type) : "missing", b ? nn_shape(b, buf, sizeof buf) : "", s->N,
+                               blocks, blob);
+    if (!scales || scales->kind != CORT_VKIND_TENSOR || scales->type != CORT_TYPE_FLOAT ||
+        scales->count != s->N * blocks)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 2 'scales' is %s, expected %zu floats",
+                               scales ? nn_shape(scales, buf, sizeof buf) : "missing", s->N * blocks);
+    if (zp) {
+        const size_t packed = s->N * ((blocks * s->bits + 7) / 8);
+        int ok = zp->kind == CORT_VKIND_TENSOR && ((zp->type == CORT_TYPE_UINT8 && zp->count == packed) ||
+                                                   (zp->type == CORT_TYPE_FLOAT && zp->count == s->N * blocks));
+        if (!ok)
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 3 'zero_points' is %s%s, expected %zu "
+                                   "packed uint8 or %zu floats", cort_type_name(zp->type), nn_shape(zp, buf, sizeof buf),
+                                   packed, s->N * blocks);
+    }
+    if (g_idx) {
+        int ok = g_idx->kind == CORT_VKIND_TENSOR && g_idx->type == CORT_TYPE_INT32 && g_idx->count == s->K;
+        for (size_t k = 0; ok && k < s->K; k++) {
+            int32_t g = ((const int32_t *)g_idx->data)[k];
+            ok = g >= 0 && (size_t)g < blocks;
+        }
+        if (!ok)
+            return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 4 'g_idx' must be %zu int32 block indices "
+                                   "below %zu", s->K, blocks);
+    }
+    return NULL;
+}
+
+static cort_status *nbits_init(const cort_node *node, void **state) {
+    nbits_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    int64_t K = cort_attr_int(node, "K", 0), N = cort_attr_int(node, "N", 0), bits = cort_attr_int(node, "bits", 4),
+            bs = cort_attr_int(node, "block_size", 0);
+    if (K < 1 || N < 1 || (bits != 2 && bits != 4 && bits != 8) || bs < 16 || (bs & (bs - 1))) {
+        cort_free(s);
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attributes K=%lld N=%lld bits=%lld block_size=%lld: "
+                               "expected K, N >= 1, bits 2, 4 or 8, block_size a power of 2 >= 16", (long long)K,
+                               (long long)N, (long long)bits, (long long)bs);
+    }
+    s->K = (size_t)K; s->N = (size_t)N; s->bits = (size_t)bits; s->block = (size_t)bs;
+    *state = s;
+    const cort_value *b = cort_node_const_input(node, 1), *sc = cort_node_const_input(node, 2);
+    const int has_zp = node->n_inputs > 3 && node->in_slot[3] >= 0, has_g = node->n_inputs > 4 && node->in_slot[4] >= 0;
+    const cort_value *zp = has_zp ? cort_node_const_input(node, 3) : NULL;
+    const cort_value *g = has_g ? cort_node_const_input(node, 4) : NULL;
+    if (!b || !sc || (has_zp && !zp) || (has_g && !g)) return NULL;   /* dequantized per run */
+    cort_status *st = nbits_check(node, s, b, sc, zp, g);
+    size_t bytes;
+    if (!st && (cort_mul_size_ovf(s->K, s->N, &bytes) || cort_mul_size_ovf(bytes, sizeof(float), &bytes)))
+        st = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "K x N = %zu x %zu floats overflow", s->K, s->N);
+    if (!st && !(s->w = cort_malloc(bytes))) st = cort_error_oom();
+    if (st) { nbits_free(s); *state = NULL; return st; }
+    nbits_dequant(s, b->data, sc->data, zp, g ? g->data : NULL, s->w);
+    return NULL;
+}
+
+static cort_status *nbits_infer(cort_infer_ctx *ctx) {
+    nn_infer_type(ctx, 0, CORT_TYPE_FLOAT);
+    const cort_tinfo *a = &ctx->inputs[0];
+    if (a->rank < 1) return NULL;
+    int64_t d[CORT_MAX_RANK];
+    memcpy(d, a->dims, (size_t)a->rank * sizeof *d);
+    d[a->rank - 1] = cort_attr_int(ctx->node, "N", -1);
+    cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_FLOAT, d, a->rank);
+    return NULL;
+}
+
+static cort_status *nbits_run(cort_kernel_ctx *ctx) {
+    const nbits_state *s = ctx->state;
+    const cort_value *a;
+    CORT_TRY(ctb_float_input(ctx, 0, "A", 1, &a));
+    char buf[160];
+    if ((size_t)a->shape[a->rank - 1] != s->K)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'A' has shape %s, expected last "
+                               "dimension K = %zu", nn_shape(a, buf, sizeof buf), s->K);
+    const float *bias;
+    CORT_TRY(ctb_row_param(ctx, 5, "bias", s->N, &bias));
+    float *w = s->w;
+    if (!w) {
+        const cort_value *b = nn_opt_input(ctx, 1), *sc = nn_opt_input(ctx, 2), *zp = nn_opt_input(ctx, 3),
+                         *g = nn_opt_input(ctx, 4);
+        CORT_TRY(nbits_check(ctx->node, s, b, sc, zp, g));
+        size_t bytes;
+        if (cort_mul_size_ovf(s->K, s->N, &bytes) || cort_mul_size_ovf(bytes, sizeof(float), &bytes) ||
+            !(w = cort_kernel_scratch(ctx, bytes)))
+            return cort_error_oom();
+        nbits_dequant(s, b->data, sc->data, zp, g ? g->data : NULL, w);
+    }
+    int64_t yd[CORT_MAX_RANK];
+    memcpy(yd, a->shape, a->rank * sizeof *yd);
+    yd[a->rank - 1] = (int64_t)s->N;
+    cort_value *y;
+    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, yd, a->rank, &y);
+    if (!st && y->count) {
+        nn_gemm_b gb = nn_gemm_b_matrix(w, s->N, 0);
+        nn_gemm_opts o = { NULL, NULL, NULL, NULL, ctx, NULL, bias };
+        st = nn_sgemm_opt(ctx->pool, NULL, a->count / s->K, s->N, s->K, 1.0f, a->data, s->K, 0, &gb, 0.0f, y->data,
+                          s->N, &o);
+    }
+    if (w != s->w) cort_kernel_scratch_free(ctx, w);
+    return st;
+}
+
+const cort_op_def ctb_op_matmul_integer_to_float = { .name = "MatMulIntegerToFloat", .domain = "com.microsoft",
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = mmitf_run };
+const cort_op_def ctb_op_dynamic_quantize_matmul = { .name = "DynamicQuantizeMatMul", .domain = "com.microsoft",
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = dqmm_run };
+const cort_op_def ctb_op_qgemm = { .name = "QGemm", .domain = "com.microsoft", .min_opset = 1,
+    .max_opset = CORT_OPSET_MAX, .types = 0, .infer = qgemm_infer, .run = qgemm_run };
+const cort_op_def ctb_op_matmul_nbits = { .name = "MatMulNBits", .domain = "com.microsoft", .min_opset = 1,
+    .max_opset = CORT_OPSET_MAX, .types = 0, .init = nbits_init, .free_state = nbits_free, .infer = nbits_infer,
+    .run = nbits_run };
