@@ -5,6 +5,9 @@ from .session import (InferenceSession, SessionOptions, RunOptions, NodeArg, Mod
                       GraphOptimizationLevel, ExecutionMode, ExecutionOrder, get_available_providers,
                       get_all_providers, get_device, get_version_string, get_build_info,
                       set_default_logger_severity, set_default_logger_verbosity, get_allocator_stats, get_cpu_info)
+from ._devices import (OrtDevice, OrtMemoryInfo, OrtAllocatorType, OrtMemType, OrtDeviceMemoryType, OrtArenaCfg,
+                       create_and_register_allocator, create_and_register_allocator_v2)
+from .io_binding import IOBinding, SessionIOBinding, OrtValueVector
 from . import capi
 from .capi import onnxruntime_pybind11_state
 
@@ -14,4 +17,6 @@ __all__ = ["Error", "InferenceSession", "SessionOptions", "RunOptions", "NodeArg
            "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder", "get_available_providers",
            "get_all_providers", "get_device", "get_version_string", "get_build_info", "set_default_logger_severity",
            "set_default_logger_verbosity", "get_allocator_stats", "get_cpu_info", "capi", "onnxruntime_pybind11_state",
-           "__version__", "_LIBRARY_PATH"]
+           "__version__", "_LIBRARY_PATH", "OrtDevice", "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType",
+           "OrtDeviceMemoryType", "OrtArenaCfg", "create_and_register_allocator", "create_and_register_allocator_v2",
+           "IOBinding", "SessionIOBinding", "OrtValueVector"]

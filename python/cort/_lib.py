@@ -130,6 +130,16 @@ _PROTOS = {
                                             ctypes.POINTER(c_str), c_size, ctypes.POINTER(c_p), RUN_CALLBACK, c_p]),
     "cort_allocator_get_stats": (c_status_p, [ctypes.POINTER(AllocatorStats)]),
     "cort_session_allocator": (c_p, [c_p, c_str]),
+    "cort_io_binding_create": (c_status_p, [c_p, ctypes.POINTER(c_p)]),
+    "cort_io_binding_free": (None, [c_p]),
+    "cort_io_binding_bind_input": (c_status_p, [c_p, c_str, c_p]),
+    "cort_io_binding_bind_output": (c_status_p, [c_p, c_str, c_p]),
+    "cort_io_binding_clear_inputs": (None, [c_p]),
+    "cort_io_binding_clear_outputs": (None, [c_p]),
+    "cort_io_binding_run": (c_status_p, [c_p, c_p]),
+    "cort_io_binding_output_count": (c_size, [c_p]),
+    "cort_io_binding_output_name": (c_str, [c_p, c_size]),
+    "cort_io_binding_output": (c_p, [c_p, c_size]),
 }
 
 for _name, (_res, _args) in _PROTOS.items():

@@ -368,9 +368,9 @@ class OrtValue:
         return "cpu"
 
 
-def _check_device(device_type):
-    if str(device_type).lower() != "cpu":
-        raise InvalidArgument("cort only supports the 'cpu' device, not '%s'" % device_type)
+def _check_device(device_type, device_id=0):
+    from ._devices import device_from_args
+    device_from_args(device_type, device_id)
 
 
 # ---- run_async bookkeeping: one C trampoline for the life of the process ----
@@ -439,6 +439,24 @@ def _normalize_providers(providers, provider_options):
     return out
 
 
+class _CSession:
+    """Owns one cort_session reference; passed to ctypes as the pointer (onnxruntime's sess._sess)."""
+
+    def __init__(self, ptr):
+        self._as_parameter_ = ptr
+
+    def __bool__(self):
+        return bool(self._as_parameter_)
+
+    def __del__(self, _release=lib.cort_session_release):
+        p, self._as_parameter_ = getattr(self, "_as_parameter_", None), None
+        if p:
+            _release(p)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        iobinding._run(run_options)
+
+
 class InferenceSession:
     """An ONNX model ready to run, with onnxruntime.InferenceSession's interface."""
 
@@ -482,9 +500,7 @@ class InferenceSession:
                                               opts, ctypes.byref(out)))
         finally:
             lib.cort_session_options_free(opts)
-        old, self._sess = self._sess, out.value
-        if old:
-            lib.cort_session_release(old)
+        self._sess = _CSession(out.value)   # the previous one (set_providers) is released with its wrapper
         self._providers = [n for n, _ in chosen] + ["CPUExecutionProvider"]
         self._provider_options = {n: {k: str(v) for k, v in o.items()} for n, o in chosen}
         self._provider_options["CPUExecutionProvider"] = {k: str(v) for k, v in cpu_opts.items()}
@@ -493,10 +509,8 @@ class InferenceSession:
         self._input_decl = {name: (kind, elem) for name, kind, elem, _ in self._inputs}
         self._output_names = [o[0] for o in self._outputs]
 
-    def __del__(self, _release=lib.cort_session_release):
-        sess, self._sess = getattr(self, "_sess", None), None
-        if sess:
-            _release(sess)   # runs in flight keep the C session alive until their callbacks return
+    def __del__(self):
+        self._sess = None   # runs in flight keep the C session alive until their callbacks return
 
     # ---- description ----
     def get_inputs(self):
@@ -547,8 +561,12 @@ class InferenceSession:
         return 0
 
     def io_binding(self):
-        from ._errors import NotImplemented as NI
-        raise NI("cort does not implement IOBinding; pass arrays to run() (they are not copied)")
+        from .io_binding import IOBinding
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs bound in iobinding (an IOBinding from io_binding())."""
+        self._sess.run_with_iobinding(iobinding._iobinding, run_options)
 
     # ---- running ----
     def _prepare(self, output_names, input_feed, run_options):

@@ -257,11 +257,6 @@ def test_ort_value_round_trip(add_session):
         ort.OrtValue.ortvalue_from_numpy(x, "cuda")
 
 
-def test_io_binding_is_reported_missing(add_session):
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.NotImplemented):
-        add_session.io_binding()
-
-
 @pytest.mark.skipif(not os.path.isdir(NODE_DATA), reason="ONNX test data not installed")
 def test_backend_test_model_from_file():
     s = ort.InferenceSession(os.path.join(NODE_DATA, "test_relu", "model.onnx"))

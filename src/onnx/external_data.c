@@ -100,6 +100,19 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
     if (has_length && length != bytes)
         return cort_pb_error(path, 13, tensor_msg->pos, "tensor '%s': external data length %llu, the shape needs %zu bytes",
                              tname, (unsigned long long)length, bytes);
+    for (size_t i = 0; i < L->n_ext; i++) {
+        const cort_ext_data *e = &L->ext[i];
+        if (strlen(e->name) != loc_len || memcmp(e->name, loc, loc_len)) continue;
+        if (offset > e->len || bytes > e->len - offset)
+            return cort_pb_error(path, 13, tensor_msg->pos,
+                                 "tensor '%s': external data '%s' given in memory has %zu bytes, offset %llu + %zu bytes "
+                                 "exceeds it", tname, e->name, e->len, (unsigned long long)offset, bytes);
+        cort_value *t = NULL;
+        CORT_TRY(cort_tensor_alloc(type, dims, rank, &t));
+        if (bytes) memcpy(t->data, (const uint8_t *)e->bytes + offset, bytes);
+        *out = t;
+        return NULL;
+    }
     if (!L->dir)
         return cort_pb_error(path, 13, tensor_msg->pos,
                              "tensor '%s': external data '%.*s' needs a model loaded from a file path", tname,

@@ -4,3 +4,6 @@ from .._errors import (Error, Fail, InvalidArgument, NoSuchFile, NoModel, Engine
 from ..session import (InferenceSession, SessionOptions, RunOptions, NodeArg, ModelMetadata, OrtValue,  # noqa: F401
                        GraphOptimizationLevel, ExecutionMode, ExecutionOrder, get_available_providers,
                        get_all_providers, get_device)
+from .._devices import (OrtDevice, OrtMemoryInfo, OrtAllocatorType, OrtMemType, OrtDeviceMemoryType,  # noqa: F401
+                        OrtArenaCfg, create_and_register_allocator, create_and_register_allocator_v2)
+from ..io_binding import SessionIOBinding, OrtValueVector  # noqa: F401
