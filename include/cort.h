@@ -155,6 +155,14 @@ CORT_API cort_status *cort_session_options_add_initializer(cort_session_options 
  * files; adding a name again replaces its bytes. */
 CORT_API cort_status *cort_session_options_add_external_data(cort_session_options *options, const char *file_name,
                                                              const void *bytes, size_t length);
+/* Saving the optimized graph (ONNX Runtime's optimized_model_filepath): after its graph passes,
+ * cort_session_create writes the graph it will run to path (copied; NULL or "" = don't) as an ONNX
+ * model: standard operators, and com.microsoft FusedConv / FusedGemm / FusedMatMul (the forms ONNX
+ * Runtime writes) for convolutions and matrix products with a fused activation. Constant-folded
+ * values become initializers. cort (and ONNX Runtime) load the file and compute the same outputs.
+ * A node cort cannot express in ONNX fails session creation with CORT_ERROR_NOT_IMPLEMENTED naming
+ * it; a file that cannot be written fails it with CORT_ERROR_IO. */
+CORT_API cort_status *cort_session_options_set_optimized_model_path(cort_session_options *options, const char *path);
 
 /* ---- shared thread pools ----
  * One set of intra-op worker threads for many sessions (ONNX Runtime's global thread pools): no

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import _lib
-from ._lib import lib, check, c_p, c_i64, s, d
+from ._lib import lib, check, c_p, c_i64, c_str, s, d
 from ._errors import InvalidArgument
 from . import _values as V
 
@@ -136,6 +136,8 @@ class SessionOptions:
         self._config = {}
         self._dims = {}
         self._custom_libraries = []
+        self._initializers = {}        # name -> OrtValue (kept alive: a session may wrap its memory)
+        self._external_files = {}      # file name -> bytes
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
@@ -165,8 +167,35 @@ class SessionOptions:
         self._custom_libraries.append(path)
 
     def add_initializer(self, name, value):
-        from ._errors import NotImplemented as NI
-        raise NI("cort does not support SessionOptions.add_initializer")
+        """Provides initializer `name` (an OrtValue on the CPU): it replaces the model's initializer of
+        that name, or makes a graph input of that name a constant. The OrtValue must stay alive while
+        sessions use it (these options keep a reference)."""
+        if not isinstance(value, OrtValue):
+            raise TypeError("add_initializer: value must be an OrtValue, got %s" % type(value).__name__)
+        if not value.is_tensor():
+            raise InvalidArgument("add_initializer: '%s' is not a tensor" % name)
+        self._initializers[str(name)] = value
+
+    def add_external_initializers(self, names, values):
+        """add_initializer for each (name, OrtValue) pair."""
+        names, values = list(names), list(values)
+        if len(names) != len(values):
+            raise ValueError("add_external_initializers: %d names but %d values" % (len(names), len(values)))
+        for n, v in zip(names, values):
+            self.add_initializer(n, v)
+
+    def add_external_initializers_from_files_in_memory(self, file_names, buffers, lengths):
+        """External-data files given as bytes-like buffers (name as written in the model's
+        external_data location); tensors stored in them are read from these bytes."""
+        file_names, buffers, lengths = list(file_names), list(buffers), list(lengths)
+        if not (len(file_names) == len(buffers) == len(lengths)):
+            raise ValueError("add_external_initializers_from_files_in_memory: lists of different lengths")
+        for name, buf, n in zip(file_names, buffers, lengths):
+            data = bytes(memoryview(buf).cast("B")[:int(n)]) if not isinstance(buf, bytes) else buf[:int(n)]
+            if len(data) != int(n):
+                raise ValueError("add_external_initializers_from_files_in_memory: '%s' has %d bytes, not %d"
+                                 % (name, len(data), int(n)))
+            self._external_files[os.fspath(name)] = data
 
     def _create(self, providers):
         """A cort_session_options* (caller frees) for these options and cort provider (name, opts) pairs."""
@@ -183,6 +212,14 @@ class SessionOptions:
                 check(lib.cort_session_options_set_spinning(opts, int(spin)))
             for path in self._custom_libraries:
                 check(lib.cort_session_options_load_custom_op_library(opts, s(path)))
+            if self.enable_profiling:
+                check(lib.cort_session_options_set_profile_file(opts, 1, s(self.profile_file_prefix or "")))
+            for name, value in self._initializers.items():
+                check(lib.cort_session_options_add_initializer(opts, s(name), value._value))
+            for name, data in self._external_files.items():
+                check(lib.cort_session_options_add_external_data(opts, s(name), data, len(data)))
+            if self.optimized_model_filepath:
+                check(lib.cort_session_options_set_optimized_model_path(opts, s(os.fspath(self.optimized_model_filepath))))
             for name, value in self._dims.items():
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
             for key, setter in (("cort.max_tensor_bytes", lib.cort_session_options_set_max_tensor_bytes),
@@ -555,10 +592,14 @@ class InferenceSession:
         pass
 
     def end_profiling(self):
-        return ""
+        """Writes the profile (ONNX Runtime's chrome-trace JSON) and returns its file name ('' if
+        profiling is off)."""
+        name = c_str()
+        check(lib.cort_session_end_profiling(self._sess, ctypes.byref(name)))
+        return d(name.value) or ""
 
     def get_profiling_start_time_ns(self):
-        return 0
+        return int(lib.cort_session_profiling_start_ns(self._sess))
 
     def io_binding(self):
         from .io_binding import IOBinding
