@@ -61,3 +61,17 @@ def test_external_initializers_and_files_in_memory():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     y = cort.InferenceSession(model, so).run(None, {"X": x})[0]
     np.testing.assert_array_equal(y, x * w + np.array([7, 8, 9], np.float32))
+
+
+def test_optimized_model_filepath_round_trip(tmp_path):
+    so = cort.SessionOptions()
+    so.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    model = os.path.join(MODELS, "fuse_encoder.onnx")
+    a = cort.InferenceSession(model, so)
+    b = cort.InferenceSession(str(tmp_path / "opt.onnx"))
+    rng = np.random.default_rng(3)
+    feed = {}
+    for i in a.get_inputs():
+        feed[i.name] = rng.standard_normal([d if isinstance(d, int) else 2 for d in i.shape]).astype(np.float32)
+    for x, y in zip(a.run(None, feed), b.run(None, feed)):
+        np.testing.assert_allclose(y, x, rtol=1e-5, atol=1e-5 * float(np.abs(x).max()))

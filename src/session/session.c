@@ -425,6 +425,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
         for (size_t i = 0; i < 2 * (s->graph->n_nodes + 1); i++) atomic_init(&s->profile[i], 0);
     }
     s->cpu_allocator = alloc_id;
+    if (o && o->optimized_path && (st = cort_session_save_optimized(s, o->optimized_path))) goto error;
     cort_trace_session(trace, "session_initialization", init_t0, cort_trace_now());
     *out = s;
     return NULL;

@@ -76,6 +76,8 @@ struct cort_thread_pool {
 cort_status *cort_run_check_args(const cort_session *session, const char *fn, const char *const *input_names,
                                  cort_value *const *inputs, size_t input_count, const char *const *output_names,
                                  size_t output_count, cort_value *const *outputs, cort_value **fed, size_t *out_idx);
+/* Writes the session's optimized graph as an ONNX model to path (save_model.c). */
+cort_status *cort_session_save_optimized(const cort_session *session, const char *path);
 /* One fed value against graph input idx; one preallocated output against graph output k (run.c). */
 cort_status *cort_run_check_input(const cort_graph *g, size_t idx, const cort_value *v);
 cort_status *cort_run_check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst);
