@@ -7,7 +7,10 @@ from .session import (InferenceSession, SessionOptions, RunOptions, NodeArg, Mod
                       set_default_logger_severity, set_default_logger_verbosity, get_allocator_stats, get_cpu_info)
 from ._devices import (OrtDevice, OrtMemoryInfo, OrtAllocatorType, OrtMemType, OrtDeviceMemoryType, OrtArenaCfg,
                        create_and_register_allocator, create_and_register_allocator_v2)
+from ._devices import OrtDeviceVendorId, OrtMemoryInfoDeviceType
 from .io_binding import IOBinding, SessionIOBinding, OrtValueVector
+from ._sparse import SparseTensor, OrtSparseFormat
+from .session import (set_default_logger_callback, enable_telemetry_events, disable_telemetry_events)
 from . import capi
 from .capi import onnxruntime_pybind11_state
 
@@ -19,4 +22,6 @@ __all__ = ["Error", "InferenceSession", "SessionOptions", "RunOptions", "NodeArg
            "set_default_logger_verbosity", "get_allocator_stats", "get_cpu_info", "capi", "onnxruntime_pybind11_state",
            "__version__", "_LIBRARY_PATH", "OrtDevice", "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType",
            "OrtDeviceMemoryType", "OrtArenaCfg", "create_and_register_allocator", "create_and_register_allocator_v2",
-           "IOBinding", "SessionIOBinding", "OrtValueVector"]
+           "IOBinding", "SessionIOBinding", "OrtValueVector", "OrtDeviceVendorId", "OrtMemoryInfoDeviceType",
+           "SparseTensor", "OrtSparseFormat", "set_default_logger_callback", "enable_telemetry_events",
+           "disable_telemetry_events"]

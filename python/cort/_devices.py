@@ -56,8 +56,21 @@ class OrtDevice:
     def host_accessible():
         return OrtDevice._HOST_ACCESSIBLE
 
+    @staticmethod
+    def make(device_type, device_id=0):
+        """OrtDevice.make("cpu" | "cuda" | ..., id): the device as onnxruntime numbers it."""
+        name = str(device_type).lower()
+        if name not in _NAME_TO_TYPE:
+            raise InvalidArgument("Unsupported device type: %s" % device_type)
+        t = _NAME_TO_TYPE[name]
+        vendor = {"cuda": OrtDeviceVendorId.NVIDIA, "dml": OrtDeviceVendorId.MICROSOFT}.get(name, OrtDeviceVendorId.NONE)
+        return OrtDevice(t, 0, device_id, int(vendor))
+
     def device_id(self):
         return self._id
+
+    def device_vendor_id(self):
+        return self._vendor
 
     def device_type(self):
         return self._type
@@ -100,6 +113,24 @@ def device_from_args(device, device_id=0):
     return dev
 
 
+class OrtDeviceVendorId(enum.IntEnum):
+    NONE = 0
+    AMD = 0x1002
+    NVIDIA = 0x10DE
+    ARM = 0x13B5
+    MICROSOFT = 0x1414
+    HUAWEI = 0x19E5
+    QUALCOMM = 0x5143
+    INTEL = 0x8086
+
+
+class OrtMemoryInfoDeviceType(enum.IntEnum):
+    CPU = 0
+    GPU = 1
+    FPGA = 2
+    NPU = 3
+
+
 class OrtAllocatorType(enum.IntEnum):
     INVALID = -1
     ORT_DEVICE_ALLOCATOR = 0
@@ -130,6 +161,8 @@ class OrtMemoryInfo:
 
     @staticmethod
     def create_v2(name, device_type, vendor_id, device_id, mem_type, alignment, allocator_type):
+        if int(device_type) != OrtDevice._CPU:
+            raise InvalidArgument("cort only describes CPU memory (device type %d)" % int(device_type))
         info = OrtMemoryInfo(name, allocator_type, device_id, OrtMemType.DEFAULT)
         info._device = OrtDevice(int(device_type), int(mem_type), int(device_id), int(vendor_id))
         info.alignment = int(alignment)
@@ -138,6 +171,14 @@ class OrtMemoryInfo:
     @property
     def device(self):
         return self._device
+
+    @property
+    def device_mem_type(self):
+        return OrtDeviceMemoryType(self._device.device_mem_type())
+
+    @property
+    def device_vendor_id(self):
+        return self._device.vendor_id()
 
     def __eq__(self, other):
         return isinstance(other, OrtMemoryInfo) and (self.name, self.allocator_type, self.device_id, self.mem_type) == \
