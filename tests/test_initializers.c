@@ -95,6 +95,30 @@ static void test_add_initializer(void) {
         cort_session_release(s);
     }
     cort_session_options_free(o);
+    /* initializers stored in an external file that is not there: providing both by name means the
+     * file is never opened (a model from memory has no folder to look in) */
+    {
+        size_t mlen = 0;
+        unsigned char *model = tu_read_file(MODEL("ext_weights.onnx"), &mlen);
+        float w2[6] = { 1, 2, 3, 4, 5, 6 };
+        int64_t wshape[2] = { 2, 3 };
+        cort_value *wv = NULL, *bv2 = NULL;
+        CHECK_OK(cort_session_options_create(&o));
+        CHECK_OK(cort_tensor_wrap(w2, sizeof w2, CORT_TYPE_FLOAT, wshape, 2, &wv));
+        CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, bshape, 1, &bv2));
+        memcpy(cort_tensor_data(bv2), bnew, sizeof bnew);
+        CHECK_OK(cort_session_options_add_initializer(o, "W", wv));
+        CHECK_OK(cort_session_options_add_initializer(o, "B", bv2));
+        if (model && CHECK_OK(cort_session_create_from_memory(model, mlen, o, &s))) {
+            reference(x, w2, bnew, want);
+            if (run_y(s, x, y)) CHECK(tu_max_ulp(y, want, 6, NULL) == 0);
+            cort_session_release(s);
+        }
+        cort_value_release(wv);
+        cort_value_release(bv2);
+        cort_session_options_free(o);
+        free(model);
+    }
     /* a graph input becomes a constant: relu_add's X, so the session has no inputs left */
     CHECK_OK(cort_session_options_create(&o));
     float xc[8] = { -1, 2, -3, 4, 5, -6, 7, -8 };

@@ -137,7 +137,7 @@ void cort_model_free(cort_model_ir *m) {
 }
 
 /* Takes ownership of blob (released with the model, also on failure). */
-static cort_status *load_blob(cort_value *blob, char *dir, int mapped, const cort_ext_data *ext, size_t n_ext,
+static cort_status *load_blob(cort_value *blob, char *dir, int mapped, const cort_load_extras *extras,
                               cort_model_ir **out) {
     cort_status *st;
     cort_model_ir *m = cort_calloc(1, sizeof *m);
@@ -147,8 +147,7 @@ static cort_status *load_blob(cort_value *blob, char *dir, int mapped, const cor
     m->dir = dir;
     if ((st = cort_arena_create(&m->arena))) goto error;
     cort_load L = { (const uint8_t *)blob->data, m->arena, m, blob, dir, blob->bytes };
-    L.ext = ext;
-    L.n_ext = n_ext;
+    L.extras = extras;
     if ((st = parse_model(&L, blob->bytes, m))) goto error;
     *out = m;
     return NULL;
@@ -158,10 +157,10 @@ error:
 }
 
 cort_status *cort_model_load_memory(const void *bytes, size_t len, cort_model_ir **out) {
-    return cort_model_load_memory_ex(bytes, len, NULL, 0, out);
+    return cort_model_load_memory_ex(bytes, len, NULL, out);
 }
 
-cort_status *cort_model_load_memory_ex(const void *bytes, size_t len, const cort_ext_data *ext, size_t n_ext,
+cort_status *cort_model_load_memory_ex(const void *bytes, size_t len, const cort_load_extras *extras,
                                        cort_model_ir **out) {
     if (!out || (!bytes && len)) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model bytes are NULL");
     int64_t dim = (int64_t)len;
@@ -169,7 +168,7 @@ cort_status *cort_model_load_memory_ex(const void *bytes, size_t len, const cort
     cort_value *blob;
     CORT_TRY(cort_tensor_alloc(CORT_TYPE_UINT8, &dim, 1, &blob));   /* 64-byte aligned, like the file mapping */
     if (len) memcpy(blob->data, bytes, len);
-    return load_blob(blob, NULL, 0, ext, n_ext, out);
+    return load_blob(blob, NULL, 0, extras, out);
 }
 
 void cort_model_drop_pages(const cort_model_ir *m, const void *p, size_t n) {
@@ -185,10 +184,10 @@ static void unmap_blob(void *ctx, void *data, size_t bytes) {
 }
 
 cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
-    return cort_model_load_file_ex(path, NULL, 0, out);
+    return cort_model_load_file_ex(path, NULL, out);
 }
 
-cort_status *cort_model_load_file_ex(const char *path, const cort_ext_data *ext, size_t n_ext, cort_model_ir **out) {
+cort_status *cort_model_load_file_ex(const char *path, const cort_load_extras *extras, cort_model_ir **out) {
     if (!path || !out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model path is NULL");
     char eb[128];
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -223,7 +222,7 @@ cort_status *cort_model_load_file_ex(const char *path, const cort_ext_data *ext,
     }
     blob->release_fn = unmap_blob;
     blob->release_ctx = NULL;
-    return load_blob(blob, dir, 1, ext, n_ext, out);
+    return load_blob(blob, dir, 1, extras, out);
 }
 
 cort_status *cort_tensor_parse(const void *bytes, size_t len, cort_value **out) {

@@ -434,13 +434,19 @@ error:
     return st;
 }
 
-/* The options' in-memory external-data files as the loader takes them (at most cap). */
-static cort_status *ext_table(const cort_session_options *o, cort_ext_data *ext, size_t cap) {
+/* The options' in-memory external-data files and overridden initializers as the loader takes them
+ * (at most cap files). */
+static cort_status *load_extras(const cort_session_options *o, cort_ext_data *ext, size_t cap, cort_load_extras *x) {
+    memset(x, 0, sizeof *x);
     if (!o) return NULL;
     if (o->n_ext > cap)
         return cort_error(CORT_ERROR_INVALID_ARGUMENT, "session options: %zu external-data files given in memory, at most %zu",
                           o->n_ext, cap);
     for (size_t i = 0; i < o->n_ext; i++) ext[i] = (cort_ext_data){ o->ext_names[i], o->ext_bytes[i], o->ext_lens[i] };
+    x->ext = ext;
+    x->n_ext = o->n_ext;
+    x->overridden = (const char *const *)o->init_names;
+    x->n_overridden = o->n_inits;
     return NULL;
 }
 
@@ -465,10 +471,11 @@ cort_status *cort_session_create(const char *path, const cort_session_options *o
     int64_t t0 = cort_trace_now();
     cort_model_ir *model;
     cort_ext_data ext[64];
-    CORT_TRY(ext_table(options, ext, 64));
+    cort_load_extras extras;
+    CORT_TRY(load_extras(options, ext, 64, &extras));
     if (options && options->profile_file)
         CORT_TRY(cort_trace_create(options->profile_prefix, options->threads > 0 ? options->threads : cort_cpu_count(), &trace));
-    cort_status *lst = cort_model_load_file_ex(path, ext, options ? options->n_ext : 0, &model);
+    cort_status *lst = cort_model_load_file_ex(path, &extras, &model);
     if (lst) { cort_trace_free(trace); return lst; }
     return session_finish(model, options, alloc_id, trace, t0, out);
 }
@@ -484,10 +491,11 @@ cort_status *cort_session_create_from_memory(const void *bytes, size_t length, c
     int64_t t0 = cort_trace_now();
     cort_model_ir *model;
     cort_ext_data ext[64];
-    CORT_TRY(ext_table(options, ext, 64));
+    cort_load_extras extras;
+    CORT_TRY(load_extras(options, ext, 64, &extras));
     if (options && options->profile_file)
         CORT_TRY(cort_trace_create(options->profile_prefix, options->threads > 0 ? options->threads : cort_cpu_count(), &trace));
-    cort_status *lst = cort_model_load_memory_ex(bytes ? bytes : "", length, ext, options ? options->n_ext : 0, &model);
+    cort_status *lst = cort_model_load_memory_ex(bytes ? bytes : "", length, &extras, &model);
     if (lst) { cort_trace_free(trace); return lst; }
     return session_finish(model, options, alloc_id, trace, t0, out);
 }

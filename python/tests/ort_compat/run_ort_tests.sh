@@ -16,6 +16,13 @@ files=$(cd "$dir" && ls onnxruntime_test_python.py onnxruntime_test_python_iobin
         onnxruntime_test_python_sparse_matmul.py 2>/dev/null || true)
 [ -n "$files" ] || { echo "$0: no ORT test files in $dir" >&2; exit 2; }
 cd "$dir"
-# the alias first, then cort itself (python/), then the test folder (helper.py)
-PYTHONPATH="$here:$here/../..:$PWD${PYTHONPATH:+:$PYTHONPATH}" exec /usr/bin/python3 -m pytest -p no:cacheprovider \
-    -o addopts= -q -rs $files "$@"
+# The alias first, then cort itself (python/), then the test folder (helper.py). Debian's onnx 1.12
+# exposes onnx.numpy_helper only once imported (one ORT test uses it as an attribute): import it first.
+PYTHONPATH="$here:$here/../..:$PWD${PYTHONPATH:+:$PYTHONPATH}" exec /usr/bin/python3 -c '
+import sys
+try:
+    import onnx.numpy_helper  # noqa: F401
+except ImportError:
+    pass
+import pytest
+sys.exit(pytest.main(sys.argv[1:]))' -p no:cacheprovider -o addopts= -q -rs $files "$@"
