@@ -163,6 +163,13 @@ CORT_API cort_status *cort_session_options_add_external_data(cort_session_option
  * A node cort cannot express in ONNX fails session creation with CORT_ERROR_NOT_IMPLEMENTED naming
  * it; a file that cannot be written fails it with CORT_ERROR_IO. */
 CORT_API cort_status *cort_session_options_set_optimized_model_path(cort_session_options *options, const char *path);
+/* With a saved optimized model: initializers of at least min_bytes bytes (numeric types) go to the
+ * file file_name (copied; a plain name, written next to the model, replaced if it exists) as
+ * ONNX external data, the rest stay inside the model (ONNX Runtime's
+ * session.optimized_model_external_initializers_file_name / _min_size_in_bytes). NULL or "":
+ * everything inside the model (the default). */
+CORT_API cort_status *cort_session_options_set_optimized_model_external_data(cort_session_options *options,
+                                                                             const char *file_name, uint64_t min_bytes);
 
 /* ---- shared thread pools ----
  * One set of intra-op worker threads for many sessions (ONNX Runtime's global thread pools): no

@@ -134,6 +134,7 @@ _PROTOS = {
     "cort_session_options_add_initializer": (c_status_p, [c_p, c_str, c_p]),
     "cort_session_options_add_external_data": (c_status_p, [c_p, c_str, c_p, c_size]),
     "cort_session_options_set_optimized_model_path": (c_status_p, [c_p, c_str]),
+    "cort_session_options_set_optimized_model_external_data": (c_status_p, [c_p, c_str, ctypes.c_uint64]),
     "cort_session_end_profiling": (c_status_p, [c_p, ctypes.POINTER(c_str)]),
     "cort_session_profiling_start_ns": (c_i64, [c_p]),
     "cort_session_node_count": (c_size, [c_p]),

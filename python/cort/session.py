@@ -259,6 +259,15 @@ class SessionOptions:
                 check(lib.cort_session_options_add_external_data(opts, s(name), data, len(data)))
             if self.optimized_model_filepath:
                 check(lib.cort_session_options_set_optimized_model_path(opts, s(os.fspath(self.optimized_model_filepath))))
+                ext = self._config.get("session.optimized_model_external_initializers_file_name")
+                if ext:
+                    try:
+                        ext_min = int(self._config.get("session.optimized_model_external_initializers_min_size_in_bytes",
+                                                       "1024"))
+                    except ValueError:
+                        raise InvalidArgument("SessionOptions: session.optimized_model_external_initializers_min_size"
+                                              "_in_bytes is not a number")
+                    check(lib.cort_session_options_set_optimized_model_external_data(opts, s(ext), max(ext_min, 0)))
             for name, value in list((extra_dims or {}).items()) + list(self._dims.items()):
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
             for key, setter in (("cort.max_tensor_bytes", lib.cort_session_options_set_max_tensor_bytes),

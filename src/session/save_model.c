@@ -25,6 +25,7 @@ typedef struct saver {
     int64_t opset;            /* the model's default-domain opset */
     W nodes, inits;           /* GraphProto fields 1 and 5, accumulated */
     uint8_t *init_done;       /* per slot: initializer written */
+    FILE *ext; const char *ext_name, *ext_path; size_t ext_min; uint64_t ext_off;   /* external initializers */
     size_t n_tmp;             /* generated names */
     cort_status *st;
 } saver;
@@ -452,22 +453,83 @@ static void save_node(saver *sv, const cort_node *n) {
     if (n->act) emit_act(sv, base, n->act, n->act_alpha, n->act_beta, cur, out0);
 }
 
+/* An initializer whose bytes go to the external file: TensorProto dims, data_type, name,
+ * external_data (location, offset, length), data_location = EXTERNAL. */
+static cort_status *w_external(saver *sv, const cort_value *v, const char *name) {
+    const void *data = v->data ? v->data : v->lazy_src;
+    if (fwrite(data, 1, v->bytes, sv->ext) != v->bytes)
+        return cort_error(CORT_ERROR_IO, "optimized model: writing external data '%s' failed", sv->ext_path);
+    W t = { 0 };
+    for (size_t i = 0; i < v->rank; i++) w_int(&t, 1, v->shape[i]);
+    w_int(&t, 2, v->type);
+    w_str(&t, 8, name);
+    char num[32];
+    const char *keys[3] = { "location", "offset", "length" };
+    for (int k = 0; k < 3; k++) {
+        W e = { 0 };
+        w_str(&e, 1, keys[k]);
+        if (k == 0) w_str(&e, 2, sv->ext_name);
+        else {
+            snprintf(num, sizeof num, "%llu", (unsigned long long)(k == 1 ? sv->ext_off : v->bytes));
+            w_str(&e, 2, num);
+        }
+        w_sub(&t, 13, &e);
+    }
+    w_int(&t, 14, 1);
+    w_sub(&sv->inits, 5, &t);
+    /* the next tensor starts 64-byte aligned, so a loader may use the bytes in place */
+    sv->ext_off += v->bytes;
+    static const uint8_t zeros[64];
+    size_t pad = (size_t)((64 - sv->ext_off % 64) % 64);
+    if (pad && fwrite(zeros, 1, pad, sv->ext) != pad)
+        return cort_error(CORT_ERROR_IO, "optimized model: writing external data '%s' failed", sv->ext_path);
+    sv->ext_off += pad;
+    return NULL;
+}
+
 /* Constant slot s as an initializer (once). */
 static void save_const(saver *sv, int32_t s) {
     if (s < 0 || !sv->g->consts[s] || sv->init_done[s] || sv->st) return;
     sv->init_done[s] = 1;
-    sv->st = w_tensor(&sv->inits, 5, sv->g->consts[s], sv->g->slot_names[s]);
+    const cort_value *v = sv->g->consts[s];
+    if (sv->ext && v->kind == CORT_VKIND_TENSOR && v->type != CORT_TYPE_STRING && v->bytes &&
+        v->bytes >= sv->ext_min && (v->data || v->lazy_src))
+        sv->st = w_external(sv, v, sv->g->slot_names[s]);
+    else
+        sv->st = w_tensor(&sv->inits, 5, v, sv->g->slot_names[s]);
 }
 
-cort_status *cort_session_save_optimized(const cort_session *session, const char *path) {
+cort_status *cort_session_save_optimized(const cort_session *session, const char *path, const char *ext_file,
+                                         size_t ext_min) {
     const cort_graph *g = session->graph;
     const cort_model_ir *m = session->model;
     saver sv = { 0 };
     sv.g = g;
+    char *ext_path = NULL;
+    if (ext_file) {
+        /* next to the model: its folder + the file name */
+        const char *slash = strrchr(path, '/');
+        size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, n = dlen + strlen(ext_file) + 1;
+        if (!(ext_path = cort_malloc(n))) return cort_error_oom();
+        memcpy(ext_path, path, dlen);
+        strcpy(ext_path + dlen, ext_file);
+        if (!(sv.ext = fopen(ext_path, "wb"))) {
+            cort_status *st = cort_error(CORT_ERROR_IO, "optimized model: cannot create external data file '%s'", ext_path);
+            cort_free(ext_path);
+            return st;
+        }
+        sv.ext_name = ext_file;
+        sv.ext_path = ext_path;
+        sv.ext_min = ext_min;
+    }
     sv.opset = 1;
     for (size_t i = 0; i < m->n_opsets; i++)
         if (!m->opsets[i].domain || !*m->opsets[i].domain) sv.opset = m->opsets[i].version;
-    if (!(sv.init_done = cort_calloc(g->n_slots + 1, 1))) return cort_error_oom();
+    if (!(sv.init_done = cort_calloc(g->n_slots + 1, 1))) {
+        if (sv.ext) fclose(sv.ext);
+        cort_free(ext_path);
+        return cort_error_oom();
+    }
     for (size_t i = 0; i < g->n_nodes && !sv.st; i++) {
         if (g->skip[i]) continue;
         const cort_node *n = &g->nodes[i];
@@ -504,6 +566,9 @@ cort_status *cort_session_save_optimized(const cort_session *session, const char
         }
         if (model.oom || sv.nodes.oom || sv.inits.oom) st = cort_error_oom();
     }
+    if (sv.ext && fclose(sv.ext) && !st)
+        st = cort_error(CORT_ERROR_IO, "optimized model: writing external data '%s' failed", ext_path);
+    cort_free(ext_path);
     if (!st) {
         FILE *f = fopen(path, "wb");
         if (!f) st = cort_error(CORT_ERROR_IO, "optimized model: cannot create '%s'", path);

@@ -44,6 +44,7 @@ void cort_session_options_free(cort_session_options *o) {
     cort_free(o->ext_bytes);
     cort_free(o->ext_lens);
     cort_free(o->optimized_path);
+    cort_free(o->optimized_ext_file);
     cort_free(o);
 }
 
@@ -114,6 +115,21 @@ cort_status *cort_session_options_set_optimized_model_path(cort_session_options 
     if (path && *path && !(p = cort_strdup(path))) return cort_error_oom();
     cort_free(o->optimized_path);
     o->optimized_path = p;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_optimized_model_external_data(cort_session_options *o, const char *file_name,
+                                                                   uint64_t min_bytes) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_optimized_model_external_data: options is NULL");
+    if (file_name && (strchr(file_name, '/') || !strcmp(file_name, "..") || !strcmp(file_name, ".")))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_options_set_optimized_model_external_data: '%s' must be a file name, not a path",
+                          file_name);
+    char *p = NULL;
+    if (file_name && *file_name && !(p = cort_strdup(file_name))) return cort_error_oom();
+    cort_free(o->optimized_ext_file);
+    o->optimized_ext_file = p;
+    o->optimized_ext_min = (size_t)min_bytes;
     return NULL;
 }
 
@@ -425,7 +441,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
         for (size_t i = 0; i < 2 * (s->graph->n_nodes + 1); i++) atomic_init(&s->profile[i], 0);
     }
     s->cpu_allocator = alloc_id;
-    if (o && o->optimized_path && (st = cort_session_save_optimized(s, o->optimized_path))) goto error;
+    if (o && o->optimized_path && (st = cort_session_save_optimized(s, o->optimized_path, o->optimized_ext_file, o->optimized_ext_min))) goto error;
     cort_trace_session(trace, "session_initialization", init_t0, cort_trace_now());
     *out = s;
     return NULL;

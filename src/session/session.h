@@ -34,6 +34,7 @@ struct cort_session_options {
     char **init_names; cort_value **init_values; size_t n_inits;   /* cort_session_options_add_initializer */
     char **ext_names; void **ext_bytes; size_t *ext_lens; size_t n_ext;   /* ..._add_external_data (copies) */
     char *optimized_path;     /* cort_session_options_set_optimized_model_path */
+    char *optimized_ext_file; size_t optimized_ext_min;   /* ..._set_optimized_model_external_data */
 };
 
 struct cort_run_options {
@@ -77,7 +78,8 @@ cort_status *cort_run_check_args(const cort_session *session, const char *fn, co
                                  cort_value *const *inputs, size_t input_count, const char *const *output_names,
                                  size_t output_count, cort_value *const *outputs, cort_value **fed, size_t *out_idx);
 /* Writes the session's optimized graph as an ONNX model to path (save_model.c). */
-cort_status *cort_session_save_optimized(const cort_session *session, const char *path);
+cort_status *cort_session_save_optimized(const cort_session *session, const char *path, const char *ext_file,
+                                         size_t ext_min);
 /* One fed value against graph input idx; one preallocated output against graph output k (run.c). */
 cort_status *cort_run_check_input(const cort_graph *g, size_t idx, const cort_value *v);
 cort_status *cort_run_check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst);
