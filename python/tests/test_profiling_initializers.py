@@ -69,6 +69,11 @@ def test_optimized_model_filepath_round_trip(tmp_path):
     model = os.path.join(MODELS, "fuse_encoder.onnx")
     a = cort.InferenceSession(model, so)
     b = cort.InferenceSession(str(tmp_path / "opt.onnx"))
+    import onnx
+    saved = onnx.load(str(tmp_path / "opt.onnx"))
+    onnx.checker.check_model(saved)
+    names = [n.name for n in saved.graph.node if n.name]
+    assert len(names) == len(set(names))   # ONNX Runtime refuses duplicate node names
     rng = np.random.default_rng(3)
     feed = {}
     for i in a.get_inputs():

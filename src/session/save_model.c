@@ -27,6 +27,9 @@ typedef struct saver {
     uint8_t *init_done;       /* per slot: initializer written */
     FILE *ext; const char *ext_name, *ext_path; size_t ext_min; uint64_t ext_off;   /* external initializers */
     size_t n_tmp;             /* generated names */
+    char **names; size_t n_names, cap_names;   /* node names written (ONNX wants them unique) */
+    const char **slot_name;   /* per slot: its value name in the file (passes may repeat a name) */
+    char **own_names; size_t n_own;
     cort_status *st;
 } saver;
 
@@ -172,10 +175,40 @@ static void tmp_name(saver *sv, const char *base, const char *what, char *out, s
     snprintf(out, cap, "%s_cort_%s_%zu", base, what, sv->n_tmp++);
 }
 
+/* name, or name_cort_N when a node of that name was written already; the result lives in sv. */
+static const char *unique_name(saver *sv, const char *name) {
+    char buf[512];
+    const char *want = name;
+    for (int tries = 0;; tries++) {
+        size_t i = 0;
+        while (i < sv->n_names && strcmp(sv->names[i], want)) i++;
+        if (i == sv->n_names) break;
+        snprintf(buf, sizeof buf, "%s_cort_%zu", name, sv->n_tmp++);
+        want = buf;
+    }
+    if (sv->n_names == sv->cap_names) {
+        size_t nc = sv->cap_names ? 2 * sv->cap_names : 64;
+        char **nn = cort_realloc(sv->names, nc * sizeof *nn);
+        if (!nn) return NULL;
+        sv->names = nn;
+        sv->cap_names = nc;
+    }
+    char *copy = cort_strdup(want);
+    if (!copy) return NULL;
+    sv->names[sv->n_names++] = copy;
+    return copy;
+}
+
 /* A node op_type(inputs) -> outputs with attributes given as prepared AttributeProto bytes. */
 static void emit(saver *sv, const char *name, const char *op_type, const char *domain, const char *const *in, size_t n_in,
                  const char *const *out, size_t n_out, W *attrs) {
     W s = { 0 };
+    if (name && *name && !(name = unique_name(sv, name))) {
+        if (!sv->st) sv->st = cort_error_oom();
+        cort_free(attrs ? attrs->buf : NULL);
+        if (attrs) memset(attrs, 0, sizeof *attrs);
+        return;
+    }
     for (size_t i = 0; i < n_in; i++) w_str(&s, 1, in[i] ? in[i] : "");
     for (size_t i = 0; i < n_out; i++) w_str(&s, 2, out[i]);
     if (name && *name) w_str(&s, 3, name);
@@ -282,14 +315,13 @@ static const cort_attr_ir *find_attr(const cort_node *n, const char *name) {
     return NULL;
 }
 
-static const char *in_name(const cort_node *n, size_t k) {
-    return k < n->n_inputs && n->in_slot[k] >= 0 ? n->graph->slot_names[n->in_slot[k]] : NULL;
+static const char *in_name(const saver *sv, const cort_node *n, size_t k) {
+    return k < n->n_inputs && n->in_slot[k] >= 0 ? sv->slot_name[n->in_slot[k]] : NULL;
 }
 
 /* Writes node n; its (single fused) output goes through the activation / residual it carries. */
 static void save_node(saver *sv, const cort_node *n) {
-    const cort_graph *g = sv->g;
-    const char *out0 = n->n_outputs && n->out_slot[0] >= 0 ? g->slot_names[n->out_slot[0]] : "";
+    const char *out0 = n->n_outputs && n->out_slot[0] >= 0 ? sv->slot_name[n->out_slot[0]] : "";
     const char *base = *n->name ? n->name : out0;
     char pre[256], pre2[256];
     /* the value before the node's own epilogue (residual, activation) */
@@ -302,7 +334,7 @@ static void save_node(saver *sv, const cort_node *n) {
         const cort_attr_ir *alpha = find_attr(n, "alpha"), *act = find_attr(n, "activation");
         const char *cur = NULL;
         char t[4][256];
-        ins[0] = in_name(n, 0); ins[1] = in_name(n, 1);
+        ins[0] = in_name(sv, n, 0); ins[1] = in_name(sv, n, 1);
         tmp_name(sv, out0, "mm", t[0], sizeof t[0]);
         cur = t[0];
         emit(sv, base, "MatMul", "", ins, 2, &cur, 1, NULL);
@@ -316,9 +348,9 @@ static void save_node(saver *sv, const cort_node *n) {
             cur = t[1];
         }
         for (size_t k = 2; k < 4 && k < n->n_inputs; k++) {
-            if (!in_name(n, k)) continue;
+            if (!in_name(sv, n, k)) continue;
             tmp_name(sv, out0, k == 2 ? "bias" : "res", t[k], sizeof t[k]);
-            ins[0] = cur; ins[1] = in_name(n, k);
+            ins[0] = cur; ins[1] = in_name(sv, n, k);
             const char *o = t[k];
             emit(sv, t[k], "Add", "", ins, 2, &o, 1, NULL);
             cur = t[k];
@@ -326,11 +358,11 @@ static void save_node(saver *sv, const cort_node *n) {
         if (act && act->i == 1) emit_gelu(sv, base, cur, core_out);
         else { ins[0] = cur; emit(sv, core_out, "Identity", "", ins, 1, &core_out, 1, NULL); }
     } else if (!strcmp(n->domain, "cort") && !strcmp(n->op_type, "Gelu")) {
-        const char *x = in_name(n, 0);
+        const char *x = in_name(sv, n, 0);
         char t[256];
-        if (in_name(n, 1)) {
+        if (in_name(sv, n, 1)) {
             tmp_name(sv, out0, "bias", t, sizeof t);
-            ins[0] = x; ins[1] = in_name(n, 1);
+            ins[0] = x; ins[1] = in_name(sv, n, 1);
             const char *o = t;
             emit(sv, t, "Add", "", ins, 2, &o, 1, NULL);
             x = t;
@@ -339,17 +371,17 @@ static void save_node(saver *sv, const cort_node *n) {
     } else if (!strcmp(n->domain, "cort") && !strcmp(n->op_type, "LayerNorm")) {
         const cort_attr_ir *eps_a = find_attr(n, "epsilon");
         float eps = eps_a ? eps_a->f : 1e-5f;
-        const char *x = in_name(n, 0);
+        const char *x = in_name(sv, n, 0);
         char t[2][256];
         for (size_t k = 3; k < 5 && k < n->n_inputs; k++) {
-            if (!in_name(n, k)) continue;
+            if (!in_name(sv, n, k)) continue;
             tmp_name(sv, out0, "skip", t[k - 3], sizeof t[k - 3]);
-            ins[0] = x; ins[1] = in_name(n, k);
+            ins[0] = x; ins[1] = in_name(sv, n, k);
             const char *o = t[k - 3];
             emit(sv, t[k - 3], "Add", "", ins, 2, &o, 1, NULL);
             x = t[k - 3];
         }
-        const char *scale = in_name(n, 1), *bias = in_name(n, 2);
+        const char *scale = in_name(sv, n, 1), *bias = in_name(sv, n, 2);
         if (sv->opset >= 17 && scale) {
             ins[0] = x; ins[1] = scale; ins[2] = bias;
             attr_f(&at, "epsilon", eps);
@@ -405,7 +437,7 @@ static void save_node(saver *sv, const cort_node *n) {
         char e[256], ea[256];
         tmp_name(sv, out0, "expand", e, sizeof e);
         const cort_attr_ir *pa = find_attr(n, "pw_activation"), *pal = find_attr(n, "pw_alpha"), *pbe = find_attr(n, "pw_beta");
-        ins[0] = in_name(n, 0); ins[1] = in_name(n, 1); ins[2] = in_name(n, 2);
+        ins[0] = in_name(sv, n, 0); ins[1] = in_name(sv, n, 1); ins[2] = in_name(sv, n, 2);
         const char *o = e;
         emit(sv, e, "Conv", "", ins, ins[2] ? 3 : 2, &o, 1, NULL);
         const char *expanded = e;
@@ -416,27 +448,27 @@ static void save_node(saver *sv, const cort_node *n) {
         }
         for (size_t i = 0; i < n->ir->n_attrs && !sv->st; i++)
             if (strncmp(n->ir->attrs[i].name, "pw_", 3)) sv->st = w_attr(&at, &n->ir->attrs[i]);
-        ins[0] = expanded; ins[1] = in_name(n, 3); ins[2] = in_name(n, 4);
+        ins[0] = expanded; ins[1] = in_name(sv, n, 3); ins[2] = in_name(sv, n, 4);
         emit(sv, base, "Conv", "", ins, ins[2] ? 3 : 2, &core_out, 1, &at);
     } else if (!strcmp(n->domain, "cort")) {
         sv->st = cort_error(CORT_ERROR_NOT_IMPLEMENTED, "saving the optimized model: node '%s' (cort.%s) has no ONNX form",
                             n->name, n->op_type);
         return;
     } else if (!*n->domain && !strcmp(n->op_type, "HardSwish") && sv->opset < 14) {
-        emit_act(sv, base, CORT_ACT_HARD_SWISH, 0, 0, in_name(n, 0), core_out);
+        emit_act(sv, base, CORT_ACT_HARD_SWISH, 0, 0, in_name(sv, n, 0), core_out);
     } else {
         /* a standard node as the model wrote it; a fused residual is not one of its inputs */
         size_t n_in = n->sum_input ? n->sum_input : n->n_inputs;
         const char **outs = cort_calloc(n->ir->n_outputs + 1, sizeof *outs);
         if (!outs) { sv->st = cort_error_oom(); return; }
         for (size_t k = 0; k < n->ir->n_outputs; k++)
-            outs[k] = k < n->n_outputs && n->out_slot[k] >= 0 ? g->slot_names[n->out_slot[k]] : "";
+            outs[k] = k < n->n_outputs && n->out_slot[k] >= 0 ? sv->slot_name[n->out_slot[k]] : "";
         if (n->ir->n_outputs) outs[0] = core_out;
         for (size_t i = 0; i < n->ir->n_attrs && !sv->st; i++) sv->st = w_attr(&at, &n->ir->attrs[i]);
         /* names of inputs as the executor sees them (passes may have rewired slots) */
         const char **in = cort_calloc(n_in + 1, sizeof *in);
         if (!in) { cort_free(outs); sv->st = cort_error_oom(); return; }
-        for (size_t k = 0; k < n_in; k++) in[k] = in_name(n, k) ? in_name(n, k) : "";
+        for (size_t k = 0; k < n_in; k++) in[k] = in_name(sv, n, k) ? in_name(sv, n, k) : "";
         emit(sv, n->name, n->op_type, n->domain, in, n_in, outs, n->ir->n_outputs, &at);
         cort_free(in);
         cort_free(outs);
@@ -446,7 +478,7 @@ static void save_node(saver *sv, const cort_node *n) {
     if (n->sum_input) {
         const char *o = out0;
         if (n->act) { tmp_name(sv, out0, "sum", pre2, sizeof pre2); o = pre2; }
-        ins[0] = cur; ins[1] = in_name(n, n->sum_input);
+        ins[0] = cur; ins[1] = in_name(sv, n, n->sum_input);
         emit(sv, o, "Add", "", ins, 2, &o, 1, NULL);
         cur = o;
     }
@@ -494,9 +526,9 @@ static void save_const(saver *sv, int32_t s) {
     const cort_value *v = sv->g->consts[s];
     if (sv->ext && v->kind == CORT_VKIND_TENSOR && v->type != CORT_TYPE_STRING && v->bytes &&
         v->bytes >= sv->ext_min && (v->data || v->lazy_src))
-        sv->st = w_external(sv, v, sv->g->slot_names[s]);
+        sv->st = w_external(sv, v, sv->slot_name[s]);
     else
-        sv->st = w_tensor(&sv->inits, 5, v, sv->g->slot_names[s]);
+        sv->st = w_tensor(&sv->inits, 5, v, sv->slot_name[s]);
 }
 
 cort_status *cort_session_save_optimized(const cort_session *session, const char *path, const char *ext_file,
@@ -525,10 +557,32 @@ cort_status *cort_session_save_optimized(const cort_session *session, const char
     sv.opset = 1;
     for (size_t i = 0; i < m->n_opsets; i++)
         if (!m->opsets[i].domain || !*m->opsets[i].domain) sv.opset = m->opsets[i].version;
-    if (!(sv.init_done = cort_calloc(g->n_slots + 1, 1))) {
+    /* value names, unique: a slot whose name an earlier slot has (folded weights the passes made
+     * under one name) gets NAME_cort_N */
+    cort_namemap used = { 0 };
+    sv.slot_name = cort_calloc(g->n_slots + 1, sizeof *sv.slot_name);
+    sv.own_names = cort_calloc(g->n_slots + 1, sizeof *sv.own_names);
+    cort_status *nst = sv.slot_name && sv.own_names ? NULL : cort_error_oom();
+    for (size_t i = 0; i < g->n_slots && !nst; i++) {
+        const char *nm = g->slot_names[i] ? g->slot_names[i] : "";
+        if (*nm && cort_namemap_get(&used, nm) >= 0) {
+            char buf[512];
+            do snprintf(buf, sizeof buf, "%s_cort_%zu", nm, sv.n_tmp++);
+            while (cort_namemap_get(&used, buf) >= 0);
+            if (!(sv.own_names[sv.n_own] = cort_strdup(buf))) { nst = cort_error_oom(); break; }
+            nm = sv.own_names[sv.n_own++];
+        }
+        sv.slot_name[i] = nm;
+        if (*nm) nst = cort_namemap_put(&used, nm, (int32_t)i);
+    }
+    cort_namemap_free(&used);
+    if (nst || !(sv.init_done = cort_calloc(g->n_slots + 1, 1))) {
+        for (size_t i = 0; i < sv.n_own; i++) cort_free(sv.own_names[i]);
+        cort_free(sv.own_names);
+        cort_free((void *)sv.slot_name);
         if (sv.ext) fclose(sv.ext);
         cort_free(ext_path);
-        return cort_error_oom();
+        return nst ? nst : cort_error_oom();
     }
     for (size_t i = 0; i < g->n_nodes && !sv.st; i++) {
         if (g->skip[i]) continue;
@@ -583,5 +637,10 @@ cort_status *cort_session_save_optimized(const cort_session *session, const char
     cort_free(sv.nodes.buf);
     cort_free(sv.inits.buf);
     cort_free(sv.init_done);
+    for (size_t i = 0; i < sv.n_names; i++) cort_free(sv.names[i]);
+    cort_free(sv.names);
+    for (size_t i = 0; i < sv.n_own; i++) cort_free(sv.own_names[i]);
+    cort_free(sv.own_names);
+    cort_free((void *)sv.slot_name);
     return st;
 }
