@@ -147,6 +147,49 @@ CORT_API cort_status *cort_session_options_set_max_tensor_bytes(cort_session_opt
  * (cort_session_options_set_optimization_level) still folds within the same budget. */
 CORT_API cort_status *cort_session_options_set_fold_budget(cort_session_options *options, uint64_t bytes);
 
+/* Profiling to a file in ONNX Runtime's chrome-trace format (a JSON array of "ph": "X" events with
+ * cat "Session" — model_loading_uri, session_initialization, model_run — and cat "Node" —
+ * NAME_fence_before, NAME_kernel_time with args op_name, provider, exec_plan_index, activation_size,
+ * parameter_size, output_size, input_type_shape, output_type_shape, thread_scheduling_stats —
+ * NAME_fence_after; ts and dur in microseconds from the session's creation). enable 0 (default)
+ * costs nothing at run time. prefix (copied; NULL or "" = "onnxruntime_profile_") starts the file
+ * name, which cort_session_end_profiling completes as PREFIX_YYYY-MM-DD_HH-MM-SS.json. Events are
+ * kept in memory (at most 1 GiB; later ones are dropped) until that call. Independent of
+ * cort_session_options_set_profiling (the counters). */
+CORT_API cort_status *cort_session_options_set_profile_file(cort_session_options *options, int enable, const char *prefix);
+/* Initializer `name` provided by the caller: it replaces the model's initializer of that name (same
+ * element type required; the shape may differ and shape inference uses the new one) or, for a graph
+ * input without initializer, makes that input a constant. Any other name fails cort_session_create
+ * with INVALID_ARGUMENT. Lifetime: the options retain value (a tensor) and every session created
+ * from them retains it too, so the caller may release its reference at once; a value wrapping
+ * caller memory (cort_tensor_wrap) must keep that memory valid while any such session lives.
+ * Adding a name twice replaces the first value. */
+typedef struct cort_value cort_value;   /* declared again with the values below (C11 allows it) */
+CORT_API cort_status *cort_session_options_add_initializer(cort_session_options *options, const char *name,
+                                                           cort_value *value);
+/* An external-data file given in memory (for weights that are encrypted on disk or downloaded):
+ * tensors whose external_data location equals file_name read their bytes from these, at the
+ * offset/length the model gives, instead of from a file next to the model; this also works for
+ * models created from memory. The bytes are copied (the caller may free them at once). At most 64
+ * files; adding a name again replaces its bytes. */
+CORT_API cort_status *cort_session_options_add_external_data(cort_session_options *options, const char *file_name,
+                                                             const void *bytes, size_t length);
+/* Saving the optimized graph (ONNX Runtime's optimized_model_filepath): after its graph passes,
+ * cort_session_create writes the graph it will run to path (copied; NULL or "" = don't) as an ONNX
+ * model: standard operators, and com.microsoft FusedConv / FusedGemm / FusedMatMul (the forms ONNX
+ * Runtime writes) for convolutions and matrix products with a fused activation. Constant-folded
+ * values become initializers. cort (and ONNX Runtime) load the file and compute the same outputs.
+ * A node cort cannot express in ONNX fails session creation with CORT_ERROR_NOT_IMPLEMENTED naming
+ * it; a file that cannot be written fails it with CORT_ERROR_IO. */
+CORT_API cort_status *cort_session_options_set_optimized_model_path(cort_session_options *options, const char *path);
+/* With a saved optimized model: initializers of at least min_bytes bytes (numeric types) go to the
+ * file file_name (copied; a plain name, written next to the model, replaced if it exists) as
+ * ONNX external data, the rest stay inside the model (ONNX Runtime's
+ * session.optimized_model_external_initializers_file_name / _min_size_in_bytes). NULL or "":
+ * everything inside the model (the default). */
+CORT_API cort_status *cort_session_options_set_optimized_model_external_data(cort_session_options *options,
+                                                                             const char *file_name, uint64_t min_bytes);
+
 /* ---- shared thread pools ----
  * One set of intra-op worker threads for many sessions (ONNX Runtime's global thread pools): no
  * per-session threads. threads = participants including the thread that runs (0 = one per
@@ -222,6 +265,13 @@ CORT_API const char  *cort_session_node_note(const cort_session *session, size_t
 CORT_API cort_status *cort_session_node_profile(const cort_session *session, size_t index, uint64_t *total_ns,
                                                 uint64_t *count);
 CORT_API void         cort_session_profile_reset(cort_session *session);
+/* Writes the chrome-trace file of a session created with cort_session_options_set_profile_file and
+ * stops recording; *file (borrowed, valid while the session lives) is its name. Later calls return
+ * the same name without writing again. Without profiling *file is "" (like ONNX Runtime). Fails
+ * with CORT_ERROR_IO if the file cannot be written (recording goes on). Thread-safe. */
+CORT_API cort_status *cort_session_end_profiling(cort_session *session, const char **file);
+/* Wall-clock time (ns since the Unix epoch) at which the session's profiling started; 0 without it. */
+CORT_API int64_t      cort_session_profiling_start_ns(const cort_session *session);
 /* metadata_props entries of the model: count, and borrowed key of entry `index` (NULL if out of range). */
 CORT_API size_t       cort_session_metadata_count(const cort_session *session);
 CORT_API const char  *cort_session_metadata_key(const cort_session *session, size_t index);
@@ -314,6 +364,43 @@ CORT_API cort_status *cort_session_run_async(cort_session *session, const cort_r
                                              const char *const *input_names, cort_value *const *inputs, size_t input_count,
                                              const char *const *output_names, size_t output_count, cort_value *const *outputs,
                                              cort_run_callback callback, void *user_data);
+
+/* ---- I/O binding ----
+ * Inputs and outputs bound by name once, then any number of runs without passing them again (ONNX
+ * Runtime's IoBinding). A binding belongs to one session (it holds a reference to it) and is NOT
+ * thread-safe: use one binding per thread; different bindings of one session may run concurrently.
+ * Bound values are retained by the binding until they are replaced, cleared or the binding is freed,
+ * so the caller may release its own references right after binding. The data of a bound input is
+ * read at every run (not copied at bind time): writing into it between runs changes what the next run
+ * sees, which is the point of binding. */
+typedef struct cort_io_binding cort_io_binding;
+/* A new, empty binding for session (retained). */
+CORT_API cort_status *cort_io_binding_create(cort_session *session, cort_io_binding **out);
+/* Releases every bound value, every output of the last run and the session reference. NULL is a no-op. */
+CORT_API void         cort_io_binding_free(cort_io_binding *binding);
+/* Binds input `name` to value (retained), replacing an earlier binding of that name. Checks at once
+ * what cort_session_run would check (known input name, kind, element type, rank, static dims) and
+ * fails with INVALID_ARGUMENT, leaving the binding as it was. */
+CORT_API cort_status *cort_io_binding_bind_input(cort_io_binding *binding, const char *name, cort_value *value);
+/* Binds output `name`. value non-NULL: a preallocated tensor (retained) every run writes into (its
+ * element type and static dims are checked now, the rest at run time). value NULL: each run allocates
+ * the output and the binding keeps it until the next run (cort_io_binding_output). Rebinding a name
+ * replaces the earlier binding; outputs are reported in the order they were first bound. */
+CORT_API cort_status *cort_io_binding_bind_output(cort_io_binding *binding, const char *name, cort_value *value);
+/* Unbind every input / every output (the outputs of the last run go with them). */
+CORT_API void         cort_io_binding_clear_inputs(cort_io_binding *binding);
+CORT_API void         cort_io_binding_clear_outputs(cort_io_binding *binding);
+/* Runs the session with the bound inputs and outputs (run_options may be NULL). Every model input
+ * must be bound; with no output bound, nothing is computed for the caller but the run still happens.
+ * On failure the outputs of the previous run are dropped (cort_io_binding_output returns NULL). */
+CORT_API cort_status *cort_io_binding_run(cort_io_binding *binding, const cort_run_options *run_options);
+/* Bound outputs: count, name (borrowed, valid until that output is unbound), and the value of the
+ * last successful run (borrowed: valid until the next run, clear or free of the binding; retain it
+ * to keep it longer; for a preallocated output this is the preallocated tensor). NULL before the
+ * first run or for an index out of range. */
+CORT_API size_t       cort_io_binding_output_count(const cort_io_binding *binding);
+CORT_API const char  *cort_io_binding_output_name(const cort_io_binding *binding, size_t index);
+CORT_API cort_value  *cort_io_binding_output(const cort_io_binding *binding, size_t index);
 
 /* ---- custom operators ----
  * A kernel of the user's for (domain, op_type) over an inclusive range of the domain's opset

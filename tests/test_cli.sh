@@ -296,5 +296,18 @@ fi
 expect_rc 1 "run --custom-op-library missing file" "$CORT" run tests/models/mlp.onnx --custom-op-library "$T/nope.so"
 expect_in "$T/stderr" "nope.so" "run --custom-op-library missing file"
 
+# --profile-json: ONNX Runtime's chrome trace at the given path; --save-optimized: a model that runs
+expect_rc 0 "run --profile-json" "$CORT" run tests/models/mlp.onnx --dim N=2 --profile-json "$T/prof.json"
+expect_file "$T/prof.json" "run --profile-json"
+expect_in "$T/prof.json" '"cat" : "Node"' "run --profile-json"
+expect_in "$T/prof.json" '"name" :"model_run"' "run --profile-json"
+expect_rc 0 "bench --profile-json" "$CORT" bench tests/models/mlp.onnx --dim N=2 --runs 3 --warmup 1 --profile-json "$T/bprof.json"
+expect_in "$T/bprof.json" '_kernel_time' "bench --profile-json"
+expect_rc 0 "run --save-optimized" "$CORT" run tests/models/fuse_conv_act.onnx --save-optimized "$T/opt.onnx"
+expect_file "$T/opt.onnx" "run --save-optimized"
+expect_rc 0 "run the saved model" "$CORT" run "$T/opt.onnx"
+expect_rc 1 "run --save-optimized to a missing folder" "$CORT" run tests/models/mlp.onnx --save-optimized "$T/no/such/dir/x.onnx"
+expect_in "$T/stderr" "x.onnx" "run --save-optimized to a missing folder"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,6 +5,12 @@ from .session import (InferenceSession, SessionOptions, RunOptions, NodeArg, Mod
                       GraphOptimizationLevel, ExecutionMode, ExecutionOrder, get_available_providers,
                       get_all_providers, get_device, get_version_string, get_build_info,
                       set_default_logger_severity, set_default_logger_verbosity, get_allocator_stats, get_cpu_info)
+from ._devices import (OrtDevice, OrtMemoryInfo, OrtAllocatorType, OrtMemType, OrtDeviceMemoryType, OrtArenaCfg,
+                       create_and_register_allocator, create_and_register_allocator_v2)
+from ._devices import OrtDeviceVendorId, OrtMemoryInfoDeviceType
+from .io_binding import IOBinding, SessionIOBinding, OrtValueVector
+from ._sparse import SparseTensor, OrtSparseFormat
+from .session import (set_default_logger_callback, enable_telemetry_events, disable_telemetry_events)
 from . import capi
 from .capi import onnxruntime_pybind11_state
 
@@ -14,4 +20,8 @@ __all__ = ["Error", "InferenceSession", "SessionOptions", "RunOptions", "NodeArg
            "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder", "get_available_providers",
            "get_all_providers", "get_device", "get_version_string", "get_build_info", "set_default_logger_severity",
            "set_default_logger_verbosity", "get_allocator_stats", "get_cpu_info", "capi", "onnxruntime_pybind11_state",
-           "__version__", "_LIBRARY_PATH"]
+           "__version__", "_LIBRARY_PATH", "OrtDevice", "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType",
+           "OrtDeviceMemoryType", "OrtArenaCfg", "create_and_register_allocator", "create_and_register_allocator_v2",
+           "IOBinding", "SessionIOBinding", "OrtValueVector", "OrtDeviceVendorId", "OrtMemoryInfoDeviceType",
+           "SparseTensor", "OrtSparseFormat", "set_default_logger_callback", "enable_telemetry_events",
+           "disable_telemetry_events"]

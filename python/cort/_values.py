@@ -185,7 +185,7 @@ class Inputs:
             if want_type == T_STRING:
                 dtype = object
             arr = np.asarray(obj, dtype=dtype)
-        if arr.dtype.kind in "OUS":
+        if arr.dtype.kind in "OUSV":   # np.void holds raw bytes, taken as strings (as onnxruntime does)
             return self._strings(arr)
         t = NUMPY_TO_CORT.get(arr.dtype if arr.dtype.isnative else arr.dtype.newbyteorder("="))
         if t is None:

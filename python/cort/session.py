@@ -12,12 +12,13 @@ import warnings
 import numpy as np
 
 from . import _lib
-from ._lib import lib, check, c_p, c_i64, s, d
+from ._lib import lib, check, c_p, c_i64, c_str, s, d
 from ._errors import InvalidArgument
 from . import _values as V
 
 _PROVIDER_TO_CORT = {"CPUExecutionProvider": "cpu", "XnnpackExecutionProvider": "xnnpack"}
-_ALL_PROVIDERS = ["CPUExecutionProvider", "XnnpackExecutionProvider"]
+# onnxruntime's order: highest priority first, the CPU provider last
+_ALL_PROVIDERS = ["XnnpackExecutionProvider", "CPUExecutionProvider"]
 # onnxruntime's provider option names that cort spells differently
 _OPTION_NAMES = {"xnnpack": {"intra_op_num_threads": "threads"}}
 
@@ -82,10 +83,45 @@ def get_version_string():
 
 
 def get_build_info():
-    return "cort %s (%s)" % (get_version_string(), _lib.LIBRARY_PATH)
+    return "Build Info: cort %s (%s)" % (get_version_string(), _lib.LIBRARY_PATH)
 
 
-def set_default_logger_severity(level):  # cort never logs
+_logger = {"callback": None, "severity": 2}
+
+
+def set_default_logger_severity(level):
+    _logger["severity"] = int(level)
+
+
+def set_default_logger_callback(callback, severity=None):
+    """Routes the messages of the Python binding (session creation, provider choice) to
+    callback(severity, category, logid, code_location, message); None restores the default (no
+    output: libcort itself never logs). severity: the least severe level passed on (0 verbose .. 4
+    fatal)."""
+    if callback is not None and not callable(callback):
+        raise InvalidArgument("set_default_logger_callback: callback must be callable or None")
+    if severity is not None:
+        if not 0 <= int(severity) <= 4:
+            raise InvalidArgument("set_default_logger_callback: severity must be 0..4, got %s" % severity)
+        _logger["severity"] = int(severity)
+    _logger["callback"] = callback
+
+
+def _log(severity, logid, message):
+    cb = _logger["callback"]
+    if cb is None or severity < _logger["severity"]:
+        return
+    try:
+        cb(int(severity), "cort", str(logid or ""), "cort/session.py", str(message))
+    except Exception:  # noqa: BLE001 - a failing callback must not break the caller
+        pass
+
+
+def enable_telemetry_events():
+    pass   # cort sends no telemetry
+
+
+def disable_telemetry_events():
     pass
 
 
@@ -136,20 +172,25 @@ class SessionOptions:
         self._config = {}
         self._dims = {}
         self._custom_libraries = []
+        self._denotations = {}
+        self._initializers = {}        # name -> OrtValue (kept alive: a session may wrap its memory)
+        self._external_files = {}      # file name -> bytes
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key):
         if key not in self._config:
-            raise InvalidArgument("SessionOptions: no config entry '%s'" % key)
+            raise InvalidArgument("SessionOptions does not have configuration with key: %s" % key)
         return self._config[key]
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
         self._dims[str(dim_name)] = int(dim_value)
 
     def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
-        warnings.warn("cort: free dimension overrides by denotation are ignored")
+        """Applied in Python to inputs whose dimension carries that denotation (read with onnx when
+        it is installed); cort's C API sets dimensions by name."""
+        self._denotations[str(dim_denotation)] = int(dim_value)
 
     def register_custom_ops_library(self, path):
         """Loads a custom-operator library (it exports cort_register_custom_ops; include/cort.h).
@@ -165,10 +206,37 @@ class SessionOptions:
         self._custom_libraries.append(path)
 
     def add_initializer(self, name, value):
-        from ._errors import NotImplemented as NI
-        raise NI("cort does not support SessionOptions.add_initializer")
+        """Provides initializer `name` (an OrtValue on the CPU): it replaces the model's initializer of
+        that name, or makes a graph input of that name a constant. The OrtValue must stay alive while
+        sessions use it (these options keep a reference)."""
+        if not isinstance(value, OrtValue):
+            raise TypeError("add_initializer: value must be an OrtValue, got %s" % type(value).__name__)
+        if not value.is_tensor():
+            raise InvalidArgument("add_initializer: '%s' is not a tensor" % name)
+        self._initializers[str(name)] = value
 
-    def _create(self, providers):
+    def add_external_initializers(self, names, values):
+        """add_initializer for each (name, OrtValue) pair."""
+        names, values = list(names), list(values)
+        if len(names) != len(values):
+            raise ValueError("add_external_initializers: %d names but %d values" % (len(names), len(values)))
+        for n, v in zip(names, values):
+            self.add_initializer(n, v)
+
+    def add_external_initializers_from_files_in_memory(self, file_names, buffers, lengths):
+        """External-data files given as bytes-like buffers (name as written in the model's
+        external_data location); tensors stored in them are read from these bytes."""
+        file_names, buffers, lengths = list(file_names), list(buffers), list(lengths)
+        if not (len(file_names) == len(buffers) == len(lengths)):
+            raise ValueError("add_external_initializers_from_files_in_memory: lists of different lengths")
+        for name, buf, n in zip(file_names, buffers, lengths):
+            data = bytes(memoryview(buf).cast("B")[:int(n)]) if not isinstance(buf, bytes) else buf[:int(n)]
+            if len(data) != int(n):
+                raise ValueError("add_external_initializers_from_files_in_memory: '%s' has %d bytes, not %d"
+                                 % (name, len(data), int(n)))
+            self._external_files[os.fspath(name)] = data
+
+    def _create(self, providers, extra_dims=None):
         """A cort_session_options* (caller frees) for these options and cort provider (name, opts) pairs."""
         opts = c_p()
         check(lib.cort_session_options_create(ctypes.byref(opts)))
@@ -183,7 +251,24 @@ class SessionOptions:
                 check(lib.cort_session_options_set_spinning(opts, int(spin)))
             for path in self._custom_libraries:
                 check(lib.cort_session_options_load_custom_op_library(opts, s(path)))
-            for name, value in self._dims.items():
+            if self.enable_profiling:
+                check(lib.cort_session_options_set_profile_file(opts, 1, s(self.profile_file_prefix or "")))
+            for name, value in self._initializers.items():
+                check(lib.cort_session_options_add_initializer(opts, s(name), value._value))
+            for name, data in self._external_files.items():
+                check(lib.cort_session_options_add_external_data(opts, s(name), data, len(data)))
+            if self.optimized_model_filepath:
+                check(lib.cort_session_options_set_optimized_model_path(opts, s(os.fspath(self.optimized_model_filepath))))
+                ext = self._config.get("session.optimized_model_external_initializers_file_name")
+                if ext:
+                    try:
+                        ext_min = int(self._config.get("session.optimized_model_external_initializers_min_size_in_bytes",
+                                                       "1024"))
+                    except ValueError:
+                        raise InvalidArgument("SessionOptions: session.optimized_model_external_initializers_min_size"
+                                              "_in_bytes is not a number")
+                    check(lib.cort_session_options_set_optimized_model_external_data(opts, s(ext), max(ext_min, 0)))
+            for name, value in list((extra_dims or {}).items()) + list(self._dims.items()):
                 check(lib.cort_session_options_set_dim(opts, s(name), value))
             for key, setter in (("cort.max_tensor_bytes", lib.cort_session_options_set_max_tensor_bytes),
                                 ("cort.fold_budget", lib.cort_session_options_set_fold_budget)):
@@ -270,7 +355,7 @@ class ModelMetadata:
         self.custom_metadata_map = custom_metadata_map
 
 
-def _describe(sess, index, is_input):
+def _describe(sess, index, is_input, overrides=None):
     fn_type = lib.cort_session_input_type if is_input else lib.cort_session_output_type
     fn_dim = lib.cort_session_input_dim_name if is_input else lib.cort_session_output_dim_name
     fn_name = lib.cort_session_input_name if is_input else lib.cort_session_output_name
@@ -283,7 +368,8 @@ def _describe(sess, index, is_input):
             if i < 64 and dims[i] >= 0:
                 shape.append(int(dims[i]))
             else:
-                shape.append(d(fn_dim(sess, index, i)))
+                name = d(fn_dim(sess, index, i))
+                shape.append(overrides[name] if overrides and name in overrides else name)
     return d(fn_name(sess, index)), vt.kind, vt.elem_type, shape
 
 
@@ -333,7 +419,9 @@ class OrtValue:
     def numpy(self):
         """Tensor -> ndarray sharing the value's memory; sequences -> list of ndarrays."""
         kind = lib.cort_value_kind(self._value)
-        if kind == V.KIND_TENSOR and self._keep is not None and len(self._keep) == 1:
+        if kind == V.KIND_TENSOR and self._keep is not None and len(self._keep) == 1 \
+                and isinstance(self._keep[0], np.ndarray) \
+                and self._keep[0].dtype == V.CORT_TO_NUMPY.get(lib.cort_tensor_type(self._value)):
             return self._keep[0]
         return V.value_to_python(lib.cort_value_retain(self._value))
 
@@ -352,8 +440,79 @@ class OrtValue:
         return list(V.tensor_shape(self._value)) if self.is_tensor() else []
 
     def element_type(self):
-        t = lib.cort_tensor_type(self._value)
-        return V.CORT_TO_NUMPY[t].type if t in V.CORT_TO_NUMPY else None
+        """The ONNX element type (TensorProto.DataType integer), as onnxruntime returns it."""
+        kind = lib.cort_value_kind(self._value)
+        if kind == V.KIND_SEQUENCE:
+            return int(lib.cort_sequence_elem_type(self._value))
+        return int(lib.cort_tensor_type(self._value))
+
+    def tensor_size_in_bytes(self):
+        return int(lib.cort_tensor_bytes(self._value))
+
+    @staticmethod
+    def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
+        """Wraps an array's bytes as a tensor of the given ONNX element type (same element size)."""
+        arr = np.ascontiguousarray(data)
+        t = int(onnx_element_type)
+        size = lib.cort_type_size(t)
+        if not size or t == V.T_STRING or size != arr.dtype.itemsize:
+            raise InvalidArgument("ortvalue_from_numpy_with_onnx_type: element type %d does not fit numpy %s"
+                                  % (t, arr.dtype))
+        shp = (c_i64 * max(arr.ndim, 1))(*arr.shape)
+        out = c_p()
+        check(lib.cort_tensor_wrap(arr.ctypes.data if arr.nbytes else None, arr.nbytes, t, shp, arr.ndim,
+                                   ctypes.byref(out)))
+        return OrtValue(out.value, [arr])
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        return np.array(arr, copy=True) if copy else arr
+
+    # onnxruntime keeps a C-level value in ._ortvalue / _get_c_value(); cort's OrtValue is both
+    @property
+    def _ortvalue(self):
+        return self
+
+    def _get_c_value(self):
+        return self
+
+    def to_dlpack(self):
+        from . import _dlpack
+        return _dlpack.to_capsule(self._value)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.to_dlpack()
+
+    def __dlpack_device__(self):
+        return (1, 0)   # kDLCPU, device 0
+
+    @staticmethod
+    def from_dlpack(data, is_bool_tensor=False):
+        """An OrtValue sharing the memory of a DLPack capsule or of an object with __dlpack__."""
+        from . import _dlpack
+        if hasattr(data, "__dlpack__"):
+            is_bool_tensor = is_bool_tensor or (isinstance(data, OrtValue) and data.is_tensor()
+                                                and lib.cort_tensor_type(data._value) == V.T_BOOL)
+            data = data.__dlpack__()
+        v, keeper = _dlpack.from_capsule(data, is_bool_tensor)
+        return OrtValue(v, [keeper])
+
+    @staticmethod
+    def ort_value_from_sparse_tensor(sparse_tensor):
+        ov = OrtValue(None)
+        ov._sparse = sparse_tensor
+        return ov
+
+    def as_sparse_tensor(self):
+        st = getattr(self, "_sparse", None)
+        if st is None:
+            raise InvalidArgument("this OrtValue does not hold a sparse tensor")
+        return st
+
+    def is_sparse_tensor(self):
+        return getattr(self, "_sparse", None) is not None
 
     def data_type(self):
         kind = lib.cort_value_kind(self._value)
@@ -368,9 +527,9 @@ class OrtValue:
         return "cpu"
 
 
-def _check_device(device_type):
-    if str(device_type).lower() != "cpu":
-        raise InvalidArgument("cort only supports the 'cpu' device, not '%s'" % device_type)
+def _check_device(device_type, device_id=0):
+    from ._devices import device_from_args
+    device_from_args(device_type, device_id)
 
 
 # ---- run_async bookkeeping: one C trampoline for the life of the process ----
@@ -439,6 +598,61 @@ def _normalize_providers(providers, provider_options):
     return out
 
 
+_KNOWN_ORT_PROVIDERS = {"CUDAExecutionProvider", "TensorrtExecutionProvider", "DmlExecutionProvider",
+                        "OpenVINOExecutionProvider", "ROCMExecutionProvider", "CoreMLExecutionProvider",
+                        "QNNExecutionProvider", "DnnlExecutionProvider", "NnapiExecutionProvider",
+                        "CANNExecutionProvider", "AzureExecutionProvider", "WebGpuExecutionProvider",
+                        "VitisAIExecutionProvider", "MIGraphXExecutionProvider", "ACLExecutionProvider",
+                        "ArmNNExecutionProvider", "TvmExecutionProvider", "JsExecutionProvider"}
+_CORT_TO_PROVIDER = {"cpu": "CPUExecutionProvider", "xnnpack": "XnnpackExecutionProvider",
+                     "custom": "CPUExecutionProvider"}
+
+
+class _EpAssignedNode:
+    def __init__(self, name, op_type, domain):
+        self.name, self.op_type, self.domain = name, op_type, domain
+
+
+class _EpAssignedSubgraph:
+    def __init__(self, ep_name, nodes):
+        self.ep_name = ep_name
+        self._nodes = nodes
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+
+class _CSession:
+    """Owns one cort_session reference; passed to ctypes as the pointer (onnxruntime's sess._sess)."""
+
+    def __init__(self, ptr):
+        self._as_parameter_ = ptr
+
+    def __bool__(self):
+        return bool(self._as_parameter_)
+
+    def __del__(self, _release=lib.cort_session_release):
+        p, self._as_parameter_ = getattr(self, "_as_parameter_", None), None
+        if p:
+            _release(p)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        iobinding._run(run_options)
+
+    def run_with_ort_values(self, feed, output_names, run_options=None):
+        """onnxruntime's C-level form: {name: OrtValue} -> OrtValueVector."""
+        from .io_binding import OrtValueVector
+        names = list(feed.keys())
+        in_names = (ctypes.c_char_p * max(len(names), 1))(*[s(n) for n in names])
+        in_values = (c_p * max(len(names), 1))(*[feed[n]._value for n in names])
+        outs = list(output_names)
+        out_names = (ctypes.c_char_p * max(len(outs), 1))(*[s(n) for n in outs])
+        results = (c_p * max(len(outs), 1))()
+        ro = run_options._ptr if run_options is not None else None
+        check(lib.cort_session_run(self, ro, in_names, in_values, len(names), out_names, len(outs), results))
+        return OrtValueVector(OrtValue(results[i]) for i in range(len(outs)))
+
+
 class InferenceSession:
     """An ONNX model ready to run, with onnxruntime.InferenceSession's interface."""
 
@@ -456,6 +670,8 @@ class InferenceSession:
         else:
             raise TypeError("Unable to load from type '%s'" % type(path_or_bytes))
         self._create(providers, provider_options)
+        if self._load_config_from_model():
+            self._create(providers, provider_options)
 
     def _create(self, providers, provider_options):
         available = get_available_providers()
@@ -471,7 +687,8 @@ class InferenceSession:
         for name, opts in _normalize_providers(providers, provider_options):
             if name == "CPUExecutionProvider":
                 cpu_opts = opts
-        opts = self._sess_options._create([(_PROVIDER_TO_CORT[n], o) for n, o in chosen])
+        self._denotation_dims = self._dims_from_denotations()
+        opts = self._sess_options._create([(_PROVIDER_TO_CORT[n], o) for n, o in chosen], self._denotation_dims)
         out = c_p()
         try:
             if self._model_bytes is not None:
@@ -482,21 +699,72 @@ class InferenceSession:
                                               opts, ctypes.byref(out)))
         finally:
             lib.cort_session_options_free(opts)
-        old, self._sess = self._sess, out.value
-        if old:
-            lib.cort_session_release(old)
+        self._sess = _CSession(out.value)   # the previous one (set_providers) is released with its wrapper
         self._providers = [n for n, _ in chosen] + ["CPUExecutionProvider"]
         self._provider_options = {n: {k: str(v) for k, v in o.items()} for n, o in chosen}
         self._provider_options["CPUExecutionProvider"] = {k: str(v) for k, v in cpu_opts.items()}
-        self._inputs = [_describe(self._sess, i, True) for i in range(lib.cort_session_input_count(self._sess))]
-        self._outputs = [_describe(self._sess, i, False) for i in range(lib.cort_session_output_count(self._sess))]
+        dims = dict(self._denotation_dims)
+        dims.update(self._sess_options._dims)
+        self._inputs = [_describe(self._sess, i, True, dims) for i in range(lib.cort_session_input_count(self._sess))]
+        self._outputs = [_describe(self._sess, i, False, dims) for i in range(lib.cort_session_output_count(self._sess))]
+        _log(1, self._sess_options.logid, "session created: %d inputs, %d outputs, providers %s"
+             % (len(self._inputs), len(self._outputs), self._providers))
         self._input_decl = {name: (kind, elem) for name, kind, elem, _ in self._inputs}
         self._output_names = [o[0] for o in self._outputs]
 
-    def __del__(self, _release=lib.cort_session_release):
-        sess, self._sess = getattr(self, "_sess", None), None
-        if sess:
-            _release(sess)   # runs in flight keep the C session alive until their callbacks return
+    def __del__(self):
+        self._sess = None   # runs in flight keep the C session alive until their callbacks return
+
+    def _dims_from_denotations(self):
+        """{dim_param: value} for add_free_dimension_override_by_denotation (needs the onnx package
+        to read denotations, which cort's C API does not report)."""
+        den = self._sess_options._denotations
+        if not den:
+            return {}
+        try:
+            import onnx
+        except ImportError:
+            warnings.warn("cort: free dimension overrides by denotation need the onnx package; ignored")
+            return {}
+        if self._model_bytes is not None:
+            model = onnx.load_model_from_string(self._model_bytes)
+        else:
+            model = onnx.load(self._model_path, load_external_data=False)
+        out = {}
+        for vi in model.graph.input:
+            for dim in vi.type.tensor_type.shape.dim:
+                if dim.denotation in den and dim.dim_param:
+                    out[dim.dim_param] = den[dim.denotation]
+        return out
+
+    def _load_config_from_model(self):
+        """ORT_LOAD_CONFIG_FROM_MODEL=1: session options from the model's "ort_config" metadata
+        (JSON {"session_options": {...}}), applied to a copy of the given options."""
+        if os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") != "1" or not self._sess:
+            return False
+        raw = d(lib.cort_session_metadata(self._sess, b"metadata:ort_config"))
+        if not raw:
+            return False
+        import copy
+        import json
+        cfg = json.loads(raw).get("session_options", {})
+        so = copy.copy(self._sess_options)
+        for key, value in cfg.items():
+            if key == "graph_optimization_level":
+                so.graph_optimization_level = GraphOptimizationLevel(int(value))
+            elif key == "execution_mode":
+                so.execution_mode = ExecutionMode(int(value))
+            elif key in ("intra_op_num_threads", "inter_op_num_threads", "log_severity_level",
+                         "log_verbosity_level"):
+                setattr(so, key, int(value))
+            elif key in ("enable_profiling", "enable_mem_pattern", "enable_cpu_mem_arena", "use_deterministic_compute"):
+                setattr(so, key, bool(value))
+            elif key in ("profile_file_prefix", "logid", "optimized_model_filepath"):
+                setattr(so, key, str(value))
+            else:
+                raise InvalidArgument("ORT_LOAD_CONFIG_FROM_MODEL: unknown session option '%s'" % key)
+        self._sess_options = so
+        return True
 
     # ---- description ----
     def get_inputs(self):
@@ -532,7 +800,42 @@ class InferenceSession:
 
     def set_providers(self, providers=None, provider_options=None):
         """Re-creates the session with other providers (as onnxruntime does)."""
+        from ._errors import Fail
+        for name, _ in _normalize_providers(providers, provider_options):
+            if name not in _ALL_PROVIDERS and name not in _KNOWN_ORT_PROVIDERS:
+                raise Fail("Unknown Provider Type: %s" % name)
         self._create(providers, provider_options)
+
+    def get_input_memory_infos(self):
+        from ._devices import cpu_memory_info
+        return [cpu_memory_info() for _ in self._inputs]
+
+    def get_output_memory_infos(self):
+        from ._devices import cpu_memory_info
+        return [cpu_memory_info() for _ in self._outputs]
+
+    def get_input_epdevices(self):
+        return [None for _ in self._inputs]
+
+    def get_provider_graph_assignment_info(self):
+        """The nodes of the execution plan by provider: one entry per node (cort does not group
+        nodes into compiled subgraphs), each with ep_name and get_nodes(). Needs the session config
+        entry session.record_ep_graph_assignment_info = 1, as in onnxruntime."""
+        from ._errors import Fail
+        if self._sess_options._config.get("session.record_ep_graph_assignment_info") != "1":
+            raise Fail("Session configuration entry 'session.record_ep_graph_assignment_info' must be set to \"1\" "
+                       "to retrieve EP graph assignment information.")
+        out = []
+        for i in range(lib.cort_session_node_count(self._sess)):
+            name, op_type, provider = c_str(), c_str(), c_str()
+            check(lib.cort_session_node_info(self._sess, i, ctypes.byref(name), ctypes.byref(op_type),
+                                             ctypes.byref(provider)))
+            prov = d(provider.value)
+            if prov == "folded":
+                continue
+            out.append(_EpAssignedSubgraph(_CORT_TO_PROVIDER.get(prov, prov),
+                                           [_EpAssignedNode(d(name.value) or "", d(op_type.value) or "", "")]))
+        return out
 
     def disable_fallback(self):
         pass
@@ -541,14 +844,22 @@ class InferenceSession:
         pass
 
     def end_profiling(self):
-        return ""
+        """Writes the profile (ONNX Runtime's chrome-trace JSON) and returns its file name ('' if
+        profiling is off)."""
+        name = c_str()
+        check(lib.cort_session_end_profiling(self._sess, ctypes.byref(name)))
+        return d(name.value) or ""
 
     def get_profiling_start_time_ns(self):
-        return 0
+        return int(lib.cort_session_profiling_start_ns(self._sess))
 
     def io_binding(self):
-        from ._errors import NotImplemented as NI
-        raise NI("cort does not implement IOBinding; pass arrays to run() (they are not copied)")
+        from .io_binding import IOBinding
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs bound in iobinding (an IOBinding from io_binding())."""
+        self._sess.run_with_iobinding(iobinding._iobinding, run_options)
 
     # ---- running ----
     def _prepare(self, output_names, input_feed, run_options):
@@ -557,6 +868,9 @@ class InferenceSession:
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise TypeError("run_options must be a cort.RunOptions")
         names = list(output_names) if output_names else list(self._output_names)
+        missing = [n for n, _, _, _ in self._inputs if n not in input_feed]
+        if missing:
+            raise ValueError("Required inputs (%s) are missing from input feed (%s)." % (missing, list(input_feed)))
         ins = V.Inputs()
         try:
             in_names, in_values = [], []

@@ -53,8 +53,8 @@ def test_invalid_argument_cases(add_session):
         add_session.run(None, {"a": np.ones((2, 5), np.float32), "b": x})
     with pytest.raises(InvalidArgument):
         add_session.run(None, {"a": x.astype(np.int32), "b": x})
-    with pytest.raises(InvalidArgument):
-        add_session.run(None, {"a": x})   # missing input
+    with pytest.raises(ValueError, match=r"Required inputs \(\['b'\]\) are missing"):
+        add_session.run(None, {"a": x})   # missing input: ValueError, as onnxruntime raises
     with pytest.raises(TypeError):
         add_session.run(None, [x, x])
 

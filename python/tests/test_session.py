@@ -127,8 +127,10 @@ def test_session_options():
         s = ort.InferenceSession(add_model(), so)
         assert s.get_session_options() is so
         assert np.array_equal(s.run(None, {"a": x, "b": x})[0], 2 * x)
-        assert s.end_profiling() == ""
-        assert s.get_profiling_start_time_ns() == 0
+        prof = s.end_profiling()   # enable_profiling is set above: ORT's trace file
+        assert prof.endswith(".json") and os.path.exists(prof)
+        os.remove(prof)
+        assert s.get_profiling_start_time_ns() > 0
     assert [int(v) for v in ort.GraphOptimizationLevel] == [0, 1, 2, 99]
     bad = ort.SessionOptions()
     bad.intra_op_num_threads = -1
@@ -240,7 +242,7 @@ def test_ort_value_round_trip(add_session):
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     v = ort.OrtValue.ortvalue_from_numpy(x)
     assert v.is_tensor() and v.has_value() and not v.is_tensor_sequence()
-    assert v.shape() == [2, 4] and v.data_type() == "tensor(float)" and v.element_type() == np.float32
+    assert v.shape() == [2, 4] and v.data_type() == "tensor(float)" and v.element_type() == 1
     assert v.device_name() == "cpu" and v.data_ptr() == x.ctypes.data
     assert v.numpy() is x
     outs = add_session.run_with_ort_values(["c"], {"a": v, "b": v})
@@ -255,11 +257,6 @@ def test_ort_value_round_trip(add_session):
     assert [a.tolist() for a in seq.numpy()] == [[1, 1], [0, 0, 0]]
     with pytest.raises(ort.Error):
         ort.OrtValue.ortvalue_from_numpy(x, "cuda")
-
-
-def test_io_binding_is_reported_missing(add_session):
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.NotImplemented):
-        add_session.io_binding()
 
 
 @pytest.mark.skipif(not os.path.isdir(NODE_DATA), reason="ONNX test data not installed")

@@ -3,6 +3,7 @@
 #include "graph.h"
 #include "provider.h"
 #include "../core/bufcache.h"
+#include "../session/profiler.h"
 #include <string.h>
 #include <time.h>
 
@@ -66,7 +67,9 @@ cort_status *cort_graph_execute(cort_exec *ex, const cort_graph *g, cort_value *
                                 impl, n->n_implicit, ex->pool, ex };
         struct timespec t0;
         if (ex->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
+        int64_t trace_t0 = ex->trace ? cort_trace_now() : 0;
         st = n->op->run(&ctx);
+        if (ex->trace && !st) cort_trace_node(ex->trace, n, in, n->n_inputs, outs, n->n_outputs, trace_t0, cort_trace_now());
         if (ex->profile) {
             struct timespec t1;
             clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -148,6 +151,7 @@ cort_status *cort_subgraph_run(cort_kernel_ctx *ctx, const cort_subgraph *sg, co
     for (size_t i = 0; i < g->n_outer; i++) outer[i] = ctx->implicit[g->outer_index[i]];
     cort_exec sub = ctx->exec ? *ctx->exec : (cort_exec){ NULL, ctx->pool, 0, NULL, NULL, NULL, NULL };
     sub.profile = NULL;   /* counters index top-level nodes only */
+    sub.trace = NULL;
     sub.depth++;
     cort_status *st = cort_graph_execute(&sub, g, inputs, outer, outputs);
     if (outer != outer_stack) cort_free(outer);

@@ -109,6 +109,9 @@ struct cort_exec {
     /* largest tensor a kernel may create in this execution; 0 = the session's max_tensor_bytes
      * (constant folding sets what is left of its budget) */
     size_t max_bytes;
+    /* top-level graph only: the session's chrome trace (session/profiler.h) when profiling to a
+     * file, else NULL */
+    struct cort_trace *trace;
 };
 
 /* Executes g. inputs: g->n_inputs borrowed values; outer: g->n_outer borrowed values; outputs get new

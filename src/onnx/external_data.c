@@ -100,6 +100,22 @@ cort_status *cort_load_external(cort_load *L, const cort_pb_path *path, const co
     if (has_length && length != bytes)
         return cort_pb_error(path, 13, tensor_msg->pos, "tensor '%s': external data length %llu, the shape needs %zu bytes",
                              tname, (unsigned long long)length, bytes);
+    const cort_load_extras *x = L->extras;
+    for (size_t i = 0; x && i < x->n_overridden; i++)
+        if (!strcmp(x->overridden[i], tname)) return cort_tensor_alloc_zero(type, dims, rank, out);
+    for (size_t i = 0; x && i < x->n_ext; i++) {
+        const cort_ext_data *e = &x->ext[i];
+        if (strlen(e->name) != loc_len || memcmp(e->name, loc, loc_len)) continue;
+        if (offset > e->len || bytes > e->len - offset)
+            return cort_pb_error(path, 13, tensor_msg->pos,
+                                 "tensor '%s': external data '%s' given in memory has %zu bytes, offset %llu + %zu bytes "
+                                 "exceeds it", tname, e->name, e->len, (unsigned long long)offset, bytes);
+        cort_value *t = NULL;
+        CORT_TRY(cort_tensor_alloc(type, dims, rank, &t));
+        if (bytes) memcpy(t->data, (const uint8_t *)e->bytes + offset, bytes);
+        *out = t;
+        return NULL;
+    }
     if (!L->dir)
         return cort_pb_error(path, 13, tensor_msg->pos,
                              "tensor '%s': external data '%.*s' needs a model loaded from a file path", tname,

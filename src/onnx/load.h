@@ -15,6 +15,7 @@ typedef struct cort_load {
     size_t         len;     /* bytes in buf: bounds how large a sparse tensor may densify */
     int            lazy;    /* loading a graph initializer: misaligned raw_data in a mapped file may
                              * stay there (a lazy value, see value.h) instead of being copied */
+    const cort_load_extras *extras;   /* in-memory external data, overridden initializers (onnx.h); or NULL */
 } cort_load;
 
 /* Registers a loader-created value with the model (released by cort_model_free). On failure v is released. */

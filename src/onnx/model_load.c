@@ -137,7 +137,8 @@ void cort_model_free(cort_model_ir *m) {
 }
 
 /* Takes ownership of blob (released with the model, also on failure). */
-static cort_status *load_blob(cort_value *blob, char *dir, int mapped, cort_model_ir **out) {
+static cort_status *load_blob(cort_value *blob, char *dir, int mapped, const cort_load_extras *extras,
+                              cort_model_ir **out) {
     cort_status *st;
     cort_model_ir *m = cort_calloc(1, sizeof *m);
     if (!m) { cort_value_release(blob); cort_free(dir); return cort_error_oom(); }
@@ -146,6 +147,7 @@ static cort_status *load_blob(cort_value *blob, char *dir, int mapped, cort_mode
     m->dir = dir;
     if ((st = cort_arena_create(&m->arena))) goto error;
     cort_load L = { (const uint8_t *)blob->data, m->arena, m, blob, dir, blob->bytes };
+    L.extras = extras;
     if ((st = parse_model(&L, blob->bytes, m))) goto error;
     *out = m;
     return NULL;
@@ -155,13 +157,18 @@ error:
 }
 
 cort_status *cort_model_load_memory(const void *bytes, size_t len, cort_model_ir **out) {
+    return cort_model_load_memory_ex(bytes, len, NULL, out);
+}
+
+cort_status *cort_model_load_memory_ex(const void *bytes, size_t len, const cort_load_extras *extras,
+                                       cort_model_ir **out) {
     if (!out || (!bytes && len)) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model bytes are NULL");
     int64_t dim = (int64_t)len;
     if (len > (size_t)INT64_MAX) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model of %zu bytes is too large", len);
     cort_value *blob;
     CORT_TRY(cort_tensor_alloc(CORT_TYPE_UINT8, &dim, 1, &blob));   /* 64-byte aligned, like the file mapping */
     if (len) memcpy(blob->data, bytes, len);
-    return load_blob(blob, NULL, 0, out);
+    return load_blob(blob, NULL, 0, extras, out);
 }
 
 void cort_model_drop_pages(const cort_model_ir *m, const void *p, size_t n) {
@@ -177,6 +184,10 @@ static void unmap_blob(void *ctx, void *data, size_t bytes) {
 }
 
 cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
+    return cort_model_load_file_ex(path, NULL, out);
+}
+
+cort_status *cort_model_load_file_ex(const char *path, const cort_load_extras *extras, cort_model_ir **out) {
     if (!path || !out) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "model path is NULL");
     char eb[128];
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -211,7 +222,7 @@ cort_status *cort_model_load_file(const char *path, cort_model_ir **out) {
     }
     blob->release_fn = unmap_blob;
     blob->release_ctx = NULL;
-    return load_blob(blob, dir, 1, out);
+    return load_blob(blob, dir, 1, extras, out);
 }
 
 cort_status *cort_tensor_parse(const void *bytes, size_t len, cort_value **out) {

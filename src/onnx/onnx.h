@@ -9,6 +9,20 @@
 cort_status *cort_model_load_file(const char *path, cort_model_ir **out);
 cort_status *cort_model_load_memory(const void *bytes, size_t len, cort_model_ir **out);
 void         cort_model_free(cort_model_ir *model);
+/* External-data files given in memory (name as written in TensorProto.external_data "location"):
+ * a tensor whose location matches one is read from those bytes, before any file is looked at. The
+ * bytes are only used during the call. */
+typedef struct cort_ext_data { const char *name; const void *bytes; size_t len; } cort_ext_data;
+/* What the caller provides besides the model bytes: in-memory external-data files, and the names
+ * of initializers it replaces (an external tensor of such a name is not read at all: it becomes
+ * zeros of its shape, replaced after loading). */
+typedef struct cort_load_extras {
+    const cort_ext_data *ext; size_t n_ext;
+    const char *const *overridden; size_t n_overridden;
+} cort_load_extras;
+cort_status *cort_model_load_file_ex(const char *path, const cort_load_extras *extras, cort_model_ir **out);
+cort_status *cort_model_load_memory_ex(const void *bytes, size_t len, const cort_load_extras *extras,
+                                       cort_model_ir **out);
 /* Tells the kernel that bytes [p, p + n) of a file-mapped model are not needed for now: the whole
  * pages inside the range leave the process's resident set (madvise MADV_DONTNEED) and are read
  * back from the file if touched again. A no-op for models loaded from memory or ranges outside

@@ -2,6 +2,7 @@
  * and delivery into caller-preallocated outputs. */
 #include "session.h"
 #include "../core/bufcache.h"
+#include "profiler.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ static const char *kind_name(int k) {
 }
 
 /* Checks a fed value against the input's compiled (declared + session dims) type. */
-static cort_status *check_input(const cort_graph *g, size_t idx, const cort_value *v) {
+cort_status *cort_run_check_input(const cort_graph *g, size_t idx, const cort_value *v) {
     const char *name = g->input_info[idx]->name;
     const cort_tinfo *t = &g->slot_info[g->input_slots[idx]];
     if (t->kind == CORT_VKIND_UNKNOWN) return NULL;
@@ -97,7 +98,7 @@ static int session_owned(const cort_session *session, const cort_value *v) {
 
 /* A preallocated output checked against what the compiled graph knows before anything runs: its
  * kind, element type and every dimension that is static. deliver() checks the rest afterwards. */
-static cort_status *check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst) {
+cort_status *cort_run_check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst) {
     const char *name = g->output_info[k]->name;
     const cort_tinfo *t = &g->slot_info[g->output_slots[k]];
     if (dst->kind != CORT_VKIND_TENSOR)
@@ -144,7 +145,7 @@ cort_status *cort_run_check_args(const cort_session *session, const char *fn, co
                               input_names[i], list);
         }
         if (fed[k]) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: input '%s' is given twice", fn, input_names[i]);
-        CORT_TRY(check_input(g, k, inputs[i]));
+        CORT_TRY(cort_run_check_input(g, k, inputs[i]));
         fed[k] = inputs[i];
     }
     for (size_t k = 0; k < g->n_inputs; k++)
@@ -155,7 +156,7 @@ cort_status *cort_run_check_args(const cort_session *session, const char *fn, co
         while (k < g->n_outputs && strcmp(g->output_info[k]->name, output_names[i])) k++;
         if (k == g->n_outputs)
             return cort_error(CORT_ERROR_INVALID_ARGUMENT, "%s: unknown output name '%s'", fn, output_names[i]);
-        if (outputs && outputs[i]) CORT_TRY(check_preallocated(g, k, fn, outputs[i]));
+        if (outputs && outputs[i]) CORT_TRY(cort_run_check_preallocated(g, k, fn, outputs[i]));
         if (out_idx) out_idx[i] = k;
     }
     return NULL;
@@ -195,7 +196,10 @@ cort_status *cort_session_run(cort_session *session, const cort_run_options *run
         cort_run_options *ro = (cort_run_options *)run_options;
         cort_run_options_retain_internal(ro);
         cort_exec ex = { ro ? &ro->terminate : NULL, session->pool, 0, session->cache, session->profile, NULL, NULL };
+        ex.trace = session->trace;
+        int64_t t0 = session->trace ? cort_trace_now() : 0;
         st = cort_graph_execute(&ex, g, fed, NULL, results);
+        if (session->trace) cort_trace_session(session->trace, "model_run", t0, cort_trace_now());
         cort_run_options_free(ro);
     }
     if (st) goto done;

@@ -4,6 +4,7 @@
 #include "../onnx/onnx.h"
 #include "../core/cpu_features.h"
 #include "custom_ops.h"
+#include "profiler.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,155 @@ void cort_session_options_free(cort_session_options *o) {
     cort_free(o->dim_values);
     cort_custom_op_set_release(o->custom_ops);
     cort_pool_free(o->shared_pool);
+    cort_free(o->profile_prefix);
+    for (size_t i = 0; i < o->n_inits; i++) { cort_free(o->init_names[i]); cort_value_release(o->init_values[i]); }
+    cort_free(o->init_names);
+    cort_free(o->init_values);
+    for (size_t i = 0; i < o->n_ext; i++) { cort_free(o->ext_names[i]); cort_free(o->ext_bytes[i]); }
+    cort_free(o->ext_names);
+    cort_free(o->ext_bytes);
+    cort_free(o->ext_lens);
+    cort_free(o->optimized_path);
+    cort_free(o->optimized_ext_file);
     cort_free(o);
+}
+
+cort_status *cort_session_options_set_profile_file(cort_session_options *o, int enable, const char *prefix) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_profile_file: options is NULL");
+    char *p = NULL;
+    if (prefix && !(p = cort_strdup(prefix))) return cort_error_oom();
+    cort_free(o->profile_prefix);
+    o->profile_prefix = p;
+    o->profile_file = enable ? 1 : 0;
+    return NULL;
+}
+
+cort_status *cort_session_options_add_initializer(cort_session_options *o, const char *name, cort_value *value) {
+    if (!o || !name || !value)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_add_initializer: options, name or value is NULL");
+    if (value->kind != CORT_VKIND_TENSOR)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_add_initializer: '%s' is not a tensor", name);
+    for (size_t i = 0; i < o->n_inits; i++)
+        if (!strcmp(o->init_names[i], name)) {
+            cort_value_release(o->init_values[i]);
+            o->init_values[i] = cort_value_retain(value);
+            return NULL;
+        }
+    char **nn = cort_realloc(o->init_names, (o->n_inits + 1) * sizeof *nn);
+    if (!nn) return cort_error_oom();
+    o->init_names = nn;
+    cort_value **nv = cort_realloc(o->init_values, (o->n_inits + 1) * sizeof *nv);
+    if (!nv) return cort_error_oom();
+    o->init_values = nv;
+    if (!(nn[o->n_inits] = cort_strdup(name))) return cort_error_oom();
+    nv[o->n_inits++] = cort_value_retain(value);
+    return NULL;
+}
+
+cort_status *cort_session_options_add_external_data(cort_session_options *o, const char *file_name, const void *bytes,
+                                                     size_t length) {
+    if (!o || !file_name || (!bytes && length))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_options_add_external_data: options, file_name or bytes is NULL");
+    size_t k = 0;
+    while (k < o->n_ext && strcmp(o->ext_names[k], file_name)) k++;
+    void *copy = cort_malloc(length ? length : 1);
+    if (!copy) return cort_error_oom();
+    if (length) memcpy(copy, bytes, length);
+    if (k == o->n_ext) {
+        char **nn = cort_realloc(o->ext_names, (k + 1) * sizeof *nn);
+        if (nn) o->ext_names = nn;
+        void **nb = nn ? cort_realloc(o->ext_bytes, (k + 1) * sizeof *nb) : NULL;
+        if (nb) o->ext_bytes = nb;
+        size_t *nl = nb ? cort_realloc(o->ext_lens, (k + 1) * sizeof *nl) : NULL;
+        if (nl) o->ext_lens = nl;
+        char *name = nl ? cort_strdup(file_name) : NULL;
+        if (!name) { cort_free(copy); return cort_error_oom(); }
+        o->ext_names[k] = name;
+        o->ext_bytes[k] = NULL;
+        o->n_ext++;
+    }
+    cort_free(o->ext_bytes[k]);
+    o->ext_bytes[k] = copy;
+    o->ext_lens[k] = length;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_optimized_model_path(cort_session_options *o, const char *path) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_optimized_model_path: options is NULL");
+    char *p = NULL;
+    if (path && *path && !(p = cort_strdup(path))) return cort_error_oom();
+    cort_free(o->optimized_path);
+    o->optimized_path = p;
+    return NULL;
+}
+
+cort_status *cort_session_options_set_optimized_model_external_data(cort_session_options *o, const char *file_name,
+                                                                   uint64_t min_bytes) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_optimized_model_external_data: options is NULL");
+    if (file_name && (strchr(file_name, '/') || !strcmp(file_name, "..") || !strcmp(file_name, ".")))
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                          "cort_session_options_set_optimized_model_external_data: '%s' must be a file name, not a path",
+                          file_name);
+    char *p = NULL;
+    if (file_name && *file_name && !(p = cort_strdup(file_name))) return cort_error_oom();
+    cort_free(o->optimized_ext_file);
+    o->optimized_ext_file = p;
+    o->optimized_ext_min = (size_t)min_bytes;
+    return NULL;
+}
+
+/* Initializers given through the options replace the model's of the same name, or turn a graph
+ * input of that name into a constant; any other name is an error. The model keeps one reference. */
+static cort_status *apply_initializers(cort_model_ir *m, const cort_session_options *o) {
+    cort_graph_ir *g = m->graph;
+    if (!o || !o->n_inits || !g) return NULL;
+    size_t extra = 0;
+    for (size_t k = 0; k < o->n_inits; k++) {
+        size_t i = 0;
+        while (i < g->n_initializers && strcmp(g->initializers[i].name, o->init_names[k])) i++;
+        if (i < g->n_initializers) {
+            const cort_value *old = g->initializers[i].value;
+            if (old && old->kind == CORT_VKIND_TENSOR && old->type != o->init_values[k]->type)
+                return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                                  "initializer '%s' given in the session options has element type %s, the model's is %s",
+                                  o->init_names[k], cort_type_name(o->init_values[k]->type), cort_type_name(old->type));
+            continue;
+        }
+        size_t j = 0;
+        while (j < g->n_inputs && strcmp(g->inputs[j].name, o->init_names[k])) j++;
+        if (j == g->n_inputs)
+            return cort_error(CORT_ERROR_INVALID_ARGUMENT,
+                              "initializer '%s' given in the session options: the model has no initializer or input of that name",
+                              o->init_names[k]);
+        extra++;
+    }
+    cort_initializer_ir *arr = g->initializers;
+    if (extra) {
+        arr = cort_arena_alloc(m->arena, (g->n_initializers + extra) * sizeof *arr);
+        if (!arr) return cort_error_oom();
+        if (g->n_initializers) memcpy(arr, g->initializers, g->n_initializers * sizeof *arr);
+    }
+    size_t n = g->n_initializers;
+    for (size_t k = 0; k < o->n_inits; k++) {
+        cort_value **owned = cort_realloc(m->owned_values, (m->n_owned_values + 1) * sizeof *owned);
+        if (!owned) return cort_error_oom();
+        m->owned_values = owned;
+        m->cap_owned_values = m->n_owned_values + 1;
+        owned[m->n_owned_values++] = cort_value_retain(o->init_values[k]);
+        size_t i = 0;
+        while (i < n && strcmp(arr[i].name, o->init_names[k])) i++;
+        if (i == n) {
+            memset(&arr[n], 0, sizeof arr[n]);
+            arr[n].name = cort_arena_strndup(m->arena, o->init_names[k], strlen(o->init_names[k]));
+            if (!arr[n].name) return cort_error_oom();
+            n++;
+        }
+        arr[i].value = o->init_values[k];
+    }
+    g->initializers = arr;
+    g->n_initializers = n;
+    return NULL;
 }
 
 cort_status *cort_session_options_set_threads(cort_session_options *o, int threads) {
@@ -222,16 +371,21 @@ static void session_destroy(cort_session *s) {
     cort_free(s->dim_names);
     cort_free(s->dim_values);
     cort_huge_arena_free(s->weights);   /* last: the packed weights of every node state live here */
+    cort_trace_free(s->trace);
     cort_free(s);
 }
 
 static cort_status *session_finish(cort_model_ir *model, const cort_session_options *o, const void *alloc_id,
-                                   cort_session **out) {
+                                   cort_trace *trace, int64_t load_t0, cort_session **out) {
     cort_status *st = NULL;
+    int64_t init_t0 = trace ? cort_trace_now() : 0;
     cort_session *s = cort_calloc(1, sizeof *s);
-    if (!s) { cort_model_free(model); return cort_error_oom(); }
+    if (!s) { cort_model_free(model); cort_trace_free(trace); return cort_error_oom(); }
     atomic_init(&s->refs, 1);
     s->model = model;
+    s->trace = trace;
+    cort_trace_session(trace, "model_loading_uri", load_t0, init_t0);
+    if ((st = apply_initializers(model, o))) goto error;
     s->threads = o ? o->threads : 0;
     if (s->threads <= 0) s->threads = cort_cpu_count();
     if (o && o->shared_pool) s->threads = cort_pool_threads(o->shared_pool);   /* the pool decides */
@@ -287,11 +441,39 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
         for (size_t i = 0; i < 2 * (s->graph->n_nodes + 1); i++) atomic_init(&s->profile[i], 0);
     }
     s->cpu_allocator = alloc_id;
+    if (o && o->optimized_path && (st = cort_session_save_optimized(s, o->optimized_path, o->optimized_ext_file, o->optimized_ext_min))) goto error;
+    cort_trace_session(trace, "session_initialization", init_t0, cort_trace_now());
     *out = s;
     return NULL;
 error:
     session_destroy(s);
     return st;
+}
+
+/* The options' in-memory external-data files and overridden initializers as the loader takes them
+ * (at most cap files). */
+static cort_status *load_extras(const cort_session_options *o, cort_ext_data *ext, size_t cap, cort_load_extras *x) {
+    memset(x, 0, sizeof *x);
+    if (!o) return NULL;
+    if (o->n_ext > cap)
+        return cort_error(CORT_ERROR_INVALID_ARGUMENT, "session options: %zu external-data files given in memory, at most %zu",
+                          o->n_ext, cap);
+    for (size_t i = 0; i < o->n_ext; i++) ext[i] = (cort_ext_data){ o->ext_names[i], o->ext_bytes[i], o->ext_lens[i] };
+    x->ext = ext;
+    x->n_ext = o->n_ext;
+    x->overridden = (const char *const *)o->init_names;
+    x->n_overridden = o->n_inits;
+    return NULL;
+}
+
+cort_status *cort_session_end_profiling(cort_session *s, const char **file) {
+    if (!s || !file) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_end_profiling: session or file is NULL");
+    if (!s->trace) { *file = ""; return NULL; }
+    return cort_trace_end(s->trace, file);
+}
+
+int64_t cort_session_profiling_start_ns(const cort_session *s) {
+    return s ? cort_trace_start_epoch_ns(s->trace) : 0;
 }
 
 cort_status *cort_session_create(const char *path, const cort_session_options *options, cort_session **out) {
@@ -301,9 +483,17 @@ cort_status *cort_session_create(const char *path, const cort_session_options *o
     CORT_TRY(cort_cpu_info_get(NULL));   /* probes the CPU; reports a bad CORT_ISA */
     /* the owner this session's allocations start from (the race test checks all sessions agree) */
     const void *alloc_id = cort_provider_default()->allocator(NULL);
+    cort_trace *trace = NULL;
+    int64_t t0 = cort_trace_now();
     cort_model_ir *model;
-    CORT_TRY(cort_model_load_file(path, &model));
-    return session_finish(model, options, alloc_id, out);
+    cort_ext_data ext[64];
+    cort_load_extras extras;
+    CORT_TRY(load_extras(options, ext, 64, &extras));
+    if (options && options->profile_file)
+        CORT_TRY(cort_trace_create(options->profile_prefix, options->threads > 0 ? options->threads : cort_cpu_count(), &trace));
+    cort_status *lst = cort_model_load_file_ex(path, &extras, &model);
+    if (lst) { cort_trace_free(trace); return lst; }
+    return session_finish(model, options, alloc_id, trace, t0, out);
 }
 
 cort_status *cort_session_create_from_memory(const void *bytes, size_t length, const cort_session_options *options,
@@ -313,9 +503,17 @@ cort_status *cort_session_create_from_memory(const void *bytes, size_t length, c
     CORT_TRY(cort_alloc_init());
     CORT_TRY(cort_cpu_info_get(NULL));   /* probes the CPU; reports a bad CORT_ISA */
     const void *alloc_id = cort_provider_default()->allocator(NULL);
+    cort_trace *trace = NULL;
+    int64_t t0 = cort_trace_now();
     cort_model_ir *model;
-    CORT_TRY(cort_model_load_memory(bytes ? bytes : "", length, &model));
-    return session_finish(model, options, alloc_id, out);
+    cort_ext_data ext[64];
+    cort_load_extras extras;
+    CORT_TRY(load_extras(options, ext, 64, &extras));
+    if (options && options->profile_file)
+        CORT_TRY(cort_trace_create(options->profile_prefix, options->threads > 0 ? options->threads : cort_cpu_count(), &trace));
+    cort_status *lst = cort_model_load_memory_ex(bytes ? bytes : "", length, &extras, &model);
+    if (lst) { cort_trace_free(trace); return lst; }
+    return session_finish(model, options, alloc_id, trace, t0, out);
 }
 
 cort_session *cort_session_retain(cort_session *s) {

@@ -29,6 +29,12 @@ struct cort_session_options {
     struct cort_custom_op_set *custom_ops;   /* cort_session_options_add_custom_op; NULL if none */
     cort_pool *shared_pool;   /* cort_session_options_set_thread_pool (one reference), or NULL */
     int no_spin;              /* cort_session_options_set_spinning(o, 0) */
+    int profile_file;         /* cort_session_options_set_profile_file */
+    char *profile_prefix;
+    char **init_names; cort_value **init_values; size_t n_inits;   /* cort_session_options_add_initializer */
+    char **ext_names; void **ext_bytes; size_t *ext_lens; size_t n_ext;   /* ..._add_external_data (copies) */
+    char *optimized_path;     /* cort_session_options_set_optimized_model_path */
+    char *optimized_ext_file; size_t optimized_ext_min;   /* ..._set_optimized_model_external_data */
 };
 
 struct cort_run_options {
@@ -52,6 +58,7 @@ struct cort_session {
     size_t n_providers;
     _Atomic uint64_t *profile;     /* 2 per node (ns, count) when profiling, else NULL */
     struct cort_huge_arena *weights;   /* packed weights made at creation; freed after the graph */
+    struct cort_trace *trace;      /* chrome-trace profiling (profiler.h), or NULL */
 };
 
 void cort_run_options_retain_internal(cort_run_options *o);
@@ -70,4 +77,10 @@ struct cort_thread_pool {
 cort_status *cort_run_check_args(const cort_session *session, const char *fn, const char *const *input_names,
                                  cort_value *const *inputs, size_t input_count, const char *const *output_names,
                                  size_t output_count, cort_value *const *outputs, cort_value **fed, size_t *out_idx);
+/* Writes the session's optimized graph as an ONNX model to path (save_model.c). */
+cort_status *cort_session_save_optimized(const cort_session *session, const char *path, const char *ext_file,
+                                         size_t ext_min);
+/* One fed value against graph input idx; one preallocated output against graph output k (run.c). */
+cort_status *cort_run_check_input(const cort_graph *g, size_t idx, const cort_value *v);
+cort_status *cort_run_check_preallocated(const cort_graph *g, size_t k, const char *fn, const cort_value *dst);
 #endif

@@ -97,6 +97,16 @@ int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_
         a->custom_op_libraries[a->n_custom_op_libraries++] = v;
         return 1;
     }
+    if ((r = cli_opt(argc, argv, i, "--profile-json", &v)) != 0) {
+        if (r < 0) return -1;
+        a->profile_json = v;
+        return 1;
+    }
+    if ((r = cli_opt(argc, argv, i, "--save-optimized", &v)) != 0) {
+        if (r < 0) return -1;
+        a->save_optimized = v;
+        return 1;
+    }
     if ((r = cli_opt(argc, argv, i, "--provider", &v)) != 0) {
         if (r < 0) return -1;
         if (a->n_providers >= sizeof a->providers / sizeof a->providers[0]) {
@@ -151,9 +161,26 @@ cort_status *cli_session_options(const cli_session_args *a, cort_session_options
         if ((st = cort_session_options_append_provider(o, a->providers[i], NULL, NULL, 0))) goto error;
     for (size_t i = 0; i < a->n_dims; i++)
         if ((st = cort_session_options_set_dim(o, a->dims[i].name, a->dims[i].value))) goto error;
+    /* the library names the file PREFIX_date.json; cli_session_finish renames it to what was asked */
+    if (a->profile_json && (st = cort_session_options_set_profile_file(o, 1, a->profile_json))) goto error;
+    if (a->save_optimized && (st = cort_session_options_set_optimized_model_path(o, a->save_optimized))) goto error;
     *out = o;
     return NULL;
 error:
     cort_session_options_free(o);
     return st;
+}
+
+cort_status *cli_session_finish(const cli_session_args *a, cort_session *s) {
+    if (!a->profile_json || !s) return NULL;
+    const char *file = NULL;
+    cort_status *st = cort_session_end_profiling(s, &file);
+    if (st) return st;
+    if (rename(file, a->profile_json)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "--profile-json: cannot move '%s' to '%s': %s", file, a->profile_json, strerror(errno));
+        return cort_status_create(CORT_ERROR_IO, msg);
+    }
+    fprintf(stderr, "profile: %s\n", a->profile_json);
+    return NULL;
 }

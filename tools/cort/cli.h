@@ -41,13 +41,17 @@ typedef struct cli_session_args {
     long long fold_budget;       /* -1: library default (--fold-budget) */
     int no_spin;                 /* --no-spin */
     const char *custom_op_libraries[8]; size_t n_custom_op_libraries;   /* --custom-op-library PATH */
+    const char *profile_json;    /* --profile-json FILE: ONNX Runtime's chrome-trace profile */
+    const char *save_optimized;  /* --save-optimized FILE: the graph after cort's passes, as ONNX */
 } cli_session_args;
 void cli_session_args_init(cli_session_args *a);
 /* Consumes --threads, --provider, --optimization, --dim, --max-tensor-bytes, --fold-budget, --no-spin
- * and --custom-op-library at argv[*i]: 1 consumed, 0 not one of
+ * --custom-op-library, --profile-json and --save-optimized at argv[*i]: 1 consumed, 0 not one of
  * them, -1 usage error (message printed). */
 int cli_session_arg(const char *cmd, int argc, char **argv, int *i, cli_session_args *a);
 cort_status *cli_session_options(const cli_session_args *a, cort_session_options **out);
+/* After the runs: writes the --profile-json file (if asked) and prints where it went. */
+cort_status *cli_session_finish(const cli_session_args *a, cort_session *s);
 /* Value of --dim NAME, or `fallback` when not given. */
 int64_t cli_dim_value(const cli_session_args *a, const char *name, int64_t fallback);
 

@@ -12,6 +12,8 @@ static const char bench_usage[] =
     "  --threads N             intra-op threads (0 = one per core)\n"
     "  --no-spin               idle pool workers sleep at once instead of spinning briefly\n"
     "  --custom-op-library P   load custom operators from shared library P (repeatable)\n"
+    "  --profile-json FILE     write ONNX Runtime's chrome-trace profile (per node and run) to FILE\n"
+    "  --save-optimized FILE   write the graph after cort's optimizations to FILE (ONNX)\n"
     "  --runs N                timed runs (default 20)\n"
     "  --warmup N              untimed runs after the first run (default 3)\n"
     "  --input-dir DIR         inputs from DIR/input_K.pb or .npy (others random)\n"
@@ -209,6 +211,7 @@ int cli_cmd_bench(int argc, char **argv) {
         printf("peak RSS:       %ld kB\n", rss);
         if (profile_top >= 0 && (st = print_profile(s, runs, profile_top, median))) goto error;
     }
+    if ((st = cli_session_finish(&sargs, s))) goto error;
     for (size_t k = 0; k < n_in; k++) cort_value_release(inputs[k]);
     cort_free(inputs); cort_free(outputs); cort_free(in_names); cort_free(out_names); cort_free(lat);
     cort_session_release(s);

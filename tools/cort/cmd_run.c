@@ -21,6 +21,8 @@ static const char run_usage[] =
     "  --threads N             intra-op threads (0 = one per core)\n"
     "  --no-spin               idle pool workers sleep at once instead of spinning briefly\n"
     "  --custom-op-library P   load custom operators from shared library P (repeatable)\n"
+    "  --profile-json FILE     write ONNX Runtime's chrome-trace profile (per node and run) to FILE\n"
+    "  --save-optimized FILE   write the graph after cort's optimizations to FILE (ONNX)\n"
     "  --provider NAME         execution provider (repeatable; cpu is the fallback)\n"
     "  --optimization 0|1|2    graph optimization level\n"
     "  --max-tensor-bytes N    refuse any tensor above N bytes (default 1 TiB)\n"
@@ -160,6 +162,7 @@ int cli_cmd_run(int argc, char **argv) {
         for (size_t k = 0; k < n_out; k++) { fputs("  ", stdout); cli_print_value(stdout, out_names[k], outputs[k], 8); }
         printf("session create %.2f ms, run %.2f ms\n", create_ms, run_ms);
     }
+    if ((st = cli_session_finish(&sargs, s))) goto error;
     for (size_t k = 0; k < n_in; k++) cort_value_release(inputs[k]);
     for (size_t k = 0; k < n_out; k++) cort_value_release(outputs[k]);
     cort_free(inputs); cort_free(outputs); cort_free(in_names); cort_free(out_names);
