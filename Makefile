@@ -86,14 +86,15 @@ install: all
 # make fuzz: replays tests/fuzz/regressions/, then FUZZ_SECONDS (default 15) per target (make check runs it).
 # make fuzz-long FUZZ_SECONDS=1800: every target at once with -fork on the cores, niced; findings in
 # build-fuzz/fuzz-findings/.
-FUZZ_TARGETS := fuzz_model fuzz_run fuzz_values
+# fuzz_serve (cort-serve's request parser) when its libraries are installed
+FUZZ_TARGETS := fuzz_model fuzz_run fuzz_values $(shell pkg-config --exists libmicrohttpd jansson 2>/dev/null && echo fuzz_serve)
 fuzz-build:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCORT_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 >/dev/null
 	@$(MAKE) --no-print-directory -C build-fuzz -j$(JOBS) $(FUZZ_TARGETS)
 fuzz: fuzz-build
-	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),15)
+	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),15) $(FUZZ_TARGETS)
 fuzz-long: fuzz-build
-	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),1800) --long
+	@scripts/fuzz.sh build-fuzz $(or $(FUZZ_SECONDS),1800) --long $(FUZZ_TARGETS)
 
 # cort vs ONNX Runtime 1.30: latency, session creation, peak RSS (docs/performance.md). Not part of check.
 # make bench BENCH_ARGS=--quick   (or --models resnet50 --threads 1 --rounds 5 ...)

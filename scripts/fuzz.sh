@@ -3,6 +3,7 @@
 #   fuzz_model   session creation from arbitrary bytes
 #   fuzz_run     session creation, then two runs on generated inputs of the declared types
 #   fuzz_values  the CLI's value readers: serialized TensorProto/SequenceProto/... (.pb) and .npy
+#   fuzz_serve   cort-serve's KServe v2 request parser (JSON + binary data) and response builder
 #
 #   scripts/fuzz.sh BUILD_DIR [SECONDS] [--long] [TARGET...]
 #     BUILD_DIR configured with -DCORT_FUZZ=ON and clang-14 (make fuzz does it).
@@ -83,11 +84,13 @@ if [ ! -f "$SEEDS/.complete" ]; then
 fi
 echo "fuzz.sh: seeds: $(ls "$SEEDS/models" | wc -l) suite models, $(ls "$SEEDS/values" | wc -l) suite values (in $SEEDS)"
 
-kind() { case "$1" in fuzz_values) echo values ;; *) echo models ;; esac; }
-dict() { case "$1" in fuzz_values) echo "$ROOT/tests/fuzz/values.dict" ;; *) echo "$ROOT/tests/fuzz/onnx.dict" ;; esac; }
+kind() { case "$1" in fuzz_values) echo values ;; fuzz_serve) echo serve ;; *) echo models ;; esac; }
+dict() { case "$1" in fuzz_values) echo "$ROOT/tests/fuzz/values.dict" ;; fuzz_serve) echo "$ROOT/tests/fuzz/serve.dict" ;;
+         *) echo "$ROOT/tests/fuzz/onnx.dict" ;; esac; }
 seed_dirs() {   # TARGET SUFFIX: the seed folders that exist (git keeps no empty folder)
     k=$(kind "$1")
     if [ "$k" = models ]; then set -- "$ROOT/tests/fuzz/corpus" "$ROOT/tests/fuzz/regressions/models" "$SEEDS/models$2"
+    elif [ "$k" = serve ]; then set -- "$ROOT/tests/fuzz/corpus_serve" "$ROOT/tests/fuzz/regressions/serve"
     else set -- "$ROOT/tests/fuzz/corpus_values" "$ROOT/tests/fuzz/regressions/values" "$SEEDS/values$2"; fi
     for d in "$@"; do [ -d "$d" ] && echo "$d"; done
 }

@@ -73,6 +73,13 @@ if [ -z "$emu" ] && [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_EN
     fi
     if [ "$lane" = release ]; then step "xnnpack race test negative control" scripts/xnnpack_negative_control.sh; fi
 fi
+# cort-serve (KServe v2 REST) against real clients on loopback, in every lane but the emulated ones;
+# under the sanitizers the server runs instrumented and any report fails its exit status
+if [ -z "$emu" ] && [ -x "$build/bin/cort-serve" ]; then
+    slow=1; case "$lane" in asan|tsan) slow=4 ;; esac
+    step "serve: KServe v2 REST server ($lane)" env CORT_SERVE_BIN="$root/$build/bin/cort-serve" CORT_BIN="$root/$build/bin/cort" \
+        CORT_SERVE_TEST_SLOWDOWN=$slow /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/serve
+fi
 # the regression inputs of every fuzz target, then a short run of each (3 targets x CORT_FUZZ_SECONDS)
 if [ "$lane" = release ]; then step "fuzz (3 targets x ${CORT_FUZZ_SECONDS:-15} s)" make --no-print-directory fuzz FUZZ_SECONDS="${CORT_FUZZ_SECONDS:-15}"; fi
 if [ "$lane" = release ] && [ -d python/tests ]; then

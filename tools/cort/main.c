@@ -1,6 +1,8 @@
 /* `cort` command-line tool: dispatches to one command per file (cmd_*.c). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "core/cpu_features.h"
 
@@ -13,6 +15,8 @@ static const char usage[] =
     "  test DIR...             run ONNX backend-test folders and compare with expected outputs\n"
     "  bench MODEL [OPTIONS]   measure session creation and run latency\n"
     "  demo MODEL SAMPLES_DIR  classify the demo digit samples\n"
+    "  serve [OPTIONS] MODELS  serve models over the KServe v2 REST API (runs cort-serve; see\n"
+    "                          'cort serve --help')\n"
     "\n"
     "'cort COMMAND --help' describes a command. Exit status: 0 success, 1 failure, 2 usage error.\n";
 
@@ -37,6 +41,24 @@ static int print_isa(void) {
     return CLI_EXIT_OK;
 }
 
+/* `cort serve ...` runs the cort-serve program installed next to this one: the server links
+ * libmicrohttpd and jansson, which the CLI and libcort do not. */
+static int run_serve(char **argv) {
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 16);
+    if (n <= 0) {
+        fprintf(stderr, "cort: cannot locate this program to find cort-serve next to it\n");
+        return CLI_EXIT_FAIL;
+    }
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    strcpy(slash ? slash + 1 : self, "cort-serve");
+    argv[0] = self;
+    execv(self, argv);
+    fprintf(stderr, "cort: %s not found: this build has no server (it needs libmicrohttpd-dev and libjansson-dev)\n", self);
+    return CLI_EXIT_FAIL;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage, stderr);
@@ -51,6 +73,7 @@ int main(int argc, char **argv) {
         printf("cort %s\n", cort_version());
         return print_isa();
     }
+    if (strcmp(cmd, "serve") == 0) return run_serve(argv + 1);
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         { "info", cli_cmd_info }, { "run", cli_cmd_run }, { "test", cli_cmd_test },
         { "bench", cli_cmd_bench }, { "demo", cli_cmd_demo },

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Load test of cort-serve with wrk, next to the same number of in-process run_async calls:
+#
+#   bench/serve_load.sh BUILD MODEL.onnx [CONNECTIONS=64] [SECONDS=30] [THREADS=1]
+#   FORMAT=binary bench/serve_load.sh ...   (inputs in the binary tensor data extension; default json)
+#
+# Starts BUILD/bin/cort-serve on a free loopback port with MODEL (symbolic dimensions = 1, random
+# float inputs, JSON body), runs `wrk -t1 -cCONNECTIONS -dSECONDS --latency` against its infer
+# endpoint, then BUILD/bin/cort_serve_inprocess with CONNECTIONS runs in flight for SECONDS, and
+# prints both. Not part of make check (docs/serving.md holds the results). Needs wrk (Debian).
+set -euo pipefail
+BUILD=${1:?usage: bench/serve_load.sh BUILD MODEL.onnx [CONNECTIONS] [SECONDS] [THREADS]}
+MODEL=${2:?model}
+CONNS=${3:-64}
+SECS=${4:-30}
+THREADS=${5:-1}
+command -v wrk >/dev/null || { echo "serve_load.sh: wrk not found (apt-get install wrk)" >&2; exit 2; }
+TMP=$(mktemp -d)
+trap 'kill $PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
+FORMAT=${FORMAT:-json}
+/usr/bin/python3 - "$MODEL" "$TMP" "$FORMAT" <<'PY'
+import json, sys, numpy as np, onnx
+from onnx import TensorProto
+m = onnx.load(sys.argv[1], load_external_data=False)
+init = {i.name for i in m.graph.initializer}
+dt = {TensorProto.FLOAT: "FP32", TensorProto.INT64: "INT64", TensorProto.INT32: "INT32", TensorProto.DOUBLE: "FP64"}
+rng = np.random.default_rng(0)
+inputs, blobs = [], []
+binary = sys.argv[3] == "binary"
+for i in m.graph.input:
+    if i.name in init:
+        continue
+    t = i.type.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+    n = int(np.prod(shape)) if shape else 1
+    npt = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.INT32: np.int32, TensorProto.DOUBLE: np.float64}[t.elem_type]
+    a = rng.random(n).astype(npt) if dt[t.elem_type].startswith("FP") else np.ones(n, npt)
+    if binary:
+        inputs.append({"name": i.name, "shape": shape, "datatype": dt[t.elem_type], "parameters": {"binary_data_size": a.nbytes}})
+        blobs.append(a.tobytes())
+    else:
+        inputs.append({"name": i.name, "shape": shape, "datatype": dt[t.elem_type], "data": a.tolist()})
+header = json.dumps({"inputs": inputs}).encode()
+body = header + b"".join(blobs)
+open(sys.argv[2] + "/body.bin", "wb").write(body)
+extra = 'wrk.headers["Inference-Header-Content-Length"] = "%d"\n' % len(header) if binary else ""
+lua = ('wrk.method = "POST"\nwrk.headers["Content-Type"] = "%s"\n%slocal f = io.open("%s/body.bin", "rb")\nwrk.body = f:read("*a")\nf:close()\n'
+       % ("application/octet-stream" if binary else "application/json", extra, sys.argv[2]))
+open(sys.argv[2] + "/post.lua", "w").write(lua)
+print("request body: %d bytes" % len(body))
+PY
+NAME=$(basename "$MODEL" .onnx)
+[ "$NAME" = model ] && NAME=$(basename "$(dirname "$MODEL")")
+"$BUILD/bin/cort-serve" --host 127.0.0.1 --port 0 --threads "$THREADS" --max-queue 100000 "$NAME=$MODEL" >"$TMP/serve.out" 2>&1 &
+PID=$!
+for _ in $(seq 100); do grep -q "listening on" "$TMP/serve.out" && break; sleep 0.1; done
+PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
+[ -n "$PORT" ] || { cat "$TMP/serve.out"; exit 1; }
+echo "== cort-serve: wrk -t1 -c$CONNS -d${SECS}s, model $NAME, $FORMAT inputs, $THREADS intra-op thread(s), CPU: $(lscpu | sed -n 's/^Model name: *//p')"
+wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" | tee "$TMP/wrk.out"
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_request(s|_failures)_total" || true
+kill -TERM $PID
+wait $PID && echo "cort-serve exited 0 after SIGTERM"
+echo "== in-process: $CONNS run_async calls in flight for ${SECS}s"
+"$BUILD/bin/cort_serve_inprocess" "$MODEL" "$CONNS" "$SECS" "$THREADS"

@@ -1,0 +1,463 @@
+"""cort-serve against real clients: Python requests and curl over loopback.
+
+Every endpoint, every v2 datatype in JSON and binary form, output filters, versions, dynamic
+batching, bad input of every kind (each a clear 4xx and the server still up), slow clients and a
+SIGTERM while requests are in flight. Results are compared with `cort run` on the same inputs.
+
+Needs CORT_SERVE_BIN (the cort-serve binary) and CORT_BIN (the cort CLI); scripts/run_tests.sh sets
+both. Run: CORT_SERVE_BIN=build/bin/cort-serve CORT_BIN=build/bin/cort python3 -m pytest tests/serve
+"""
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import numpy as np
+import onnx
+import pytest
+import requests
+from onnx import TensorProto, helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SERVE = os.environ.get("CORT_SERVE_BIN", os.path.join(ROOT, "build", "bin", "cort-serve"))
+CORT = os.environ.get("CORT_BIN", os.path.join(ROOT, "build", "bin", "cort"))
+# under sanitizers everything is slower; timeouts scale with this
+SLOW = float(os.environ.get("CORT_SERVE_TEST_SLOWDOWN", "1"))
+
+pytestmark = pytest.mark.skipif(not os.path.exists(SERVE), reason="cort-serve not built (libmicrohttpd-dev, libjansson-dev)")
+
+# v2 datatype -> (ONNX element type, numpy dtype)
+TYPES = {
+    "BOOL": (TensorProto.BOOL, np.bool_),
+    "UINT8": (TensorProto.UINT8, np.uint8),
+    "UINT16": (TensorProto.UINT16, np.uint16),
+    "UINT32": (TensorProto.UINT32, np.uint32),
+    "UINT64": (TensorProto.UINT64, np.uint64),
+    "INT8": (TensorProto.INT8, np.int8),
+    "INT16": (TensorProto.INT16, np.int16),
+    "INT32": (TensorProto.INT32, np.int32),
+    "INT64": (TensorProto.INT64, np.int64),
+    "FP16": (TensorProto.FLOAT16, np.float16),
+    "FP32": (TensorProto.FLOAT, np.float32),
+    "FP64": (TensorProto.DOUBLE, np.float64),
+    "BF16": (TensorProto.BFLOAT16, None),
+    "BYTES": (TensorProto.STRING, object),
+}
+
+
+def save(model, path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    onnx.save(model, path)
+
+
+def identity_model():
+    """One Identity per datatype: x_T -> y_T, shape [N, 3]."""
+    nodes, ins, outs = [], [], []
+    for name, (et, _) in TYPES.items():
+        ins.append(helper.make_tensor_value_info("x_" + name, et, ["N", 3]))
+        outs.append(helper.make_tensor_value_info("y_" + name, et, ["N", 3]))
+        nodes.append(helper.make_node("Identity", ["x_" + name], ["y_" + name]))
+    g = helper.make_graph(nodes, "types", ins, outs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def add_model(k):
+    """y = x + k for x float [N, 4]; also z = x * 2 (a second output to filter)."""
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "k"], ["y"]), helper.make_node("Mul", ["x", "two"], ["z"])],
+        "add",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor("k", TensorProto.FLOAT, [], [float(k)]),
+         helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def static_model():
+    """x float [2, 3] (static) -> Relu."""
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "static",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def sequence_model():
+    """An output v2 cannot carry: a sequence of tensors."""
+    g = helper.make_graph([helper.make_node("SplitToSequence", ["x"], ["s"], axis=0)], "seq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+                          [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+class Server:
+    def __init__(self, args, env=None):
+        self.proc = subprocess.Popen([SERVE, "--host", "127.0.0.1", "--port", "0"] + args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            self.proc.kill()
+            raise RuntimeError("cort-serve did not start: " + line + self.proc.stderr.read())
+        self.port = int(line.rsplit(":", 1)[1].split()[0])
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60 * SLOW)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise
+        out, err = self.proc.communicate()
+        return self.proc.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("repo")
+    save(identity_model(), str(d / "types" / "1" / "model.onnx"))
+    save(add_model(1), str(d / "add" / "1" / "model.onnx"))
+    save(add_model(2), str(d / "add" / "2" / "model.onnx"))
+    save(static_model(), str(d / "static" / "1" / "model.onnx"))
+    save(sequence_model(), str(d / "seq" / "1" / "model.onnx"))
+    os.makedirs(str(d / "digits" / "1"))
+    os.symlink(os.path.join(ROOT, "demo", "digits_cnn.onnx"), str(d / "digits" / "1" / "model.onnx"))
+    with open(str(d / "digits" / "config"), "w") as f:
+        f.write("# comment\nthreads = 1\noptimization_level = 2\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def server(repo):
+    s = Server(["--model-repository", str(repo), "--max-body-bytes", "1048576", "--timeout", "2",
+                "--max-elements", "1000000"])
+    yield s
+    rc, _, err = s.stop()
+    assert rc == 0, err
+
+
+def infer(server, model, body, version=None, **kw):
+    path = "/v2/models/%s%s/infer" % (model, "/versions/" + version if version else "")
+    return requests.post(server.url + path, data=json.dumps(body) if not isinstance(body, (bytes, str)) else body, **kw)
+
+
+def bf16_bits(a):
+    return (np.asarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def sample(dt, rng):
+    if dt == "BOOL":
+        return rng.integers(0, 2, (2, 3)).astype(bool)
+    if dt == "BYTES":
+        return np.array([["a", "bc", ""], ["dé", "x y", "z"]], dtype=object)
+    if dt in ("FP16", "FP32", "FP64"):
+        return rng.standard_normal((2, 3)).astype(TYPES[dt][1])
+    if dt == "BF16":
+        return np.array([[1.0, -2.5, 0.15625], [3.0, 0.0078125, -7.0]], np.float32)
+    info = np.iinfo(TYPES[dt][1])
+    lo, hi = max(info.min, -1000), min(info.max, 1000)
+    return rng.integers(lo, hi, (2, 3)).astype(TYPES[dt][1])
+
+
+def test_health_and_metadata(server):
+    r = requests.get(server.url + "/v2/health/live")
+    assert r.status_code == 200 and r.json() == {"live": True}
+    r = requests.get(server.url + "/v2/health/ready")
+    assert r.status_code == 200 and r.json() == {"ready": True}
+    r = requests.get(server.url + "/v2")
+    meta = r.json()
+    assert meta["name"] == "cort" and "binary_tensor_data" in meta["extensions"] and meta["version"]
+    r = requests.get(server.url + "/v2/models/add")
+    m = r.json()
+    assert r.status_code == 200
+    assert m["name"] == "add" and m["versions"] == ["1", "2"] and m["platform"] == "onnx_onnxv1"
+    assert m["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]
+    assert [o["name"] for o in m["outputs"]] == ["y", "z"]
+    r = requests.get(server.url + "/v2/models/add/versions/1")
+    assert r.status_code == 200 and r.json()["versions"] == ["1"]
+    assert requests.get(server.url + "/v2/models/add/ready").json()["ready"] is True
+    assert requests.get(server.url + "/v2/models/add/versions/2/ready").status_code == 200
+    r = requests.get(server.url + "/v2/models/types")
+    dts = {i["name"][2:]: i["datatype"] for i in r.json()["inputs"]}
+    assert dts == {k: k for k in TYPES}
+
+
+def test_every_datatype_json_and_binary(server):
+    rng = np.random.default_rng(0)
+    inputs_json, inputs_bin, blobs, expected = [], [], [], {}
+    for dt in TYPES:
+        a = sample(dt, rng)
+        expected["y_" + dt] = a
+        if dt == "BYTES":
+            data = [s for s in a.flatten()]
+            blob = b"".join(struct.pack("<I", len(s.encode())) + s.encode() for s in data)
+        elif dt == "BF16":
+            data = a.flatten().tolist()
+            blob = bf16_bits(a).tobytes()
+        elif dt == "BOOL":
+            data = a.flatten().tolist()
+            blob = a.astype(np.uint8).tobytes()
+        else:
+            data = a.tolist()   # nested form
+            blob = a.tobytes()
+        inputs_json.append({"name": "x_" + dt, "shape": [2, 3], "datatype": dt, "data": data})
+        inputs_bin.append({"name": "x_" + dt, "shape": [2, 3], "datatype": dt, "parameters": {"binary_data_size": len(blob)}})
+        blobs.append(blob)
+
+    r = infer(server, "types", {"id": "json-1", "inputs": inputs_json})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["id"] == "json-1" and out["model_name"] == "types" and out["model_version"] == "1"
+    for o in out["outputs"]:
+        dt = o["datatype"]
+        assert o["name"] == "y_" + dt and o["shape"] == [2, 3]
+        want = expected[o["name"]]
+        if dt == "BYTES":
+            assert o["data"] == list(want.flatten())
+        elif dt in ("FP16", "FP32", "FP64", "BF16"):
+            np.testing.assert_array_equal(np.array(o["data"], np.float64), want.astype(np.float64).flatten())
+        else:
+            assert o["data"] == want.flatten().tolist()
+
+    header = json.dumps({"inputs": inputs_bin, "parameters": {"binary_data_output": True}}).encode()
+    r = requests.post(server.url + "/v2/models/types/infer", data=header + b"".join(blobs),
+                      headers={"Inference-Header-Content-Length": str(len(header)),
+                               "Content-Type": "application/octet-stream"})
+    assert r.status_code == 200, r.text
+    hlen = int(r.headers["Inference-Header-Content-Length"])
+    meta = json.loads(r.content[:hlen])
+    at = hlen
+    for o, blob in zip(meta["outputs"], blobs):
+        size = o["parameters"]["binary_data_size"]
+        assert r.content[at:at + size] == blob, o["name"]
+        at += size
+    assert at == len(r.content)
+
+
+def run_cli(model, x, tmp_path):
+    np.save(str(tmp_path / "x.npy"), x)
+    out = tmp_path / "out"
+    subprocess.run([CORT, "run", model, "--input", "image=" + str(tmp_path / "x.npy"), "--output-dir", str(out)],
+                   check=True, capture_output=True)
+    return np.load(str(out / "output_0.npy"))
+
+
+def test_results_equal_cort_run(server, tmp_path):
+    x = np.stack([np.load(os.path.join(ROOT, "demo", "samples", f)) for f in ["sample_%d.npy" % i for i in range(4)]])
+    x = x.reshape(-1, 1, 8, 8).astype(np.float32)
+    want = run_cli(os.path.join(ROOT, "demo", "digits_cnn.onnx"), x, tmp_path)
+    body = {"inputs": [{"name": "image", "shape": list(x.shape), "datatype": "FP32", "data": x.flatten().tolist()}]}
+    r = infer(server, "digits", body)
+    assert r.status_code == 200, r.text
+    got = np.array(r.json()["outputs"][0]["data"], np.float32).reshape(r.json()["outputs"][0]["shape"])
+    np.testing.assert_array_equal(got, want)   # 9 significant digits carry float32 exactly
+    body["outputs"] = [{"name": "logits", "parameters": {"binary_data": True}}]
+    r = infer(server, "digits", body)
+    hlen = int(r.headers["Inference-Header-Content-Length"])
+    got = np.frombuffer(r.content[hlen:], np.float32).reshape(want.shape)
+    np.testing.assert_array_equal(got, want)
+    # curl, the other client the issue names
+    p = subprocess.run(["curl", "-s", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", "@-",
+                        server.url + "/v2/models/digits/infer"], input=json.dumps(body).encode(), capture_output=True, check=True)
+    assert p.stdout.startswith(b'{"model_name":"digits"')
+
+
+def test_versions_and_output_filter(server):
+    x = [[1.0, 2.0, 3.0, 4.0]]
+    body = {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": x}]}
+    assert infer(server, "add", body, version="1").json()["outputs"][0]["data"] == [2.0, 3.0, 4.0, 5.0]
+    assert infer(server, "add", body, version="2").json()["outputs"][0]["data"] == [3.0, 4.0, 5.0, 6.0]
+    assert infer(server, "add", body).json()["model_version"] == "2"   # no version: the highest
+    body["outputs"] = [{"name": "z"}]
+    outs = infer(server, "add", body).json()["outputs"]
+    assert [o["name"] for o in outs] == ["z"] and outs[0]["data"] == [2.0, 4.0, 6.0, 8.0]
+
+
+@pytest.mark.parametrize("body,fragment", [
+    ("{not json", "malformed JSON"),
+    ("[1,2]", "not a JSON object"),
+    ({"inputs": "x"}, "no \"inputs\" array"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64", "data": [1, 2, 3, 4]}]}, "datatype FP64 does not match the model's FP32"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP33", "data": [1, 2, 3, 4]}]}, "unknown datatype"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3]}]}, "holds 3 elements but shape needs 4"),
+    ({"inputs": [{"name": "x", "shape": [1, 5], "datatype": "FP32", "data": [1, 2, 3, 4, 5]}]}, "x"),
+    ({"inputs": [{"name": "x", "shape": [1 << 40, 1 << 30], "datatype": "FP32", "data": [1]}]}, "the server's limit"),
+    ({"inputs": [{"name": "x", "shape": [-1, 4], "datatype": "FP32", "data": [1]}]}, "non-negative"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, "a", 4]}]}, "element 2 is not a number"),
+    ({"inputs": [{"name": "q", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}, "has no input 'q'"),
+    ({"inputs": []}, "input 'x' of model 'add' is missing"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}] * 2}, "inputs given but model"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}], "outputs": [{"name": "w"}]}, "no output 'w'"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "parameters": {"binary_data_size": 16}}]}, "only 0 bytes"),
+    ({"id": 5, "inputs": []}, "\"id\" is not a string"),
+    ({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}]}, "nested deeper"),
+])
+def test_bad_requests_get_400(server, body, fragment):
+    r = infer(server, "add", body, version="1")
+    assert r.status_code == 400, r.text
+    assert fragment in r.json()["error"]
+    assert requests.get(server.url + "/v2/health/live").status_code == 200
+
+
+def test_static_shape_mismatch_names_input(server):
+    r = infer(server, "static", {"inputs": [{"name": "x", "shape": [3, 2], "datatype": "FP32", "data": [0] * 6}]})
+    assert r.status_code == 400 and "x" in r.json()["error"]
+    r = infer(server, "static", {"inputs": [{"name": "x", "shape": [2, 3], "datatype": "FP32", "data": [-1, 2, -3, 4, -5, 6]}]})
+    assert r.json()["outputs"][0]["data"] == [0, 2, 0, 4, 0, 6]
+
+
+def test_binary_errors(server):
+    header = json.dumps({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "parameters": {"binary_data_size": 16}}]}).encode()
+    for extra, fragment in [(b"\0" * 8, "only 8 bytes"), (b"\0" * 20, "follow the JSON but the inputs use 16")]:
+        r = requests.post(server.url + "/v2/models/add/versions/1/infer", data=header + extra,
+                          headers={"Inference-Header-Content-Length": str(len(header))})
+        assert r.status_code == 400 and fragment in r.json()["error"], r.text
+    r = requests.post(server.url + "/v2/models/add/versions/1/infer", data=header,
+                      headers={"Inference-Header-Content-Length": str(len(header) + 100)})
+    assert r.status_code == 400
+    # BYTES binary with a length running past the end
+    h = json.dumps({"inputs": [{"name": "x_BYTES", "shape": [1, 1], "datatype": "BYTES", "parameters": {"binary_data_size": 6}}]}).encode()
+    r = requests.post(server.url + "/v2/models/types/infer", data=h + struct.pack("<I", 50) + b"ab",
+                      headers={"Inference-Header-Content-Length": str(len(h))})
+    assert r.status_code == 400 and "claims 50 bytes" in r.json()["error"]
+
+
+def test_not_found_and_methods(server):
+    assert requests.get(server.url + "/v2/models/nope").status_code == 404
+    r = requests.get(server.url + "/v2/models/add/versions/9")
+    assert r.status_code == 404 and "no version '9'" in r.json()["error"]
+    assert infer(server, "nope", {"inputs": []}).status_code == 404
+    assert requests.get(server.url + "/v3").status_code == 404
+    assert requests.get(server.url + "/v2/models/add/infer").status_code == 405
+
+
+def test_oversized_body_gets_413(server):
+    r = requests.post(server.url + "/v2/models/add/infer", data=b"x" * (2 << 20))
+    assert r.status_code == 413
+    assert requests.get(server.url + "/v2/health/live").status_code == 200
+
+
+def test_sequence_output_is_an_error(server):
+    r = infer(server, "seq", {"inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [1, 2, 3, 4]}]})
+    assert r.status_code == 500 and "not a tensor" in r.json()["error"]
+
+
+def test_slow_client_is_dropped_and_others_served(server):
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(b"POST /v2/models/add/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"inp")
+    r = requests.get(server.url + "/v2/health/ready")   # served while the slow one stalls
+    assert r.status_code == 200
+    s.settimeout(30 * SLOW)
+    t0 = time.time()
+    data = s.recv(100)   # the server closes it after --timeout 2 s of silence
+    assert data == b"" or b"HTTP/1.1" in data
+    assert time.time() - t0 < 25 * SLOW
+    s.close()
+
+
+def test_metrics(server):
+    infer(server, "add", {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}, version="1")
+    r = requests.get(server.url + "/metrics")
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain")
+    lines = {l.split(" ")[0]: l.split(" ")[1] for l in r.text.splitlines() if l and not l.startswith("#")}
+    assert int(lines['cort_requests_total{model="add",version="1"}']) >= 1
+    assert int(lines['cort_request_failures_total{model="add",version="1"}']) >= 1   # the 400s above
+    assert lines['cort_request_duration_seconds_bucket{model="add",version="1",le="+Inf"}'] == \
+        lines['cort_request_duration_seconds_count{model="add",version="1"}']
+
+
+def test_dynamic_batching_and_drain(repo):
+    """8 clients at once against --max-batch 8: merged into batches, each answer its own rows; a
+    SIGTERM while requests wait in the batcher loses none of them."""
+    s = Server(["--model-repository", str(repo), "--max-batch", "8", "--batch-delay-us", str(int(300000 * SLOW))])
+    results, errors = {}, []
+
+    def client(i):
+        x = [[float(i), float(i) + 0.5, -1.0, 2.0]] * (1 + i % 3)
+        try:
+            r = infer(s, "add", {"id": str(i), "inputs": [{"name": "x", "shape": [len(x), 4], "datatype": "FP32", "data": x}]},
+                      version="1", timeout=60 * SLOW)
+            results[i] = (r.status_code, r.json())
+        except Exception as e:   # noqa: BLE001 - recorded and asserted below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1 * SLOW)
+    s.proc.send_signal(signal.SIGTERM)   # the requests are waiting for company in the batcher now
+    for t in threads:
+        t.join()
+    rc, out, err = s.stop()
+    assert rc == 0, err
+    assert "stopped" in out
+    assert not errors, errors
+    for i, (code, body) in results.items():
+        assert code == 200, body
+        assert body["id"] == str(i)
+        rows = 1 + i % 3
+        assert body["outputs"][0]["shape"] == [rows, 4]
+        assert body["outputs"][0]["data"] == [float(i) + 1, float(i) + 1.5, 0.0, 3.0] * rows
+    assert len(results) == 8
+
+
+def test_batching_metrics(repo):
+    s = Server(["--model-repository", str(repo), "--max-batch", "16", "--batch-delay-us", str(int(200000 * SLOW))])
+    try:
+        threads = [threading.Thread(target=infer, args=(s, "add", {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32",
+                                                                               "data": [1, 2, 3, 4]}]}), kwargs={"version": "2"})
+                   for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        text = requests.get(s.url + "/metrics").text
+        lines = {l.split(" ")[0]: int(float(l.split(" ")[1])) for l in text.splitlines() if l and not l.startswith("#")}
+        assert lines['cort_requests_total{model="add",version="2"}'] == 6
+        assert lines['cort_batched_requests_total{model="add",version="2"}'] >= 2
+        assert lines['cort_batches_total{model="add",version="2"}'] < 6
+    finally:
+        rc, _, err = s.stop()
+    assert rc == 0, err
+
+
+def test_queue_full_gets_429(repo):
+    s = Server(["--model-repository", str(repo), "--max-queue", "1", "--max-batch", "4",
+                "--batch-delay-us", str(int(500000 * SLOW))])
+    codes = []
+    try:
+        def one():
+            r = infer(s, "add", {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}, version="1")
+            codes.append(r.status_code)
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        rc, _, err = s.stop()
+    assert rc == 0, err
+    assert codes.count(200) >= 1 and codes.count(429) >= 1 and set(codes) <= {200, 429}
+
+
+def test_command_line_models_and_bad_repository(tmp_path):
+    s = Server([os.path.join(ROOT, "demo", "digits_cnn.onnx"), "mlp=" + os.path.join(ROOT, "demo", "digits_cnn.onnx")])
+    try:
+        assert requests.get(s.url + "/v2/models/digits_cnn").status_code == 200
+        assert requests.get(s.url + "/v2/models/mlp/versions/1").status_code == 200
+    finally:
+        assert s.stop()[0] == 0
+    (tmp_path / "m" / "1").mkdir(parents=True)
+    (tmp_path / "m" / "1" / "model.onnx").write_bytes(b"not a model")
+    p = subprocess.run([SERVE, "--port", "0", "--model-repository", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "model 'm' version 1" in p.stderr
+    (tmp_path / "m" / "1" / "model.onnx").unlink()
+    save(static_model(), str(tmp_path / "m" / "1" / "model.onnx"))
+    (tmp_path / "m" / "config").write_text("threads = lots\n")
+    p = subprocess.run([SERVE, "--port", "0", "--model-repository", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "config:1: bad value 'lots' for 'threads'" in p.stderr

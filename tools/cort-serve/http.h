@@ -1,0 +1,29 @@
+/* The HTTP front end of cort-serve (http.c) and the state main.c hands it. */
+#ifndef CORT_SERVE_HTTP_H
+#define CORT_SERVE_HTTP_H
+
+#include "serve.h"
+
+struct MHD_Daemon;
+
+typedef struct serve_server {
+    serve_repo         repo;
+    serve_limits       limits;
+    const char        *host;
+    int                port;             /* 0: any free port; the bound port after start */
+    int                http_threads;     /* libmicrohttpd polling threads */
+    int                timeout_s;        /* idle connection timeout (slow clients) */
+    int                max_connections;
+    size_t             max_body;
+    int                access_log;
+    int                verbose;
+    atomic_int         draining;
+    atomic_int         running;          /* requests whose connection is suspended on a run */
+    struct MHD_Daemon *daemon;
+} serve_server;
+
+int  serve_http_start(serve_server *srv, char *err, size_t errlen);
+/* Stops accepting, answers what is in flight (telling keep-alive clients to close), then stops. */
+void serve_http_drain(serve_server *srv, int drain_timeout_s);
+
+#endif
