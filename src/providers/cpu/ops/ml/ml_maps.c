@@ -1,0 +1,123 @@
+/* The map operators of ai.onnx.ml: ZipMap (score rows to a sequence of maps, one per row, as
+ * classifiers' probability outputs are exported) and DictVectorizer (a map, or a sequence of
+ * maps, to dense rows over a fixed vocabulary). */
+#include <string.h>
+#include "ml_common.h"
+#include "../misc_common.h"
+
+/* ---- ZipMap ---- */
+static cort_status *zipmap_init(const cort_node *node, void **state) {
+    const int64_t *i;
+    const char *const *s;
+    size_t ni = cort_attr_ints(node, "classlabels_int64s", &i), ns = cort_attr_strings(node, "classlabels_strings", &s);
+    if (!ni == !ns)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "exactly one of 'classlabels_int64s' and 'classlabels_strings' must be set");
+    *state = NULL;
+    return NULL;
+}
+static cort_status *zipmap_infer(cort_infer_ctx *ctx) {
+    if (!ctx->n_outputs) return NULL;
+    cort_tinfo_unknown(&ctx->outputs[0]);
+    ctx->outputs[0].kind = CORT_VKIND_SEQUENCE;
+    return NULL;
+}
+static cort_status *zipmap_run(cort_kernel_ctx *ctx) {
+    CORT_TRY(mi_want_tensor(ctx, 0, "X"));
+    const cort_value *x = ctx->inputs[0];
+    const int64_t *li;
+    const char *const *ls;
+    size_t ni = cort_attr_ints(ctx->node, "classlabels_int64s", &li), ns = cort_attr_strings(ctx->node, "classlabels_strings", &ls);
+    size_t nk = ni ? ni : ns, n, c;
+    char buf[96];
+    if (x->type != CORT_TYPE_FLOAT)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' is %s, expected float", cort_type_name(x->type));
+    CORT_TRY(ml_rows(ctx, x, &n, &c));
+    if (x->rank > 2 || c != nk)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' is float%s, expected [N,%zu] (one column per label)",
+                               cort_shape_str(x->shape, x->rank, buf, sizeof buf), nk);
+    cort_value *keys = NULL, *seq = NULL;
+    int64_t d[1] = { (int64_t)nk };
+    cort_status *err = cort_tensor_alloc(ni ? CORT_TYPE_INT64 : CORT_TYPE_STRING, d, 1, &keys);
+    if (err) return err;
+    if (ni) memcpy(keys->data, li, nk * sizeof *li);
+    else for (size_t k = 0; k < nk && !err; k++) err = cort_string_set(keys, k, ls[k], strlen(ls[k]));
+    if (!err) err = cort_sequence_new(CORT_TYPE_UNDEFINED, &seq);
+    for (size_t r = 0; r < n && !err; r++) {
+        /* every map shares the one keys tensor; each owns its row of values */
+        cort_value *vals = NULL, *map = NULL;
+        if ((err = cort_tensor_alloc(CORT_TYPE_FLOAT, d, 1, &vals))) break;
+        memcpy(vals->data, (const float *)x->data + r * c, c * sizeof(float));
+        err = cort_map_create(keys, vals, &map);
+        cort_value_release(vals);
+        if (!err) err = cort_sequence_push(seq, map);
+        cort_value_release(map);
+    }
+    cort_value_release(keys);
+    if (err) { cort_value_release(seq); return err; }
+    cort_kernel_set_output(ctx, 0, seq);
+    return NULL;
+}
+const cort_op_def ml_op_zipmap = { .name = "ZipMap", .domain = ML_DOMAIN, .min_opset = 1, .max_opset = ML_OPSET_MAX,
+    .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = zipmap_init, .infer = zipmap_infer, .run = zipmap_run };
+
+/* ---- DictVectorizer ---- */
+static cort_status *dv_infer(cort_infer_ctx *ctx) {
+    (void)ctx;   /* the value type is only known from the map at run time */
+    return NULL;
+}
+
+/* Writes map m into row r of y (V columns). */
+static cort_status *dv_row(cort_kernel_ctx *ctx, const cort_value *m, cort_value *y, size_t r, size_t v,
+                           const int64_t *vi, const char *const *vs) {
+    const cort_value *k = m->map_keys, *val = m->map_values;
+    for (size_t e = 0; e < k->count; e++) {
+        size_t col = v;
+        for (size_t j = 0; j < v && col == v; j++) {
+            if (vs ? !strcmp(vs[j], cort_string_get(k, e)) : vi[j] == cort_load_i64(k->data, k->type, e)) col = j;
+        }
+        if (col == v) continue;   /* keys outside the vocabulary are dropped */
+        CORT_TRY(mi_copy_elems(y, r * v + col, val, e, 1));
+    }
+    (void)ctx;
+    return NULL;
+}
+
+static cort_status *dv_check_map(cort_kernel_ctx *ctx, const cort_value *m, int str_vocab) {
+    if (!m || m->kind != CORT_VKIND_MAP || !m->map_keys || !m->map_values || m->map_values->kind != CORT_VKIND_TENSOR)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' is not a map of tensors (or a sequence of maps)");
+    const cort_value *k = m->map_keys;
+    if ((k->type == CORT_TYPE_STRING) != str_vocab || k->count != m->map_values->count)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has %s keys (%zu) and %zu values; the vocabulary is %s",
+                               cort_type_name(k->type), k->count, m->map_values->count, str_vocab ? "strings" : "int64");
+    return NULL;
+}
+
+static cort_status *dv_run(cort_kernel_ctx *ctx) {
+    const cort_value *x = ctx->inputs[0];
+    const int64_t *vi;
+    const char *const *vs;
+    size_t ni = cort_attr_ints(ctx->node, "int64_vocabulary", &vi), ns = cort_attr_strings(ctx->node, "string_vocabulary", &vs);
+    if (!ni == !ns)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "exactly one of 'int64_vocabulary' and 'string_vocabulary' must be set");
+    size_t v = ni ? ni : ns;
+    int is_seq = x && x->kind == CORT_VKIND_SEQUENCE;
+    size_t n = is_seq ? x->n_items : 1;
+    const cort_value *first = is_seq ? (n ? x->items[0] : NULL) : x;
+    if (first) CORT_TRY(dv_check_map(ctx, first, ns > 0));
+    cort_type t = first ? first->map_values->type : CORT_TYPE_FLOAT;
+    int64_t d[2] = { (int64_t)n, (int64_t)v };
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, t, d, 2, &y));
+    if (t != CORT_TYPE_STRING) memset(y->data, 0, y->bytes);
+    for (size_t r = 0; r < n; r++) {
+        const cort_value *m = is_seq ? x->items[r] : x;
+        CORT_TRY(dv_check_map(ctx, m, ns > 0));
+        if (m->map_values->type != t)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' map %zu holds %s values, map 0 %s", r,
+                                   cort_type_name(m->map_values->type), cort_type_name(t));
+        CORT_TRY(dv_row(ctx, m, y, r, v, ni ? vi : NULL, ns ? vs : NULL));
+    }
+    return NULL;
+}
+const cort_op_def ml_op_dict_vectorizer = { .name = "DictVectorizer", .domain = ML_DOMAIN, .min_opset = 1, .max_opset = ML_OPSET_MAX,
+    .infer = dv_infer, .run = dv_run };
