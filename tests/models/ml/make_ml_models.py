@@ -195,12 +195,21 @@ def svm_models():
     save("svc_rbf_binary_cancer", [node], [vi("X", F, [None, 30])], [vi("label", I64, [None]), vi("scores", F, [None, 2])],
          [t(xt[rows], "X", np.float32)], [t(m.predict(xt[rows]), "label", np.int64), t(np.stack([-s, s], 1), "scores", np.float32)])
 
-    # LinearSVC: the liblinear form (no support vectors, one coefficient row per class)
+    # LinearSVC as converters emit it: a LinearClassifier with raw scores
     x, y, rows, _ = data("iris")
     m = LinearSVC(max_iter=20000, dual=True, random_state=0).fit(x, y)
-    node = helper.make_node("SVMClassifier", ["X"], ["label", "scores"], domain=ML, classlabels_ints=[0, 1, 2],
-                            coefficients=m.coef_.ravel().tolist(), rho=m.intercept_.tolist(), kernel_type="LINEAR")
+    node = helper.make_node("LinearClassifier", ["X"], ["label", "scores"], domain=ML, classlabels_ints=[0, 1, 2],
+                            coefficients=m.coef_.ravel().tolist(), intercepts=m.intercept_.tolist())
     save("linear_svc_iris", [node], [vi("X", F, [None, 4])], [vi("label", I64, [None]), vi("scores", F, [None, 3])],
+         [t(x[rows], "X", np.float32)], [t(m.predict(x[rows]), "label", np.int64), t(m.decision_function(x[rows]), "scores", np.float32)])
+
+    # SVMClassifier's liblinear form (no support vectors): one coefficient row per class and one
+    # rho shared by all classes, so the intercepts must be equal: fit without intercept
+    m = LinearSVC(max_iter=20000, dual=True, random_state=0, fit_intercept=False).fit(x, y)
+    node = helper.make_node("SVMClassifier", ["X"], ["label", "scores"], domain=ML, classlabels_ints=[0, 1, 2],
+                            coefficients=m.coef_.ravel().tolist(), rho=[0.0], kernel_type="LINEAR",
+                            kernel_params=[0.0, 0.0, 0.0])
+    save("linear_svc_noint_svm_iris", [node], [vi("X", F, [None, 4])], [vi("label", I64, [None]), vi("scores", F, [None, 3])],
          [t(x[rows], "X", np.float32)], [t(m.predict(x[rows]), "label", np.int64), t(m.decision_function(x[rows]), "scores", np.float32)])
 
     x, y, rows, _ = data("diabetes")

@@ -325,7 +325,8 @@ static cort_status *svmc_run(cort_kernel_ctx *ctx) {
         const double *x = xd + row * c;
         size_t label, ns;
         if (st->linear_mode) {
-            for (size_t j = 0; j < k; j++) s[j] = kdot(st, x, st->coef + j * c, c, K_LINEAR) + st->rho[st->n_rho == k ? j : 0];
+            /* rho[0] for every class, as the ONNX reference and ONNX Runtime do */
+            for (size_t j = 0; j < k; j++) s[j] = kdot(st, x, st->coef + j * c, c, K_LINEAR) + st->rho[0];
             ns = k;
             label = argmax(s, k);
             if (k == 1) { s[1] = s[0]; s[0] = -s[1]; ns = 2; label = s[1] > 0; }
