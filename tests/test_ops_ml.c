@@ -128,6 +128,7 @@ enum { MAXN = 4096, NTREES = 9, NFEAT = 5, NTARGET = 3 };
 typedef struct rnode { int leaf, feat, mode, mtrue, left, right; double th; int tgt[2]; double w[2]; int nw; } rnode;
 static rnode nodes[MAXN];
 static int n_nodes, roots[NTREES];
+static int leq_only;   /* every split BRANCH_LEQ without missing_value_tracks_true (the fast path) */
 
 /* Random subtree; thresholds picked among a few grid values so that EQ/NEQ hit. */
 static int grow(int depth) {
@@ -142,8 +143,8 @@ static int grow(int depth) {
         return id;
     }
     r->feat = (int)urand(NFEAT);
-    r->mode = (int)urand(6);
-    r->mtrue = (int)urand(2);
+    r->mode = leq_only ? 0 : (int)urand(6);
+    r->mtrue = leq_only ? 0 : (int)urand(2);
     r->th = (double)((int)urand(9) - 4) * 0.5;
     int l = grow(depth - 1), rr = grow(depth - 1);
     nodes[id].left = l;
@@ -186,7 +187,7 @@ static void reference(int agg, const double *x, double *out) {
 static const char *const mode_names[] = { "BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ" };
 static const char *const agg_names[] = { "AVERAGE", "SUM", "MIN", "MAX" };
 
-static void *legacy_model(int agg, size_t *len) {
+static void *legacy_model(int agg, int elem, size_t *len) {
     static int64_t tid[MAXN], nid[MAXN], fid[MAXN], tr[MAXN], fa[MAXN], mt[MAXN], ct[2 * MAXN], cn[2 * MAXN], ci[2 * MAXN];
     static double vals[MAXN], cw[2 * MAXN];
     static const char *modes[MAXN];
@@ -214,7 +215,6 @@ static void *legacy_model(int agg, size_t *len) {
     a_tensor(&m, "nodes_values_as_tensor", 11, vals, n);
     a_ints(&m, "target_treeids", ct, nc); a_ints(&m, "target_nodeids", cn, nc); a_ints(&m, "target_ids", ci, nc);
     a_tensor(&m, "target_weights_as_tensor", 11, cw, nc);
-    int elem = 11;
     return finish_model(&m, 3, 1, &elem, 1, len);
 }
 
@@ -255,7 +255,12 @@ static void *v5_model(int agg, size_t *len) {
 static void test_trees(void) {
     enum { ROWS = 700 };
     static double x[ROWS * NFEAT], want[ROWS * NTARGET];
-    for (int v5 = 0; v5 < 2; v5++) {
+    static float xf[ROWS * NFEAT];
+    /* variant 0: legacy, every mode, double rows; 1: v5; 2: legacy, all BRANCH_LEQ with
+     * float-exact thresholds and float rows (the float-node path) */
+    for (int variant = 0; variant < 3; variant++) {
+        int v5 = variant == 1;
+        leq_only = variant == 2;
         /* legacy: tree 0 is a lone leaf; v5 roots are interior nodes and leaves hold one vote */
         n_nodes = 0;
         for (int t = 0; t < NTREES; t++) {
@@ -266,16 +271,17 @@ static void test_trees(void) {
         for (size_t i = 0; i < ROWS * NFEAT; i++) {
             uint32_t r = urand(10);
             x[i] = r == 0 ? NAN : r < 5 ? (double)((int)urand(9) - 4) * 0.5 : drand();
+            if (leq_only) x[i] = xf[i] = (float)x[i];
         }
         for (int agg = 0; agg < 4; agg++) {
             for (int r = 0; r < ROWS; r++) reference(agg, x + r * NFEAT, want + r * NTARGET);
             for (int threads = 1; threads <= 2; threads++) {
                 size_t len;
-                void *bytes = v5 ? v5_model(agg, &len) : legacy_model(agg, &len);
+                void *bytes = v5 ? v5_model(agg, &len) : legacy_model(agg, leq_only ? 1 : 11, &len);
                 int64_t shape[2] = { ROWS, NFEAT };
-                cort_value *in = tensor(CORT_TYPE_DOUBLE, x, shape, 2), *out = NULL;
+                cort_value *in = leq_only ? tensor(CORT_TYPE_FLOAT, xf, shape, 2) : tensor(CORT_TYPE_DOUBLE, x, shape, 2), *out = NULL;
                 cort_status *st = run(bytes, len, threads, 1, &in, 1, &out);
-                CHECK_MSG(st == NULL, "v5=%d agg %s: %s", v5, agg_names[agg], st ? cort_status_message(st) : "");
+                CHECK_MSG(st == NULL, "variant %d agg %s: %s", variant, agg_names[agg], st ? cort_status_message(st) : "");
                 cort_status_free(st);
                 if (out) {
                     /* legacy regressors output float, v5 the input's type */
@@ -286,7 +292,7 @@ static void test_trees(void) {
                         double g = v5 ? ((double *)cort_tensor_data(out))[i] : ((float *)cort_tensor_data(out))[i];
                         if (fabs(g - want[i]) > 1e-6 * (1 + fabs(want[i]))) bad++;
                     }
-                    CHECK_MSG(bad == 0, "v5=%d agg %s threads %d: %zu of %d values differ", v5, agg_names[agg], threads, bad,
+                    CHECK_MSG(bad == 0, "variant %d agg %s threads %d: %zu of %d values differ", variant, agg_names[agg], threads, bad,
                               ROWS * NTARGET);
                 }
                 cort_value_release(in);

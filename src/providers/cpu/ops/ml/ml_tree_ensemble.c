@@ -14,12 +14,16 @@
 enum { M_LEQ, M_LT, M_GTE, M_GT, M_EQ, M_NEQ, M_MEMBER, M_LEAF };
 enum { AGG_AVERAGE, AGG_SUM, AGG_MIN, AGG_MAX };
 
+/* 24 bytes: a walk touches one node per level, so the smaller the node the more of a forest
+ * stays in cache. BRANCH_MEMBER nodes keep their set's place in te_state.set_off / set_n. */
 typedef struct tnode {
+    double th;
     int32_t feat, t, f;
     uint8_t mode, mtrue;
-    uint32_t set_off, set_n;   /* BRANCH_MEMBER: values in te->sets */
-    double th;
 } tnode;
+
+/* 16 bytes: the all-BRANCH_LEQ form with float thresholds, for float inputs. */
+typedef struct tnode_f { float th; int32_t feat, t, f; } tnode_f;
 
 typedef struct te_state {
     tnode *nodes; size_t n_nodes;
@@ -27,10 +31,13 @@ typedef struct te_state {
     uint32_t *leaf_off, *leaf_n; size_t n_leaves;
     int32_t *c_target; double *c_weight; size_t n_contrib;
     double *sets; size_t n_sets;
+    uint32_t *set_off, *set_n;    /* per node (v5 only) */
     double *base; size_t n_base;
     size_t n_targets;
     int64_t max_feat;
     int agg, post;
+    int all_leq;              /* every node BRANCH_LEQ without missing_value_tracks_true */
+    tnode_f *fnodes;          /* all_leq and every threshold exact in float: float rows compare in float */
     /* classifier */
     int classifier, binary, str_labels;
     size_t n_labels;
@@ -44,6 +51,7 @@ static void te_free(void *p) {
     if (!st) return;
     cort_free(st->nodes); cort_free(st->roots); cort_free(st->leaf_off); cort_free(st->leaf_n);
     cort_free(st->c_target); cort_free(st->c_weight); cort_free(st->sets); cort_free(st->base);
+    cort_free(st->set_off); cort_free(st->set_n); cort_free(st->fnodes);
     cort_free(st);
 }
 
@@ -208,6 +216,7 @@ static cort_status *build_v5(const cort_node *node, te_state *st) {
     ALLOC(st->nodes, n); ALLOC(st->roots, st->n_trees);
     ALLOC(st->leaf_off, nl); ALLOC(st->leaf_n, nl); ALLOC(st->c_target, nl); ALLOC(st->c_weight, nl);
     ALLOC(st->sets, nmv);
+    ALLOC(st->set_off, n); ALLOC(st->set_n, n);
     size_t set_pos = 0;
     for (size_t i = 0; i < n; i++) {
         tnode *t = &st->nodes[i];
@@ -229,9 +238,9 @@ static cort_status *build_v5(const cort_node *node, te_state *st) {
         t->t = r[0]; t->f = r[1];
         if (m == M_MEMBER) {
             /* this node's set: the next run of membership_values up to a NaN */
-            t->set_off = (uint32_t)set_pos;
+            st->set_off[i] = (uint32_t)set_pos;
             while (set_pos < nmv && !isnan(members[set_pos])) st->sets[set_pos] = members[set_pos], set_pos++;
-            t->set_n = (uint32_t)(set_pos - t->set_off);
+            st->set_n[i] = (uint32_t)(set_pos - st->set_off[i]);
             set_pos++;
         }
     }
@@ -312,6 +321,16 @@ static cort_status *te_init_common(const cort_node *node, void **state, int kind
              "attribute 'base_values' has %zu entries, expected %zu", st->n_base, st->n_targets);
     }
     err = check_trees(node, st);
+    st->all_leq = 1;
+    for (size_t i = 0; i < st->n_nodes; i++)
+        if (st->nodes[i].mode != M_LEQ || st->nodes[i].mtrue) st->all_leq = 0;
+    int exact = st->all_leq;
+    for (size_t i = 0; i < st->n_nodes && exact; i++) exact = (double)(float)st->nodes[i].th == st->nodes[i].th;
+    if (exact) {
+        ALLOC(st->fnodes, st->n_nodes);
+        for (size_t i = 0; i < st->n_nodes; i++)
+            st->fnodes[i] = (tnode_f){ (float)st->nodes[i].th, st->nodes[i].feat, st->nodes[i].t, st->nodes[i].f };
+    }
 done:
     if (err) { te_free(st); return err; }
     *state = st;
@@ -332,94 +351,140 @@ static inline int node_true(const te_state *st, const tnode *t, double x) {
     case M_NEQ: c = x != t->th; break;
     default: {
         c = 0;
-        const double *s = st->sets + t->set_off;
-        for (uint32_t k = 0; k < t->set_n && !c; k++) c = s[k] == x;
+        size_t i = (size_t)(t - st->nodes);
+        const double *s = st->sets + st->set_off[i];
+        for (uint32_t k = 0; k < st->set_n[i] && !c; k++) c = s[k] == x;
     }
     }
     return c || (t->mtrue && isnan(x));
 }
 
-/* Aggregated scores of one row into acc[n_targets] (has: scratch flags for MIN/MAX). */
-static void eval_row(const te_state *st, const double *x, double *acc, uint8_t *has) {
-    size_t nt = st->n_targets;
-    for (size_t j = 0; j < nt; j++) { acc[j] = 0; has[j] = 0; }
-    for (size_t k = 0; k < st->n_trees; k++) {
-        int32_t r = st->roots[k];
-        while (r >= 0) {
-            const tnode *t = &st->nodes[r];
-            r = node_true(st, t, x[t->feat]) ? t->t : t->f;
+/* Leaves reached by nl rows (x, row stride c) in the tree rooted at root. The rows walk in
+ * lockstep: their node loads are independent, so the cache misses of one level overlap instead
+ * of following each other. */
+enum { TE_LANES = 8 };
+static void walk_lanes(const te_state *st, int32_t root, const double *x, size_t c, size_t nl, int32_t *leaf) {
+    int32_t r[TE_LANES];
+    for (size_t i = 0; i < nl; i++) r[i] = root;
+    if (st->all_leq) {
+        /* the common case (every converter's default): one compare per level, no mode switch */
+        for (;;) {
+            int live = 0;
+            for (size_t i = 0; i < nl; i++) {
+                if (r[i] < 0) continue;
+                const tnode *t = &st->nodes[r[i]];
+                r[i] = x[i * c + (size_t)t->feat] <= t->th ? t->t : t->f;
+                live = 1;
+            }
+            if (!live) break;
         }
-        size_t l = (size_t)(-r - 1), o = st->leaf_off[l], e = o + st->leaf_n[l];
-        for (size_t c = o; c < e; c++) {
-            int32_t j = st->c_target[c];
-            double w = st->c_weight[c];
-            if (st->agg == AGG_SUM || st->agg == AGG_AVERAGE) acc[j] += w;
-            else if (!has[j] || (st->agg == AGG_MIN ? w < acc[j] : w > acc[j])) acc[j] = w;
-            has[j] = 1;
-        }
+    } else {
+        for (size_t i = 0; i < nl; i++)
+            while (r[i] >= 0) {
+                const tnode *t = &st->nodes[r[i]];
+                r[i] = node_true(st, t, x[i * c + (size_t)t->feat]) ? t->t : t->f;
+            }
     }
-    if (st->agg == AGG_AVERAGE && st->n_trees)
-        for (size_t j = 0; j < nt; j++) acc[j] /= (double)st->n_trees;
+    for (size_t i = 0; i < nl; i++) leaf[i] = -r[i] - 1;
+}
+
+/* walk_lanes for float rows over the float nodes */
+static void walk_lanes_f(const te_state *st, int32_t root, const float *x, size_t c, size_t nl, int32_t *leaf) {
+    int32_t r[TE_LANES];
+    for (size_t i = 0; i < nl; i++) r[i] = root;
+    for (;;) {
+        int live = 0;
+        for (size_t i = 0; i < nl; i++) {
+            if (r[i] < 0) continue;
+            const tnode_f *t = &st->fnodes[r[i]];
+            r[i] = x[i * c + (size_t)t->feat] <= t->th ? t->t : t->f;
+            live = 1;
+        }
+        if (!live) break;
+    }
+    for (size_t i = 0; i < nl; i++) leaf[i] = -r[i] - 1;
 }
 
 typedef struct te_job {
     const te_state *st;
     const double *x;
+    const float *xf;              /* float rows on the float-node path (x is NULL then) */
     size_t c;
+    double *acc; uint8_t *has;    /* n_rows x n_targets, from the run's scratch */
     void *y; cort_type ytype;     /* regressor / v5 scores, or the classifier's Z */
     void *labels;                 /* classifier's Y (int64) or NULL; strings are written after */
     int32_t *label_idx;
-    size_t z_cols;
-    int failed;
 } te_job;
 
+/* Final scores of one row from its aggregated votes acc (n_targets >= 2 entries for a binary
+ * classifier, which reuses acc for its two columns): average, base values, post-transform,
+ * label, output. */
+static void finish_row(const te_job *job, size_t r, double *acc, const uint8_t *has) {
+    const te_state *st = job->st;
+    size_t nt = st->n_targets, nz = nt;
+    (void)has;
+    if (st->agg == AGG_AVERAGE && st->n_trees)
+        for (size_t j = 0; j < nt; j++) acc[j] /= (double)st->n_trees;
+    double *z = acc;
+    if (st->classifier && st->binary) {
+        /* one class gets every vote: its score s becomes [1 - s, s] (NONE, PROBIT) or [-s, s]
+         * before the transform */
+        double s = acc[st->binary_id] + (st->n_base ? st->base[st->n_base > (size_t)st->binary_id ? st->binary_id : 0] : 0);
+        if (st->post == ML_POST_NONE || st->post == ML_POST_PROBIT) { z[0] = 1 - s; z[1] = s; }
+        else { z[0] = -s; z[1] = s; }
+        nz = 2;
+    } else if (st->n_base) {
+        for (size_t j = 0; j < nt; j++) acc[j] += st->base[j];
+    }
+    ml_post_apply(st->post, z, nz);
+    if (st->classifier) {
+        size_t best = 0;
+        for (size_t j = 1; j < nz; j++) if (z[j] > z[best]) best = j;
+        job->label_idx[r] = (int32_t)best;
+        if (job->labels) ((int64_t *)job->labels)[r] = st->labels_i[best];
+    }
+    if (job->y) {
+        if (job->ytype == CORT_TYPE_DOUBLE) memcpy((double *)job->y + r * nz, z, nz * sizeof *z);
+        else if (job->ytype == CORT_TYPE_FLOAT) for (size_t j = 0; j < nz; j++) ((float *)job->y)[r * nz + j] = (float)z[j];
+        else for (size_t j = 0; j < nz; j++) cort_store_f64(job->y, job->ytype, r * nz + j, z[j]);
+    }
+}
+
+/* Rows [b, e) in blocks: each tree walks the whole block before the next tree starts, so a tree's
+ * nodes stay in cache across rows (a forest is often far bigger than the cache; row by row every
+ * tree would come from memory again). */
+enum { TE_BLOCK = 64 };
 static void te_rows(void *arg, size_t b, size_t e) {
     te_job *job = arg;
     const te_state *st = job->st;
-    size_t nt = st->n_targets;
-    double sbuf[64];
-    uint8_t hbuf[32];
-    double *acc = nt + 2 <= 32 ? sbuf : cort_malloc((nt + 2) * sizeof *acc);
-    uint8_t *has = nt <= 32 ? hbuf : cort_malloc(nt);
-    if (!acc || !has) {
-        job->failed = 1;
-        if (acc != sbuf) cort_free(acc);
-        if (has != hbuf) cort_free(has);
-        return;
+    size_t nt = st->n_targets, c = job->c;
+    for (size_t b0 = b; b0 < e; b0 += TE_BLOCK) {
+        size_t b1 = e - b0 < TE_BLOCK ? e : b0 + TE_BLOCK;
+        memset(job->acc + b0 * nt, 0, (b1 - b0) * nt * sizeof *job->acc);
+        memset(job->has + b0 * nt, 0, (b1 - b0) * nt);
+        for (size_t k = 0; k < st->n_trees; k++) {
+            int32_t root = st->roots[k];
+            for (size_t r0 = b0; r0 < b1; r0 += TE_LANES) {
+                size_t nl = b1 - r0 < TE_LANES ? b1 - r0 : TE_LANES;
+                int32_t leaf[TE_LANES];
+                if (job->xf) walk_lanes_f(st, root, job->xf + r0 * c, c, nl, leaf);
+                else walk_lanes(st, root, job->x + r0 * c, c, nl, leaf);
+                for (size_t i = 0; i < nl; i++) {
+                    size_t r = r0 + i, l = (size_t)leaf[i], o = st->leaf_off[l], end = o + st->leaf_n[l];
+                    double *acc = job->acc + r * nt;
+                    uint8_t *has = job->has + r * nt;
+                    for (size_t q = o; q < end; q++) {
+                        int32_t j = st->c_target[q];
+                        double w = st->c_weight[q];
+                        if (st->agg == AGG_SUM || st->agg == AGG_AVERAGE) acc[j] += w;
+                        else if (!has[j] || (st->agg == AGG_MIN ? w < acc[j] : w > acc[j])) acc[j] = w;
+                        has[j] = 1;
+                    }
+                }
+            }
+        }
+        for (size_t r = b0; r < b1; r++) finish_row(job, r, job->acc + r * nt, job->has + r * nt);
     }
-    double *z = acc;
-    for (size_t r = b; r < e; r++) {
-        eval_row(st, job->x + r * job->c, acc, has);
-        size_t nz = nt;
-        if (!st->classifier) {
-            for (size_t j = 0; j < nt; j++) acc[j] += st->n_base ? st->base[j] : 0;
-            ml_post_apply(st->post, acc, nt);
-        } else if (st->binary) {
-            /* one class gets every vote: its score s becomes [1 - s, s] (NONE, PROBIT) or
-             * [-s, s] before the transform */
-            double s = acc[st->binary_id] + (st->n_base ? st->base[st->n_base > (size_t)st->binary_id ? st->binary_id : 0] : 0);
-            if (st->post == ML_POST_NONE || st->post == ML_POST_PROBIT) { z[0] = 1 - s; z[1] = s; }
-            else { z[0] = -s; z[1] = s; }
-            ml_post_apply(st->post, z, 2);
-            nz = 2;
-        } else {
-            for (size_t j = 0; j < nt; j++) acc[j] += st->n_base ? st->base[j] : 0;
-            ml_post_apply(st->post, acc, nt);
-        }
-        if (st->classifier) {
-            size_t best = 0;
-            for (size_t j = 1; j < nz; j++) if (z[j] > z[best]) best = j;
-            job->label_idx[r] = (int32_t)best;
-            if (job->labels) ((int64_t *)job->labels)[r] = st->labels_i[best];
-        }
-        if (job->y) {
-            if (job->ytype == CORT_TYPE_DOUBLE) memcpy((double *)job->y + r * nz, z, nz * sizeof *z);
-            else if (job->ytype == CORT_TYPE_FLOAT) for (size_t j = 0; j < nz; j++) ((float *)job->y)[r * nz + j] = (float)z[j];
-            else for (size_t j = 0; j < nz; j++) cort_store_f64(job->y, job->ytype, r * nz + j, z[j]);
-        }
-    }
-    if (acc != sbuf) cort_free(acc);
-    if (has != hbuf) cort_free(has);
 }
 
 static cort_status *te_infer(cort_infer_ctx *ctx) {
@@ -455,9 +520,17 @@ static cort_status *te_run(cort_kernel_ctx *ctx) {
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has %zu features, the trees read feature %lld",
                                c, (long long)st->max_feat);
     double *xd = NULL;
-    CORT_TRY(rd_to_f64_scratch(ctx, x, &xd));
-    te_job job = { .st = st, .x = xd, .c = c };
+    te_job job = { .st = st, .c = c };
+    if (st->fnodes && x->type == CORT_TYPE_FLOAT) job.xf = x->data;
+    else {
+        CORT_TRY(rd_to_f64_scratch(ctx, x, &xd));
+        job.x = xd;
+    }
     cort_status *err = NULL;
+    size_t cells = (n ? n : 1) * st->n_targets;
+    job.acc = cort_kernel_scratch(ctx, cells * sizeof *job.acc);
+    job.has = cort_kernel_scratch(ctx, cells);
+    if (!job.acc || !job.has) { err = cort_error_oom(); goto done; }
     cort_value *y = NULL, *z = NULL;
     int64_t d1[1] = { (int64_t)n };
     if (st->classifier) {
@@ -475,9 +548,8 @@ static cort_status *te_run(cort_kernel_ctx *ctx) {
         job.y = y->data; job.ytype = yt;
     }
     /* a row costs about n_trees * depth node visits: split when the batch is big enough */
-    size_t grain = st->n_trees >= 64 ? 4 : st->n_trees >= 8 ? 32 : 256;
+    size_t grain = st->n_trees >= 8 ? TE_BLOCK : 256;
     cort_parallel_for(ctx->pool, n, grain, te_rows, &job);
-    if (job.failed) { err = cort_error_oom(); goto done; }
     if (st->classifier && st->str_labels)
         for (size_t r = 0; r < n && !err; r++) {
             const char *s = st->labels_s[job.label_idx[r]];
@@ -485,7 +557,9 @@ static cort_status *te_run(cort_kernel_ctx *ctx) {
         }
 done:
     if (job.label_idx) cort_kernel_scratch_free(ctx, job.label_idx);
-    cort_kernel_scratch_free(ctx, xd);
+    if (job.acc) cort_kernel_scratch_free(ctx, job.acc);
+    if (job.has) cort_kernel_scratch_free(ctx, job.has);
+    if (xd) cort_kernel_scratch_free(ctx, xd);
     return err;
 }
 
