@@ -82,7 +82,20 @@ static void *finish_model(mnode *m, int ml_opset, int n_in, const int *in_elem, 
     for (int i = 0; i < n_in; i++) {
         pb vi = { 0 }, tp = { 0 }, tt = { 0 };
         snprintf(name, sizeof name, "x%d", i);
-        pb_str(&vi, 1, name); pb_int(&tt, 1, in_elem[i]); pb_sub(&tp, 1, &tt); pb_sub(&vi, 2, &tp);
+        pb_str(&vi, 1, name);
+        if (in_elem[i] < 0) {
+            /* -T: map(int64, tensor(T)) */
+            pb mt = { 0 }, vt = { 0 };
+            pb_int(&mt, 1, 7);
+            pb_int(&tt, 1, -in_elem[i]);
+            pb_sub(&vt, 1, &tt);
+            pb_sub(&mt, 2, &vt);
+            pb_sub(&tp, 5, &mt);
+        } else {
+            pb_int(&tt, 1, in_elem[i]);
+            pb_sub(&tp, 1, &tt);
+        }
+        pb_sub(&vi, 2, &tp);
         pb_sub(&g, 11, &vi);
     }
     for (int i = 0; i < n_out; i++) {
@@ -599,6 +612,49 @@ static void test_preprocess(void) {
     cort_value_release(out);
 }
 
+/* ---------------- CastMap ---------------- */
+static void test_castmap(void) {
+    int64_t keys[3] = { 4, 0, 2 };
+    float vals[3] = { 1.5f, -2.0f, 7.25f };
+    const char *svals[3] = { "1.5", "-2", "7.25" };
+    int64_t kshape[1] = { 3 };
+    for (int variant = 0; variant < 4; variant++) {
+        /* 0: dense to float; 1: sparse to float; 2: string values dense to int64; 3: float to string */
+        mnode m;
+        start_node(&m, "CastMap", 1, 1);
+        a_str(&m, "cast_to", variant == 2 ? "TO_INT64" : variant == 3 ? "TO_STRING" : "TO_FLOAT");
+        a_str(&m, "map_form", variant == 1 ? "SPARSE" : "DENSE");
+        a_int(&m, "max_map", 6);
+        int elem = variant == 2 ? -8 : -1;
+        size_t len;
+        void *bytes = finish_model(&m, 1, 1, &elem, 1, &len);
+        cort_value *k = tensor(CORT_TYPE_INT64, keys, kshape, 1);
+        cort_value *v = variant == 2 ? tensor(CORT_TYPE_STRING, svals, kshape, 1) : tensor(CORT_TYPE_FLOAT, vals, kshape, 1);
+        cort_value *map = NULL, *out = NULL;
+        CHECK_OK(cort_map_create(k, v, &map));
+        cort_value_release(k);
+        cort_value_release(v);
+        CHECK_OK(run(bytes, len, 1, 1, &map, 1, &out));
+        if (out && variant == 0) {
+            float want[3] = { -2.0f, 7.25f, 1.5f };   /* ascending keys 0, 2, 4 */
+            CHECK(cort_tensor_element_count(out) == 3 && !memcmp(cort_tensor_data(out), want, sizeof want));
+        } else if (out && variant == 1) {
+            float want[6] = { -2.0f, 0, 7.25f, 0, 1.5f, 0 };
+            CHECK(cort_tensor_element_count(out) == 6 && !memcmp(cort_tensor_data(out), want, sizeof want));
+        } else if (out && variant == 2) {
+            int64_t want[3] = { -2, 7, 1 };
+            CHECK(cort_tensor_type(out) == CORT_TYPE_INT64 && !memcmp(cort_tensor_data(out), want, sizeof want));
+        } else if (out) {
+            const char *want[3] = { "-2.000000", "7.250000", "1.500000" };
+            int ok = cort_tensor_type(out) == CORT_TYPE_STRING;
+            for (int i = 0; ok && i < 3; i++) ok = !strcmp(((char **)cort_tensor_data(out))[i], want[i]);
+            CHECK(ok);
+        }
+        cort_value_release(map);
+        cort_value_release(out);
+    }
+}
+
 int main(void) {
     test_trees();
     test_tree_errors();
@@ -606,5 +662,6 @@ int main(void) {
     test_encoders();
     test_zipmap();
     test_preprocess();
+    test_castmap();
     return tu_finish();
 }

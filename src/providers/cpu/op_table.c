@@ -201,6 +201,7 @@ extern const cort_op_def fu_op_pwdw_conv;
 
 extern const cort_op_def ml_op_array_feature_extractor;
 extern const cort_op_def ml_op_binarizer;
+extern const cort_op_def ml_op_cast_map;
 extern const cort_op_def ml_op_category_mapper;
 extern const cort_op_def ml_op_dict_vectorizer;
 extern const cort_op_def ml_op_feature_vectorizer;
@@ -408,6 +409,7 @@ static const cort_op_def *const op_table[] = {
     /* ai.onnx.ml */
     &ml_op_array_feature_extractor,
     &ml_op_binarizer,
+    &ml_op_cast_map,
     &ml_op_category_mapper,
     &ml_op_dict_vectorizer,
     &ml_op_feature_vectorizer,

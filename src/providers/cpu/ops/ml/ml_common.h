@@ -32,7 +32,7 @@ cort_status *ml_to_f64(cort_kernel_ctx *ctx, const cort_value *x, double **out);
 /* Index of s in the sorted string array (or -1). */
 long ml_find_str(const char *const *sorted, size_t n, const char *s);
 
-extern const cort_op_def ml_op_array_feature_extractor, ml_op_binarizer, ml_op_category_mapper,
+extern const cort_op_def ml_op_array_feature_extractor, ml_op_binarizer, ml_op_cast_map, ml_op_category_mapper,
     ml_op_dict_vectorizer, ml_op_feature_vectorizer, ml_op_imputer, ml_op_label_encoder,
     ml_op_linear_classifier, ml_op_linear_regressor, ml_op_normalizer, ml_op_one_hot_encoder,
     ml_op_svm_classifier, ml_op_svm_regressor, ml_op_scaler, ml_op_tree_ensemble,

@@ -1,6 +1,9 @@
 /* The map operators of ai.onnx.ml: ZipMap (score rows to a sequence of maps, one per row, as
- * classifiers' probability outputs are exported) and DictVectorizer (a map, or a sequence of
- * maps, to dense rows over a fixed vocabulary). */
+ * classifiers' probability outputs are exported), DictVectorizer (a map, or a sequence of maps,
+ * to dense rows over a fixed vocabulary) and CastMap (an int64-keyed map to a tensor). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ml_common.h"
 #include "../misc_common.h"
@@ -121,3 +124,90 @@ static cort_status *dv_run(cort_kernel_ctx *ctx) {
 }
 const cort_op_def ml_op_dict_vectorizer = { .name = "DictVectorizer", .domain = ML_DOMAIN, .min_opset = 1, .max_opset = ML_OPSET_MAX,
     .infer = dv_infer, .run = dv_run };
+
+/* ---- CastMap ---- */
+enum { CAST_FLOAT, CAST_STRING, CAST_INT64 };
+typedef struct castmap_state { int to, sparse; int64_t max_map; } castmap_state;
+static cort_status *castmap_init(const cort_node *node, void **state) {
+    castmap_state *st = cort_calloc(1, sizeof *st);
+    if (!st) return cort_error_oom();
+    const char *to = cort_attr_str(node, "cast_to", "TO_FLOAT"), *form = cort_attr_str(node, "map_form", "DENSE");
+    st->to = !strcmp(to, "TO_FLOAT") ? CAST_FLOAT : !strcmp(to, "TO_STRING") ? CAST_STRING : !strcmp(to, "TO_INT64") ? CAST_INT64 : -1;
+    st->sparse = !strcmp(form, "SPARSE") ? 1 : !strcmp(form, "DENSE") ? 0 : -1;
+    st->max_map = cort_attr_int(node, "max_map", 1);
+    cort_status *err = NULL;
+    if (st->to < 0) err = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'cast_to' is '%s', expected TO_FLOAT, TO_STRING or TO_INT64", to);
+    else if (st->sparse < 0) err = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'map_form' is '%s', expected DENSE or SPARSE", form);
+    else if (st->sparse && (st->max_map < 0 || st->max_map > ((int64_t)1 << 40)))
+        err = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'max_map' is %lld", (long long)st->max_map);
+    if (err) { cort_free(st); return err; }
+    *state = st;
+    return NULL;
+}
+static cort_status *castmap_infer(cort_infer_ctx *ctx) {
+    const castmap_state *st = ctx->state;
+    if (!ctx->n_outputs || !st) return NULL;
+    cort_type t = st->to == CAST_FLOAT ? CORT_TYPE_FLOAT : st->to == CAST_STRING ? CORT_TYPE_STRING : CORT_TYPE_INT64;
+    int64_t d[2] = { 1, st->sparse ? st->max_map : -1 };
+    cort_tinfo_tensor_shape(&ctx->outputs[0], t, d, 2);
+    return NULL;
+}
+/* Stores map value e (float or string) into element o of y, converted to y's type. */
+static cort_status *castmap_store(cort_value *y, size_t o, const cort_value *v, size_t e) {
+    char buf[64];
+    if (v->type == CORT_TYPE_STRING) {
+        const char *s = cort_string_get(v, e);
+        if (y->type == CORT_TYPE_STRING) return cort_string_set(y, o, s, strlen(s));
+        if (y->type == CORT_TYPE_FLOAT) ((float *)y->data)[o] = strtof(s, NULL);
+        else ((int64_t *)y->data)[o] = strtoll(s, NULL, 10);
+        return NULL;
+    }
+    double f = cort_load_f64(v->data, v->type, e);
+    if (y->type == CORT_TYPE_STRING) {
+        /* "%f", the formatting of C++'s std::to_string that ONNX Runtime uses */
+        int n = snprintf(buf, sizeof buf, "%f", f);
+        return cort_string_set(y, o, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : strlen(buf));
+    }
+    if (y->type == CORT_TYPE_FLOAT) ((float *)y->data)[o] = (float)f;
+    else ((int64_t *)y->data)[o] = isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
+    return NULL;
+}
+static cort_status *castmap_run(cort_kernel_ctx *ctx) {
+    const castmap_state *st = ctx->state;
+    const cort_value *m = ctx->inputs[0];
+    if (!m || m->kind != CORT_VKIND_MAP || !m->map_keys || !m->map_values || m->map_values->kind != CORT_VKIND_TENSOR ||
+        m->map_keys->type != CORT_TYPE_INT64 || m->map_keys->count != m->map_values->count ||
+        (m->map_values->type != CORT_TYPE_FLOAT && m->map_values->type != CORT_TYPE_STRING))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' is not a map(int64, float) or map(int64, string)");
+    const cort_value *k = m->map_keys, *v = m->map_values;
+    const int64_t *keys = k->data;
+    size_t n = k->count;
+    cort_type t = st->to == CAST_FLOAT ? CORT_TYPE_FLOAT : st->to == CAST_STRING ? CORT_TYPE_STRING : CORT_TYPE_INT64;
+    int64_t d[2] = { 1, st->sparse ? st->max_map : (int64_t)n };
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, t, d, 2, &y));
+    if (t != CORT_TYPE_STRING) memset(y->data, 0, y->bytes);   /* SPARSE: absent keys are 0 ("" for strings) */
+    if (st->sparse) {
+        for (size_t e = 0; e < n; e++) {
+            if (keys[e] < 0 || keys[e] >= st->max_map)
+                return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has key %lld, outside [0, max_map=%lld)",
+                                       (long long)keys[e], (long long)st->max_map);
+            CORT_TRY(castmap_store(y, (size_t)keys[e], v, e));
+        }
+        return NULL;
+    }
+    /* DENSE: values in ascending key order (maps need not arrive sorted) */
+    size_t *ord = cort_kernel_scratch(ctx, (n ? n : 1) * sizeof *ord);
+    if (!ord) return cort_error_oom();
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && keys[ord[j - 1]] > keys[i]; j--) ord[j] = ord[j - 1];
+        ord[j] = i;
+    }
+    cort_status *err = NULL;
+    for (size_t i = 0; i < n && !err; i++) err = castmap_store(y, i, v, ord[i]);
+    cort_kernel_scratch_free(ctx, ord);
+    return err;
+}
+const cort_op_def ml_op_cast_map = { .name = "CastMap", .domain = ML_DOMAIN, .min_opset = 1, .max_opset = ML_OPSET_MAX,
+    .init = castmap_init, .free_state = cort_free, .infer = castmap_infer, .run = castmap_run };
