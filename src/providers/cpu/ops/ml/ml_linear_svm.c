@@ -254,13 +254,28 @@ done:
 static cort_status *svmc_init(const cort_node *node, void **state) { return svm_init(node, state, 1); }
 static cort_status *svmr_init(const cort_node *node, void **state) { return svm_init(node, state, 0); }
 
-static double kdot(const svm_state *st, const double *a, const double *b, size_t n, int kernel) {
-    double s = 0;
-    if (kernel == K_RBF) {
-        for (size_t i = 0; i < n; i++) { double d = a[i] - b[i]; s += d * d; }
-        return exp(-st->gamma * s);
+/* Four partial sums: the additions of one sum form a dependency chain that would otherwise bound
+ * the loop by the adder's latency. */
+static double sqdist(const double *a, const double *b, size_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        double d0 = a[i] - b[i], d1 = a[i + 1] - b[i + 1], d2 = a[i + 2] - b[i + 2], d3 = a[i + 3] - b[i + 3];
+        s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3;
     }
-    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+    for (; i < n; i++) { double d = a[i] - b[i]; s0 += d * d; }
+    return (s0 + s1) + (s2 + s3);
+}
+static double dot(const double *a, const double *b, size_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) { s0 += a[i] * b[i]; s1 += a[i + 1] * b[i + 1]; s2 += a[i + 2] * b[i + 2]; s3 += a[i + 3] * b[i + 3]; }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+static double kdot(const svm_state *st, const double *a, const double *b, size_t n, int kernel) {
+    if (kernel == K_RBF) return exp(-st->gamma * sqdist(a, b, n));
+    double s = dot(a, b, n);
     if (kernel == K_POLY) return pow(s * st->gamma + st->coef0, st->degree);
     if (kernel == K_SIGMOID) return tanh(s * st->gamma + st->coef0);
     return s;
@@ -304,6 +319,87 @@ static cort_status *svmc_infer(cort_infer_ctx *ctx) {
     const svm_state *st = ctx->state;
     return st ? classifier_infer(ctx, st->l.s != NULL, (int64_t)svmc_cols(st)) : NULL;
 }
+/* Per-row scratch of SVMClassifier, in doubles. */
+static size_t svmc_scratch(const svm_state *st) {
+    size_t k = st->classes, pairs = k * (k - 1) / 2;
+    return st->n_vec + 4 * k + 2 * pairs + 2 * k * k + 4;
+}
+
+/* One row: kernel values, pairwise decisions and votes (or the liblinear scores), probabilities,
+ * post-transform; writes label `row` of y and row `row` of z (may be NULL). */
+static cort_status *svmc_row(const svm_state *st, const double *x, size_t c, double *buf, cort_value *y, cort_value *z,
+                             size_t row) {
+    size_t k = st->classes, pairs = k * (k - 1) / 2, cols = svmc_cols(st);
+    double *kern = buf, *votes = kern + st->n_vec, *s = votes + k, *r = s + (pairs > k ? pairs : k) + 2,
+           *q = r + k * k, *qp = q + k * k;
+    size_t label, ns;
+    if (st->linear_mode) {
+        /* rho[0] for every class, as the ONNX reference and ONNX Runtime do */
+        for (size_t j = 0; j < k; j++) s[j] = kdot(st, x, st->coef + j * c, c, K_LINEAR) + st->rho[0];
+        ns = k;
+        label = argmax(s, k);
+        if (k == 1) { s[1] = s[0]; s[0] = -s[1]; ns = 2; label = s[1] > 0; }
+        ml_post_apply(st->post, s, ns);
+    } else {
+        for (size_t v = 0; v < st->n_vec; v++) kern[v] = kdot(st, x, st->sv + v * c, c, st->kernel);
+        for (size_t j = 0; j < k; j++) votes[j] = 0;
+        size_t e = 0;
+        for (size_t i = 0; i < k; i++)
+            for (size_t j = i + 1; j < k; j++, e++) {
+                /* pair (i, j): class i's vectors weighted by coefficient row j-1, class j's by row i */
+                double a = st->rho[e];
+                const double *ci = st->coef + (j - 1) * st->n_vec, *cj = st->coef + i * st->n_vec;
+                for (int64_t v = st->starts[i]; v < st->starts[i] + st->per_class[i]; v++) a += ci[v] * kern[v];
+                for (int64_t v = st->starts[j]; v < st->starts[j] + st->per_class[j]; v++) a += cj[v] * kern[v];
+                s[e] = a;
+                votes[a > 0 ? i : j] += 1;
+            }
+        label = argmax(votes, k);
+        ns = pairs;
+        if (st->n_pa) {
+            for (size_t i = 0; i < k * k; i++) r[i] = 0;
+            e = 0;
+            for (size_t i = 0; i < k; i++)
+                for (size_t j = i + 1; j < k; j++, e++) {
+                    double v = 1 - ml_logistic(s[e] * st->pa[e] + st->pb[e]);
+                    v = v < 1e-7 ? 1e-7 : v > 1 - 1e-7 ? 1 - 1e-7 : v;
+                    r[i * k + j] = v;
+                    r[j * k + i] = 1 - v;
+                }
+            multiclass_probability(k, r, s, q, qp);   /* label stays the vote's, as libsvm's predict */
+            ns = k;
+            ml_post_apply(st->post, s, ns);
+        } else if (pairs == 1) {
+            /* one decision value: [-s, s] like the linear binary case */
+            s[1] = s[0]; s[0] = -s[1]; ns = 2;
+            ml_post_apply(st->post, s, ns);
+        } else {
+            ml_post_apply(st->post, s, ns);
+        }
+    }
+    store_row(z, row, s, cols);
+    if (!st->l.n) { ((int64_t *)y->data)[row] = (int64_t)label; return NULL; }
+    return set_label(y, &st->l, row, label < st->l.n ? label : 0);
+}
+
+/* Rows split into one contiguous part per thread, each with its own slice of scratch. */
+typedef struct svmc_job {
+    const svm_state *st;
+    const double *x;
+    size_t n, c, parts, per;
+    double *buf;
+    cort_value *y, *z;
+    cort_status **errs;
+} svmc_job;
+static void svmc_parts(void *arg, size_t b, size_t e) {
+    svmc_job *job = arg;
+    for (size_t p = b; p < e; p++) {
+        size_t r0 = job->n * p / job->parts, r1 = job->n * (p + 1) / job->parts;
+        for (size_t row = r0; row < r1 && !job->errs[p]; row++)
+            job->errs[p] = svmc_row(job->st, job->x + row * job->c, job->c, job->buf + p * job->per, job->y, job->z, row);
+    }
+}
+
 static cort_status *svmc_run(cort_kernel_ctx *ctx) {
     const svm_state *st = ctx->state;
     size_t n, c;
@@ -312,67 +408,28 @@ static cort_status *svmc_run(cort_kernel_ctx *ctx) {
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has %zu features, the model %zu", c, st->feat);
     double *xd = NULL;
     CORT_TRY(rd_to_f64_scratch(ctx, ctx->inputs[0], &xd));
-    size_t k = st->classes, pairs = k * (k - 1) / 2, cols = svmc_cols(st);
-    cort_value *y, *z;
-    cort_status *err = classifier_outputs(ctx, &st->l, n, cols, &y, &z);
-    size_t tmp_n = st->n_vec + 4 * k + 2 * pairs + 2 * k * k + 4;
-    double *buf = err ? NULL : cort_kernel_scratch(ctx, tmp_n * sizeof *buf);
-    if (!err && !buf) err = cort_error_oom();
-    double *kern = buf, *votes = kern + st->n_vec, *s = votes + k, *r = s + (pairs > k ? pairs : k) + 2,
-           *q = r + k * k, *qp = q + k * k;
-    (void)tmp_n;
-    for (size_t row = 0; row < n && !err; row++) {
-        const double *x = xd + row * c;
-        size_t label, ns;
-        if (st->linear_mode) {
-            /* rho[0] for every class, as the ONNX reference and ONNX Runtime do */
-            for (size_t j = 0; j < k; j++) s[j] = kdot(st, x, st->coef + j * c, c, K_LINEAR) + st->rho[0];
-            ns = k;
-            label = argmax(s, k);
-            if (k == 1) { s[1] = s[0]; s[0] = -s[1]; ns = 2; label = s[1] > 0; }
-            ml_post_apply(st->post, s, ns);
-        } else {
-            for (size_t v = 0; v < st->n_vec; v++) kern[v] = kdot(st, x, st->sv + v * c, c, st->kernel);
-            for (size_t j = 0; j < k; j++) votes[j] = 0;
-            size_t e = 0;
-            for (size_t i = 0; i < k; i++)
-                for (size_t j = i + 1; j < k; j++, e++) {
-                    /* pair (i, j): class i's vectors weighted by coefficient row j-1, class j's by row i */
-                    double a = st->rho[e];
-                    const double *ci = st->coef + (j - 1) * st->n_vec, *cj = st->coef + i * st->n_vec;
-                    for (int64_t v = st->starts[i]; v < st->starts[i] + st->per_class[i]; v++) a += ci[v] * kern[v];
-                    for (int64_t v = st->starts[j]; v < st->starts[j] + st->per_class[j]; v++) a += cj[v] * kern[v];
-                    s[e] = a;
-                    votes[a > 0 ? i : j] += 1;
-                }
-            label = argmax(votes, k);
-            ns = pairs;
-            if (st->n_pa) {
-                for (size_t i = 0; i < k * k; i++) r[i] = 0;
-                e = 0;
-                for (size_t i = 0; i < k; i++)
-                    for (size_t j = i + 1; j < k; j++, e++) {
-                        double v = 1 - ml_logistic(s[e] * st->pa[e] + st->pb[e]);
-                        v = v < 1e-7 ? 1e-7 : v > 1 - 1e-7 ? 1 - 1e-7 : v;
-                        r[i * k + j] = v;
-                        r[j * k + i] = 1 - v;
-                    }
-                multiclass_probability(k, r, s, q, qp);   /* label stays the vote's, as libsvm's predict */
-                ns = k;
-                ml_post_apply(st->post, s, ns);
-            } else if (pairs == 1) {
-                /* one decision value: [-s, s] like the linear binary case */
-                s[1] = s[0]; s[0] = -s[1]; ns = 2;
-                ml_post_apply(st->post, s, ns);
-            } else {
-                ml_post_apply(st->post, s, ns);
-            }
-        }
-        if (st->l.n) err = set_label(y, &st->l, row, label < st->l.n ? label : 0);
-        else ((int64_t *)y->data)[row] = (int64_t)label;
-        store_row(z, row, s, cols);
+    cort_value *y = NULL, *z = NULL;
+    cort_status *err = classifier_outputs(ctx, &st->l, n, svmc_cols(st), &y, &z);
+    /* a row costs n_vec kernel evaluations: parts of at least 16 rows */
+    size_t threads = (size_t)cort_pool_threads(ctx->pool), parts = n / 16;
+    if (parts > threads) parts = threads;
+    if (parts < 1) parts = 1;
+    svmc_job job = { .st = st, .x = xd, .n = n, .c = c, .parts = parts, .per = svmc_scratch(st), .y = y, .z = z };
+    if (!err) {
+        job.buf = cort_kernel_scratch(ctx, parts * job.per * sizeof *job.buf);
+        job.errs = cort_kernel_scratch(ctx, parts * sizeof *job.errs);
+        if (!job.buf || !job.errs) err = cort_error_oom();
     }
-    if (buf) cort_kernel_scratch_free(ctx, buf);
+    if (!err) {
+        memset(job.errs, 0, parts * sizeof *job.errs);
+        cort_parallel_for(parts > 1 ? ctx->pool : NULL, parts, 1, svmc_parts, &job);
+        for (size_t p = 0; p < parts; p++) {
+            if (!err) err = job.errs[p];
+            else cort_status_free(job.errs[p]);
+        }
+    }
+    if (job.buf) cort_kernel_scratch_free(ctx, job.buf);
+    if (job.errs) cort_kernel_scratch_free(ctx, job.errs);
     cort_kernel_scratch_free(ctx, xd);
     return err;
 }
@@ -382,6 +439,22 @@ static cort_status *svmr_infer(cort_infer_ctx *ctx) {
     int64_t d[2] = { x && x->rank >= 1 ? (x->rank == 1 ? 1 : x->dims[0]) : -1, 1 };
     cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_FLOAT, d, 2);
     return NULL;
+}
+typedef struct svmr_job { const svm_state *st; const double *x; size_t c; float *y; } svmr_job;
+static void svmr_rows(void *arg, size_t b, size_t e) {
+    const svmr_job *job = arg;
+    const svm_state *st = job->st;
+    size_t c = job->c;
+    for (size_t row = b; row < e; row++) {
+        const double *x = job->x + row * c;
+        double s = 0;
+        if (st->linear_mode) s = kdot(st, x, st->coef, c, K_LINEAR);
+        else for (size_t v = 0; v < st->n_vec; v++) s += st->coef[v] * kdot(st, x, st->sv + v * c, c, st->kernel);
+        s += st->rho[0];
+        if (st->one_class) s = s > 0 ? 1 : -1;
+        else ml_post_apply(st->post, &s, 1);
+        job->y[row] = (float)s;
+    }
 }
 static cort_status *svmr_run(cort_kernel_ctx *ctx) {
     const svm_state *st = ctx->state;
@@ -394,15 +467,9 @@ static cort_status *svmr_run(cort_kernel_ctx *ctx) {
     int64_t d[2] = { (int64_t)n, 1 };
     cort_value *y;
     cort_status *err = cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, d, 2, &y);
-    for (size_t row = 0; row < n && !err; row++) {
-        const double *x = xd + row * c;
-        double s = 0;
-        if (st->linear_mode) s = kdot(st, x, st->coef, c, K_LINEAR);
-        else for (size_t v = 0; v < st->n_vec; v++) s += st->coef[v] * kdot(st, x, st->sv + v * c, c, st->kernel);
-        s += st->rho[0];
-        if (st->one_class) s = s > 0 ? 1 : -1;
-        else ml_post_apply(st->post, &s, 1);
-        ((float *)y->data)[row] = (float)s;
+    if (!err) {
+        svmr_job job = { st, xd, c, y->data };
+        cort_parallel_for(ctx->pool, n, st->n_vec > 64 ? 16 : 1024, svmr_rows, &job);
     }
     cort_kernel_scratch_free(ctx, xd);
     return err;
