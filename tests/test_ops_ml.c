@@ -655,6 +655,29 @@ static void test_castmap(void) {
     }
 }
 
+/* DictVectorizer with an int64 vocabulary and double values: output [1, V] of doubles, keys
+ * outside the vocabulary dropped. */
+static void test_dict_vectorizer(void) {
+    int64_t vocab[5] = { 40, 10, 30, 20, 50 }, keys[4] = { 20, 99, 40, 50 };
+    double vals[4] = { 1.5, 7.0, -3.25, 8.0 }, want[5] = { -3.25, 0, 0, 1.5, 8.0 };
+    mnode m;
+    start_node(&m, "DictVectorizer", 1, 1);
+    a_ints(&m, "int64_vocabulary", vocab, 5);
+    int elem = -11;
+    size_t len;
+    void *bytes = finish_model(&m, 1, 1, &elem, 1, &len);
+    int64_t shape[1] = { 4 };
+    cort_value *k = tensor(CORT_TYPE_INT64, keys, shape, 1), *v = tensor(CORT_TYPE_DOUBLE, vals, shape, 1), *map = NULL, *out = NULL;
+    CHECK_OK(cort_map_create(k, v, &map));
+    cort_value_release(k);
+    cort_value_release(v);
+    CHECK_OK(run(bytes, len, 1, 1, &map, 1, &out));
+    CHECK(out && cort_tensor_type(out) == CORT_TYPE_DOUBLE && cort_tensor_element_count(out) == 5 &&
+          !memcmp(cort_tensor_data(out), want, sizeof want));
+    cort_value_release(map);
+    cort_value_release(out);
+}
+
 int main(void) {
     test_trees();
     test_tree_errors();
@@ -663,5 +686,6 @@ int main(void) {
     test_zipmap();
     test_preprocess();
     test_castmap();
+    test_dict_vectorizer();
     return tu_finish();
 }

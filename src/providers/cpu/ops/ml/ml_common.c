@@ -112,13 +112,51 @@ cort_status *ml_to_f64(cort_kernel_ctx *ctx, const cort_value *x, double **out) 
     return rd_to_f64_scratch(ctx, x, out);
 }
 
-long ml_find_str(const char *const *sorted, size_t n, const char *s) {
-    size_t lo = 0, hi = n;
+static int ix_cmp(const ml_index *ix, size_t a, size_t b) {
+    if (ix->s) return strcmp(ix->s[a] ? ix->s[a] : "", ix->s[b] ? ix->s[b] : "");
+    return ix->i[a] < ix->i[b] ? -1 : ix->i[a] > ix->i[b];
+}
+/* stable merge sort of positions (equal values keep their attribute order) */
+static void ix_sort(const ml_index *ix, size_t *p, size_t *tmp, size_t n) {
+    if (n < 2) return;
+    size_t h = n / 2, a = 0, b = h, o = 0;
+    ix_sort(ix, p, tmp, h);
+    ix_sort(ix, p + h, tmp, n - h);
+    while (a < h && b < n) tmp[o++] = ix_cmp(ix, p[b], p[a]) < 0 ? p[b++] : p[a++];
+    while (a < h) tmp[o++] = p[a++];
+    while (b < n) tmp[o++] = p[b++];
+    memcpy(p, tmp, n * sizeof *p);
+}
+cort_status *ml_index_build(ml_index *ix) {
+    ix->order = cort_malloc((ix->n ? ix->n : 1) * sizeof *ix->order);
+    size_t *tmp = cort_malloc((ix->n ? ix->n : 1) * sizeof *tmp);
+    if (!ix->order || !tmp) { cort_free(tmp); cort_free(ix->order); ix->order = NULL; return cort_error_oom(); }
+    for (size_t k = 0; k < ix->n; k++) ix->order[k] = k;
+    ix_sort(ix, ix->order, tmp, ix->n);
+    cort_free(tmp);
+    return NULL;
+}
+/* last sorted position whose value is <= the key (upper bound - 1), then an equality check */
+long ml_index_find_str(const ml_index *ix, const char *s) {
+    size_t lo = 0, hi = ix->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(sorted[mid], s);
-        if (!c) return (long)mid;
-        if (c < 0) lo = mid + 1; else hi = mid;
+        const char *m = ix->s[ix->order[mid]];
+        if (strcmp(m ? m : "", s) <= 0) lo = mid + 1; else hi = mid;
     }
-    return -1;
+    if (!lo) return -1;
+    const char *m = ix->s[ix->order[lo - 1]];
+    return !strcmp(m ? m : "", s) ? (long)ix->order[lo - 1] : -1;
+}
+long ml_index_find_i64(const ml_index *ix, int64_t v) {
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->i[ix->order[mid]] <= v) lo = mid + 1; else hi = mid;
+    }
+    return lo && ix->i[ix->order[lo - 1]] == v ? (long)ix->order[lo - 1] : -1;
+}
+void ml_index_free(ml_index *ix) {
+    cort_free(ix->order);
+    ix->order = NULL;
 }

@@ -29,8 +29,14 @@ cort_status *ml_rows(const cort_kernel_ctx *ctx, const cort_value *x, size_t *n,
 /* Input x converted to double in the run's scratch (free with cort_kernel_scratch_free). */
 cort_status *ml_to_f64(cort_kernel_ctx *ctx, const cort_value *x, double **out);
 
-/* Index of s in the sorted string array (or -1). */
-long ml_find_str(const char *const *sorted, size_t n, const char *s);
+/* A lookup table over a list of strings or int64 (borrowed from the node's attributes): the
+ * positions sorted by value once, then binary searches. With repeated values the last position
+ * wins. */
+typedef struct ml_index { size_t n; const char *const *s; const int64_t *i; size_t *order; } ml_index;
+cort_status *ml_index_build(ml_index *ix);          /* set n and s or i first */
+long ml_index_find_str(const ml_index *ix, const char *s);
+long ml_index_find_i64(const ml_index *ix, int64_t v);
+void ml_index_free(ml_index *ix);
 
 extern const cort_op_def ml_op_array_feature_extractor, ml_op_binarizer, ml_op_cast_map, ml_op_category_mapper,
     ml_op_dict_vectorizer, ml_op_feature_vectorizer, ml_op_imputer, ml_op_label_encoder,

@@ -64,24 +64,30 @@ const cort_op_def ml_op_zipmap = { .name = "ZipMap", .domain = ML_DOMAIN, .min_o
     .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = zipmap_init, .infer = zipmap_infer, .run = zipmap_run };
 
 /* ---- DictVectorizer ---- */
-static cort_status *dv_infer(cort_infer_ctx *ctx) {
-    (void)ctx;   /* the value type is only known from the map at run time */
+/* The vocabulary is sorted once at init: a lookup is a binary search, so big vocabularies (word
+ * counts) cost log V per key. */
+static void dv_free(void *p) {
+    ml_index *ix = p;
+    if (ix) ml_index_free(ix);
+    cort_free(ix);
+}
+static cort_status *dv_init(const cort_node *node, void **state) {
+    const int64_t *vi;
+    const char *const *vs;
+    size_t ni = cort_attr_ints(node, "int64_vocabulary", &vi), ns = cort_attr_strings(node, "string_vocabulary", &vs);
+    if (!ni == !ns)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "exactly one of 'int64_vocabulary' and 'string_vocabulary' must be set");
+    ml_index *ix = cort_calloc(1, sizeof *ix);
+    if (!ix) return cort_error_oom();
+    ix->n = ni ? ni : ns;
+    if (ni) ix->i = vi; else ix->s = vs;
+    cort_status *err = ml_index_build(ix);
+    if (err) { cort_free(ix); return err; }
+    *state = ix;
     return NULL;
 }
-
-/* Writes map m into row r of y (V columns). */
-static cort_status *dv_row(cort_kernel_ctx *ctx, const cort_value *m, cort_value *y, size_t r, size_t v,
-                           const int64_t *vi, const char *const *vs) {
-    const cort_value *k = m->map_keys, *val = m->map_values;
-    for (size_t e = 0; e < k->count; e++) {
-        size_t col = v;
-        for (size_t j = 0; j < v && col == v; j++) {
-            if (vs ? !strcmp(vs[j], cort_string_get(k, e)) : vi[j] == cort_load_i64(k->data, k->type, e)) col = j;
-        }
-        if (col == v) continue;   /* keys outside the vocabulary are dropped */
-        CORT_TRY(mi_copy_elems(y, r * v + col, val, e, 1));
-    }
-    (void)ctx;
+static cort_status *dv_infer(cort_infer_ctx *ctx) {
+    (void)ctx;   /* the value type is only known from the map at run time */
     return NULL;
 }
 
@@ -96,17 +102,14 @@ static cort_status *dv_check_map(cort_kernel_ctx *ctx, const cort_value *m, int 
 }
 
 static cort_status *dv_run(cort_kernel_ctx *ctx) {
+    const ml_index *ix = ctx->state;
     const cort_value *x = ctx->inputs[0];
-    const int64_t *vi;
-    const char *const *vs;
-    size_t ni = cort_attr_ints(ctx->node, "int64_vocabulary", &vi), ns = cort_attr_strings(ctx->node, "string_vocabulary", &vs);
-    if (!ni == !ns)
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "exactly one of 'int64_vocabulary' and 'string_vocabulary' must be set");
-    size_t v = ni ? ni : ns;
+    int str_vocab = ix->s != NULL;
+    size_t v = ix->n;
     int is_seq = x && x->kind == CORT_VKIND_SEQUENCE;
     size_t n = is_seq ? x->n_items : 1;
     const cort_value *first = is_seq ? (n ? x->items[0] : NULL) : x;
-    if (first) CORT_TRY(dv_check_map(ctx, first, ns > 0));
+    if (first) CORT_TRY(dv_check_map(ctx, first, str_vocab));
     cort_type t = first ? first->map_values->type : CORT_TYPE_FLOAT;
     int64_t d[2] = { (int64_t)n, (int64_t)v };
     cort_value *y;
@@ -114,16 +117,21 @@ static cort_status *dv_run(cort_kernel_ctx *ctx) {
     if (t != CORT_TYPE_STRING) memset(y->data, 0, y->bytes);
     for (size_t r = 0; r < n; r++) {
         const cort_value *m = is_seq ? x->items[r] : x;
-        CORT_TRY(dv_check_map(ctx, m, ns > 0));
+        CORT_TRY(dv_check_map(ctx, m, str_vocab));
         if (m->map_values->type != t)
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' map %zu holds %s values, map 0 %s", r,
                                    cort_type_name(m->map_values->type), cort_type_name(t));
-        CORT_TRY(dv_row(ctx, m, y, r, v, ni ? vi : NULL, ns ? vs : NULL));
+        const cort_value *k = m->map_keys;
+        for (size_t e = 0; e < k->count; e++) {
+            long col = str_vocab ? ml_index_find_str(ix, cort_string_get(k, e)) : ml_index_find_i64(ix, cort_load_i64(k->data, k->type, e));
+            if (col < 0) continue;   /* keys outside the vocabulary are dropped */
+            CORT_TRY(mi_copy_elems(y, r * v + (size_t)col, m->map_values, e, 1));
+        }
     }
     return NULL;
 }
 const cort_op_def ml_op_dict_vectorizer = { .name = "DictVectorizer", .domain = ML_DOMAIN, .min_opset = 1, .max_opset = ML_OPSET_MAX,
-    .infer = dv_infer, .run = dv_run };
+    .init = dv_init, .free_state = dv_free, .infer = dv_infer, .run = dv_run };
 
 /* ---- CastMap ---- */
 enum { CAST_FLOAT, CAST_STRING, CAST_INT64 };
