@@ -141,7 +141,8 @@ enum { MAXN = 4096, NTREES = 9, NFEAT = 5, NTARGET = 3 };
 typedef struct rnode { int leaf, feat, mode, mtrue, left, right; double th; int tgt[2]; double w[2]; int nw; } rnode;
 static rnode nodes[MAXN];
 static int n_nodes, roots[NTREES];
-static int leq_only;   /* every split BRANCH_LEQ without missing_value_tracks_true (the fast path) */
+static int one_mode = -1;   /* >= 0: every split has this mode (the one-mode fast paths) */
+static int no_mtrue;        /* no missing_value_tracks_true */
 
 /* Random subtree; thresholds picked among a few grid values so that EQ/NEQ hit. */
 static int grow(int depth) {
@@ -156,8 +157,8 @@ static int grow(int depth) {
         return id;
     }
     r->feat = (int)urand(NFEAT);
-    r->mode = leq_only ? 0 : (int)urand(6);
-    r->mtrue = leq_only ? 0 : (int)urand(2);
+    r->mode = one_mode >= 0 ? one_mode : (int)urand(6);
+    r->mtrue = no_mtrue ? 0 : (int)urand(2);
     r->th = (double)((int)urand(9) - 4) * 0.5;
     int l = grow(depth - 1), rr = grow(depth - 1);
     nodes[id].left = l;
@@ -269,11 +270,15 @@ static void test_trees(void) {
     enum { ROWS = 700 };
     static double x[ROWS * NFEAT], want[ROWS * NTARGET];
     static float xf[ROWS * NFEAT];
-    /* variant 0: legacy, every mode, double rows; 1: v5; 2: legacy, all BRANCH_LEQ with
-     * float-exact thresholds and float rows (the float-node path) */
-    for (int variant = 0; variant < 3; variant++) {
-        int v5 = variant == 1;
-        leq_only = variant == 2;
+    /* variant 0: legacy, every mode, double rows; 1: v5; 2: legacy, all BRANCH_LEQ, no missing
+     * routing, float-exact thresholds, float rows (float nodes); 3: legacy, all BRANCH_LT with
+     * missing routing, float rows (float nodes); 4: v5, all BRANCH_LEQ with missing routing,
+     * double rows (double one-mode path) */
+    for (int variant = 0; variant < 5; variant++) {
+        int v5 = variant == 1 || variant == 4;
+        int float_rows = variant == 2 || variant == 3;
+        one_mode = variant == 2 || variant == 4 ? 0 : variant == 3 ? 1 : -1;
+        no_mtrue = variant == 2;
         /* legacy: tree 0 is a lone leaf; v5 roots are interior nodes and leaves hold one vote */
         n_nodes = 0;
         for (int t = 0; t < NTREES; t++) {
@@ -284,15 +289,15 @@ static void test_trees(void) {
         for (size_t i = 0; i < ROWS * NFEAT; i++) {
             uint32_t r = urand(10);
             x[i] = r == 0 ? NAN : r < 5 ? (double)((int)urand(9) - 4) * 0.5 : drand();
-            if (leq_only) x[i] = xf[i] = (float)x[i];
+            if (float_rows) x[i] = xf[i] = (float)x[i];
         }
         for (int agg = 0; agg < 4; agg++) {
             for (int r = 0; r < ROWS; r++) reference(agg, x + r * NFEAT, want + r * NTARGET);
             for (int threads = 1; threads <= 2; threads++) {
                 size_t len;
-                void *bytes = v5 ? v5_model(agg, &len) : legacy_model(agg, leq_only ? 1 : 11, &len);
+                void *bytes = v5 ? v5_model(agg, &len) : legacy_model(agg, float_rows ? 1 : 11, &len);
                 int64_t shape[2] = { ROWS, NFEAT };
-                cort_value *in = leq_only ? tensor(CORT_TYPE_FLOAT, xf, shape, 2) : tensor(CORT_TYPE_DOUBLE, x, shape, 2), *out = NULL;
+                cort_value *in = float_rows ? tensor(CORT_TYPE_FLOAT, xf, shape, 2) : tensor(CORT_TYPE_DOUBLE, x, shape, 2), *out = NULL;
                 cort_status *st = run(bytes, len, threads, 1, &in, 1, &out);
                 CHECK_MSG(st == NULL, "variant %d agg %s: %s", variant, agg_names[agg], st ? cort_status_message(st) : "");
                 cort_status_free(st);

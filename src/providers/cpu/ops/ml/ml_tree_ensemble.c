@@ -22,7 +22,8 @@ typedef struct tnode {
     uint8_t mode, mtrue;
 } tnode;
 
-/* 16 bytes: the all-BRANCH_LEQ form with float thresholds, for float inputs. */
+/* 16 bytes: the one-mode form with float thresholds, for float inputs; feat is negated - 1 when
+ * the node's missing_value_tracks_true is set. */
 typedef struct tnode_f { float th; int32_t feat, t, f; } tnode_f;
 
 typedef struct te_state {
@@ -36,8 +37,8 @@ typedef struct te_state {
     size_t n_targets;
     int64_t max_feat;
     int agg, post;
-    int all_leq;              /* every node BRANCH_LEQ without missing_value_tracks_true */
-    tnode_f *fnodes;          /* all_leq and every threshold exact in float: float rows compare in float */
+    int one_mode;             /* M_LEQ or M_LT when every node has that mode, else -1 */
+    tnode_f *fnodes;          /* one_mode and every threshold exact in float: float rows compare in float */
     /* classifier */
     int classifier, binary, str_labels;
     size_t n_labels;
@@ -320,16 +321,19 @@ static cort_status *te_init_common(const cort_node *node, void **state, int kind
         NEED(!st->n_base || st->n_base == st->n_targets || (st->binary && st->n_base <= 2),
              "attribute 'base_values' has %zu entries, expected %zu", st->n_base, st->n_targets);
     }
-    err = check_trees(node, st);
-    st->all_leq = 1;
-    for (size_t i = 0; i < st->n_nodes; i++)
-        if (st->nodes[i].mode != M_LEQ || st->nodes[i].mtrue) st->all_leq = 0;
-    int exact = st->all_leq;
+    if ((err = check_trees(node, st))) goto done;
+    /* converters use one mode throughout: BRANCH_LEQ (sklearn, LightGBM) or BRANCH_LT (XGBoost) */
+    st->one_mode = st->n_nodes && (st->nodes[0].mode == M_LEQ || st->nodes[0].mode == M_LT) ? st->nodes[0].mode : -1;
+    for (size_t i = 0; i < st->n_nodes && st->one_mode >= 0; i++)
+        if (st->nodes[i].mode != st->one_mode) st->one_mode = -1;
+    int exact = st->one_mode >= 0;
     for (size_t i = 0; i < st->n_nodes && exact; i++) exact = (double)(float)st->nodes[i].th == st->nodes[i].th;
     if (exact) {
         ALLOC(st->fnodes, st->n_nodes);
-        for (size_t i = 0; i < st->n_nodes; i++)
-            st->fnodes[i] = (tnode_f){ (float)st->nodes[i].th, st->nodes[i].feat, st->nodes[i].t, st->nodes[i].f };
+        for (size_t i = 0; i < st->n_nodes; i++) {
+            const tnode *t = &st->nodes[i];
+            st->fnodes[i] = (tnode_f){ (float)t->th, t->mtrue ? -t->feat - 1 : t->feat, t->t, t->f };
+        }
     }
 done:
     if (err) { te_free(st); return err; }
@@ -361,23 +365,28 @@ static inline int node_true(const te_state *st, const tnode *t, double x) {
 
 /* Leaves reached by nl rows (x, row stride c) in the tree rooted at root. The rows walk in
  * lockstep: their node loads are independent, so the cache misses of one level overlap instead
- * of following each other. */
+ * of following each other. With one mode throughout (the converters' way) a level is one compare,
+ * OR-ed with the missing-value flag, without the mode switch. */
 enum { TE_LANES = 8 };
+#define TE_LOCKSTEP(NODE_T, VAL_T, NODES, FEAT, MTRUE, CMP)                              \
+    for (;;) {                                                                           \
+        int live = 0;                                                                    \
+        for (size_t i = 0; i < nl; i++) {                                                \
+            if (r[i] < 0) continue;                                                      \
+            const NODE_T *t = &(NODES)[r[i]];                                            \
+            VAL_T v = x[i * c + (size_t)(FEAT)];                                         \
+            r[i] = ((v CMP t->th) | ((MTRUE) & (v != v))) ? t->t : t->f;                 \
+            live = 1;                                                                    \
+        }                                                                                \
+        if (!live) break;                                                                \
+    }
 static void walk_lanes(const te_state *st, int32_t root, const double *x, size_t c, size_t nl, int32_t *leaf) {
     int32_t r[TE_LANES];
     for (size_t i = 0; i < nl; i++) r[i] = root;
-    if (st->all_leq) {
-        /* the common case (every converter's default): one compare per level, no mode switch */
-        for (;;) {
-            int live = 0;
-            for (size_t i = 0; i < nl; i++) {
-                if (r[i] < 0) continue;
-                const tnode *t = &st->nodes[r[i]];
-                r[i] = x[i * c + (size_t)t->feat] <= t->th ? t->t : t->f;
-                live = 1;
-            }
-            if (!live) break;
-        }
+    if (st->one_mode == M_LEQ) {
+        TE_LOCKSTEP(tnode, double, st->nodes, t->feat, t->mtrue, <=)
+    } else if (st->one_mode == M_LT) {
+        TE_LOCKSTEP(tnode, double, st->nodes, t->feat, t->mtrue, <)
     } else {
         for (size_t i = 0; i < nl; i++)
             while (r[i] >= 0) {
@@ -392,15 +401,10 @@ static void walk_lanes(const te_state *st, int32_t root, const double *x, size_t
 static void walk_lanes_f(const te_state *st, int32_t root, const float *x, size_t c, size_t nl, int32_t *leaf) {
     int32_t r[TE_LANES];
     for (size_t i = 0; i < nl; i++) r[i] = root;
-    for (;;) {
-        int live = 0;
-        for (size_t i = 0; i < nl; i++) {
-            if (r[i] < 0) continue;
-            const tnode_f *t = &st->fnodes[r[i]];
-            r[i] = x[i * c + (size_t)t->feat] <= t->th ? t->t : t->f;
-            live = 1;
-        }
-        if (!live) break;
+    if (st->one_mode == M_LEQ) {
+        TE_LOCKSTEP(tnode_f, float, st->fnodes, t->feat < 0 ? -t->feat - 1 : t->feat, t->feat < 0, <=)
+    } else {
+        TE_LOCKSTEP(tnode_f, float, st->fnodes, t->feat < 0 ? -t->feat - 1 : t->feat, t->feat < 0, <)
     }
     for (size_t i = 0; i < nl; i++) leaf[i] = -r[i] - 1;
 }
