@@ -38,6 +38,7 @@ typedef struct te_state {
     int64_t max_feat;
     int agg, post;
     int one_mode;             /* M_LEQ or M_LT when every node has that mode, else -1 */
+    int any_mtrue;            /* some node has missing_value_tracks_true */
     tnode_f *fnodes;          /* one_mode and every threshold exact in float: float rows compare in float */
     /* classifier */
     int classifier, binary, str_labels;
@@ -326,6 +327,7 @@ static cort_status *te_init_common(const cort_node *node, void **state, int kind
     st->one_mode = st->n_nodes && (st->nodes[0].mode == M_LEQ || st->nodes[0].mode == M_LT) ? st->nodes[0].mode : -1;
     for (size_t i = 0; i < st->n_nodes && st->one_mode >= 0; i++)
         if (st->nodes[i].mode != st->one_mode) st->one_mode = -1;
+    for (size_t i = 0; i < st->n_nodes; i++) st->any_mtrue |= st->nodes[i].mtrue;
     int exact = st->one_mode >= 0;
     for (size_t i = 0; i < st->n_nodes && exact; i++) exact = (double)(float)st->nodes[i].th == st->nodes[i].th;
     if (exact) {
@@ -383,7 +385,10 @@ enum { TE_LANES = 8 };
 static void walk_lanes(const te_state *st, int32_t root, const double *x, size_t c, size_t nl, int32_t *leaf) {
     int32_t r[TE_LANES];
     for (size_t i = 0; i < nl; i++) r[i] = root;
-    if (st->one_mode == M_LEQ) {
+    if (st->one_mode == M_LEQ && !st->any_mtrue) {
+        /* scikit-learn's trees: no missing-value routing, the flag test compiles away */
+        TE_LOCKSTEP(tnode, double, st->nodes, t->feat, 0, <=)
+    } else if (st->one_mode == M_LEQ) {
         TE_LOCKSTEP(tnode, double, st->nodes, t->feat, t->mtrue, <=)
     } else if (st->one_mode == M_LT) {
         TE_LOCKSTEP(tnode, double, st->nodes, t->feat, t->mtrue, <)
@@ -401,7 +406,9 @@ static void walk_lanes(const te_state *st, int32_t root, const double *x, size_t
 static void walk_lanes_f(const te_state *st, int32_t root, const float *x, size_t c, size_t nl, int32_t *leaf) {
     int32_t r[TE_LANES];
     for (size_t i = 0; i < nl; i++) r[i] = root;
-    if (st->one_mode == M_LEQ) {
+    if (st->one_mode == M_LEQ && !st->any_mtrue) {
+        TE_LOCKSTEP(tnode_f, float, st->fnodes, t->feat, 0, <=)
+    } else if (st->one_mode == M_LEQ) {
         TE_LOCKSTEP(tnode_f, float, st->fnodes, t->feat < 0 ? -t->feat - 1 : t->feat, t->feat < 0, <=)
     } else {
         TE_LOCKSTEP(tnode_f, float, st->fnodes, t->feat < 0 ? -t->feat - 1 : t->feat, t->feat < 0, <)
