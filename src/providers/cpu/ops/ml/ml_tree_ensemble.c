@@ -430,10 +430,9 @@ typedef struct te_job {
 /* Final scores of one row from its aggregated votes acc (n_targets >= 2 entries for a binary
  * classifier, which reuses acc for its two columns): average, base values, post-transform,
  * label, output. */
-static void finish_row(const te_job *job, size_t r, double *acc, const uint8_t *has) {
+static void finish_row(const te_job *job, size_t r, double *acc) {
     const te_state *st = job->st;
     size_t nt = st->n_targets, nz = nt;
-    (void)has;
     if (st->agg == AGG_AVERAGE && st->n_trees)
         for (size_t j = 0; j < nt; j++) acc[j] /= (double)st->n_trees;
     double *z = acc;
@@ -494,7 +493,7 @@ static void te_rows(void *arg, size_t b, size_t e) {
                 }
             }
         }
-        for (size_t r = b0; r < b1; r++) finish_row(job, r, job->acc + r * nt, job->has + r * nt);
+        for (size_t r = b0; r < b1; r++) finish_row(job, r, job->acc + r * nt);
     }
 }
 
