@@ -37,7 +37,7 @@ test: all
 	@scripts/run_tests.sh build
 
 conformance: all
-	@scripts/conformance.sh build
+	@scripts/conformance.sh build; s=$$?; scripts/conformance.sh build 1.23 && exit $$s
 
 build-asan/Makefile: CMakeLists.txt $(DEPS_STAMP)
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCORT_SANITIZE=address -DCMAKE_C_COMPILER=clang-14 >/dev/null

@@ -79,12 +79,31 @@ typedef enum cort_type {
     CORT_TYPE_UINT16 = 4, CORT_TYPE_INT16 = 5, CORT_TYPE_INT32 = 6, CORT_TYPE_INT64 = 7,
     CORT_TYPE_STRING = 8, CORT_TYPE_BOOL = 9, CORT_TYPE_FLOAT16 = 10, CORT_TYPE_DOUBLE = 11,
     CORT_TYPE_UINT32 = 12, CORT_TYPE_UINT64 = 13, CORT_TYPE_COMPLEX64 = 14,
-    CORT_TYPE_COMPLEX128 = 15, CORT_TYPE_BFLOAT16 = 16
+    CORT_TYPE_COMPLEX128 = 15, CORT_TYPE_BFLOAT16 = 16,
+    /* ONNX 1.14+ types. Sub-byte types (uint4, int4, float4e2m1, uint2, int2) take ONE BYTE PER
+     * ELEMENT in a cort tensor's memory: int4/int2 sign-extended in an int8, uint4/uint2 in a uint8,
+     * float4e2m1 as its 4-bit code in the low bits of a byte. Only serialized forms (TensorProto,
+     * .npy of the CLI) are packed, low bits first; see cort_type_pack. */
+    CORT_TYPE_FLOAT8E4M3FN = 17, CORT_TYPE_FLOAT8E4M3FNUZ = 18, CORT_TYPE_FLOAT8E5M2 = 19,
+    CORT_TYPE_FLOAT8E5M2FNUZ = 20, CORT_TYPE_UINT4 = 21, CORT_TYPE_INT4 = 22, CORT_TYPE_FLOAT4E2M1 = 23,
+    CORT_TYPE_FLOAT8E8M0 = 24, CORT_TYPE_UINT2 = 25, CORT_TYPE_INT2 = 26
 } cort_type;
-/* Bytes per element (strings: sizeof(char*)); 0 for an unknown type. */
+/* Bytes per element in memory (strings: sizeof(char*); sub-byte types: 1); 0 for an unknown type. */
 CORT_API size_t      cort_type_size(cort_type type);
-/* Static lower-case ONNX name, e.g. "float", "int64", "bfloat16"; "undefined" for unknown values. */
+/* Static lower-case ONNX name, e.g. "float", "int64", "bfloat16", "float8e4m3fn", "int4";
+ * "undefined" for unknown values. */
 CORT_API const char *cort_type_name(cort_type type);
+/* Bits per element in ONNX's serialized form: 4 for uint4/int4/float4e2m1, 2 for uint2/int2, else
+ * 8 * cort_type_size (strings: 0; unknown: 0). */
+CORT_API int         cort_type_bits(cort_type type);
+/* Bytes of count elements in the serialized (packed) form: ceil(count * bits / 8). Fails with
+ * INVALID_ARGUMENT for an unknown type or string, or when the size overflows size_t. */
+CORT_API cort_status *cort_type_packed_bytes(cort_type type, size_t count, size_t *bytes);
+/* Packs count in-memory elements (count * cort_type_size bytes) into ONNX's serialized form
+ * (cort_type_packed_bytes bytes; element 0 in the lowest bits, the unused bits of the last byte
+ * zero), and back. For types of 8 bits and more both copy the bytes. unpack sign-extends int4/int2. */
+CORT_API void        cort_type_pack(cort_type type, const void *elements, size_t count, void *packed);
+CORT_API void        cort_type_unpack(cort_type type, const void *packed, size_t count, void *elements);
 
 /* ---- session options ----
  * Not thread-safe while being modified; a session copies what it needs, so options may be freed

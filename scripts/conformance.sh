@@ -1,29 +1,73 @@
 #!/usr/bin/env bash
-# ONNX backend-test conformance: runs every test of the node, pytorch-converted, pytorch-operator and
-# simple suites with `cort test` and compares the failures with tests/conformance/expected_failures.txt.
+# ONNX backend-test conformance: runs every test of one ONNX release's backend suite with `cort test`
+# and compares the failures with that suite's expected-failures list.
 #
-#   scripts/conformance.sh BUILD_DIR
+#   scripts/conformance.sh BUILD_DIR [1.12|1.23]
+#
+# 1.12 (default): Debian's libonnx-testdata (ONNX 1.12, opset <= 17), suites node, pytorch-converted,
+#   pytorch-operator and simple; list tests/conformance/expected_failures.txt; CORT_TESTDATA overrides
+#   the data folder (default /usr/share/libonnx-testdata/data).
+# 1.23: ONNX 1.23.0's backend data (opset <= 28), the same suites plus light (model-zoo models); list
+#   tests/conformance/expected_failures_1.23.txt. The data is the tarball
+#   ../shared/onnx-backend-1.23/onnx-backend-data-*.tar.gz next to the repository, unpacked once into
+#   BUILD_DIR/onnx-1.23 (redone when the tarball changes); CORT_ONNX123_DATA names an unpacked data
+#   folder instead (the one holding node/, light/, ...).
 #
 # Exits nonzero on an unexpected failure (a failing test not in the list) or an unexpected pass (a
 # listed test that passes: remove it from the list). CORT_CONFORMANCE_UPDATE=1 rewrites the list
 # with the current failures instead (existing reasons are kept, new entries get "TODO: <message>").
-# Other knobs: CORT_CONFORMANCE_LIST (list file), CORT_TESTDATA (data folder), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
+# Other knobs: CORT_CONFORMANCE_LIST (list file), CORT_CONFORMANCE_JOBS (parallel tests, default nproc),
 # CORT_CONFORMANCE_TIMEOUT (seconds per test, default 300), CORT_CONFORMANCE_ARGS (extra `cort test` options),
 # CORT_TEST_EMULATOR (command that runs a cross-built cort, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu").
 set -u
 
-if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-    echo "usage: $0 BUILD_DIR" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
+    echo "usage: $0 BUILD_DIR [1.12|1.23]" >&2
     exit 2
 fi
 BUILD=$1
+RELEASE=${2:-1.12}
 CORT=$BUILD/bin/cort
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-LIST=${CORT_CONFORMANCE_LIST:-$ROOT/tests/conformance/expected_failures.txt}
-DATA=${CORT_TESTDATA:-/usr/share/libonnx-testdata/data}
-SUITES="node pytorch-converted pytorch-operator simple"
 JOBS=${CORT_CONFORMANCE_JOBS:-$(nproc 2>/dev/null || echo 2)}
 TIMEOUT=${CORT_CONFORMANCE_TIMEOUT:-300}
+case "$RELEASE" in
+    1.12)
+        LIST=${CORT_CONFORMANCE_LIST:-$ROOT/tests/conformance/expected_failures.txt}
+        DATA=${CORT_TESTDATA:-/usr/share/libonnx-testdata/data}
+        SUITES="node pytorch-converted pytorch-operator simple"
+        MISSING="install libonnx-testdata"
+        ;;
+    1.23)
+        LIST=${CORT_CONFORMANCE_LIST:-$ROOT/tests/conformance/expected_failures_1.23.txt}
+        SUITES="node pytorch-converted pytorch-operator simple light"
+        MISSING="put onnx-backend-data-*.tar.gz into $ROOT/../shared/onnx-backend-1.23/ or set CORT_ONNX123_DATA"
+        if [ -n "${CORT_ONNX123_DATA:-}" ]; then
+            DATA=$CORT_ONNX123_DATA
+        else
+            DATA=$BUILD/onnx-1.23/data
+            tarball=$(ls "$ROOT"/../shared/onnx-backend-1.23/onnx-backend-data-*.tar.gz 2>/dev/null | head -n 1)
+            if [ -n "$tarball" ]; then
+                # unpack once; the stamp names the tarball (and its size) the folder came from
+                want="$(basename "$tarball") $(wc -c < "$tarball")"
+                if [ "$(cat "$BUILD/onnx-1.23/.stamp" 2>/dev/null)" != "$want" ]; then
+                    rm -rf "$BUILD/onnx-1.23"
+                    mkdir -p "$BUILD/onnx-1.23" || exit 2
+                    if ! tar -xzf "$tarball" -C "$BUILD/onnx-1.23"; then
+                        echo "conformance: cannot unpack $tarball into $BUILD/onnx-1.23" >&2
+                        rm -rf "$BUILD/onnx-1.23"
+                        exit 2
+                    fi
+                    echo "$want" > "$BUILD/onnx-1.23/.stamp"
+                fi
+            fi
+        fi
+        ;;
+    *)
+        echo "conformance: unknown suite release '$RELEASE' (1.12 or 1.23)" >&2
+        exit 2
+        ;;
+esac
 
 if [ ! -x "$CORT" ]; then
     echo "conformance: $CORT not found (build first)" >&2
@@ -32,7 +76,7 @@ fi
 DIRS=""
 for s in $SUITES; do
     if [ ! -d "$DATA/$s" ]; then
-        echo "conformance: test data $DATA/$s not found (install libonnx-testdata)" >&2
+        echo "conformance: test data $DATA/$s not found ($MISSING)" >&2
         exit 2
     fi
     DIRS="$DIRS $DATA/$s"
@@ -82,7 +126,7 @@ if [ "${CORT_CONFORMANCE_UPDATE:-0}" = "1" ]; then
         awk '/^[[:space:]]*#/ || /^[[:space:]]*$/ { print; next } { exit }' "$LIST"
         if ! grep -q '^[[:space:]]*#' "$LIST"; then
             echo "# ONNX backend tests that are expected to fail: 'suite/name  # reason', one per line."
-            echo "# Checked by scripts/conformance.sh; regenerate with CORT_CONFORMANCE_UPDATE=1 make conformance."
+            echo "# Checked by scripts/conformance.sh ($RELEASE suite); regenerate with CORT_CONFORMANCE_UPDATE=1 make conformance."
             echo
         fi
         while IFS= read -r id; do
@@ -96,7 +140,7 @@ if [ "${CORT_CONFORMANCE_UPDATE:-0}" = "1" ]; then
         done < "$TMP/failed"
     } > "$TMP/newlist"
     cp "$TMP/newlist" "$LIST"
-    echo "conformance: rewrote $LIST with $(wc -l < "$TMP/failed") failing tests"
+    echo "conformance $RELEASE: rewrote $LIST with $(wc -l < "$TMP/failed") failing tests"
     echo "$summary"
     exit 0
 fi
@@ -105,7 +149,7 @@ unexpected_fail=$(comm -23 "$TMP/failed" "$TMP/expected")
 unexpected_pass=$(comm -12 <(comm -23 "$TMP/expected" "$TMP/failed") "$TMP/all" | comm -23 - "$TMP/may_pass")
 stale=$(comm -23 "$TMP/expected" "$TMP/all")
 
-echo "conformance ($elapsed s): $summary"
+echo "conformance $RELEASE ($elapsed s): $summary"
 for s in $SUITES; do
     total=$(grep -c "^$s/" "$TMP/all")
     failed=$(grep -c "^$s/" "$TMP/failed")
@@ -137,6 +181,6 @@ if [ -n "$stale" ]; then
     echo "$stale" | sed 's/^/  /'
 fi
 if [ $status -eq 0 ]; then
-    echo "conformance: OK (all failures are expected)"
+    echo "conformance $RELEASE: OK (all failures are expected)"
 fi
 exit $status

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test against one build folder: unit tests (ctest), CLI tests, the ONNX backend
-# conformance suite against its expected-failures list. Prints a final "N passed, M failed".
+# conformance suites (ONNX 1.12 and 1.23) against their expected-failures lists. Prints a final
+# "N passed, M failed".
 # Usage: scripts/run_tests.sh BUILD_DIR      (CORT_LANE=asan|tsan selects the sanitizer lane's subset;
 # CORT_LANE=aarch64 with CORT_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" runs a cross build's
 # unit tests, conformance and real-world models at the generic level: make check-aarch64;
@@ -49,23 +50,28 @@ if [ -x tests/test_cli.sh ] && [ -z "$emu" ]; then step "cli ($lane)" tests/test
 for isa in $suite_isas; do
     if [ "$lane" != tsan ] && [ -x scripts/conformance.sh ]; then
         step "conformance ($lane, isa $isa)" env CORT_ISA="$isa" scripts/conformance.sh "$build"
+        step "conformance 1.23 ($lane, isa $isa)" env CORT_ISA="$isa" scripts/conformance.sh "$build" 1.23
     fi
     # expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
     if [ "$lane" != tsan ]; then
         step "real-world models vs ONNX Runtime ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/realworld/*
         # ai.onnx.ml models vs scikit-learn's own predictions (tests/models/ml/make_ml_models.py)
         step "scikit-learn models ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/ml/*/
+        # operator versions after opset 17 against numpy / torch (tests/models/make_version_models.py)
+        step "operator versions models ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/versions/*
     fi
 done
 if [ "$lane" = release ]; then
     step "make install, then build and run against the installed copy" scripts/test_install.sh
     step "conformance at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build"
+    step "conformance 1.23 at optimization level 0" env CORT_CONFORMANCE_ARGS="--optimization 0" scripts/conformance.sh "$build" 1.23
     step "steady-state allocations over the ONNX backend tests" scripts/steady_allocs.sh "$build"
     step "race test negative control" scripts/negative_control.sh 200
 fi
 if [ -z "$emu" ] && [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_ENABLED:INTERNAL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
     if [ "$lane" != tsan ]; then
         step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
+        step "conformance 1.23 with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build" 1.23
     fi
     if [ "$lane" = release ]; then step "xnnpack race test negative control" scripts/xnnpack_negative_control.sh; fi
 fi

@@ -169,6 +169,42 @@ if bad:
     print("\n".join(bad), file=sys.stderr); sys.exit(1)
 PYEOF
 
+# ---- types added after ONNX 1.12: .npy in their one-byte form, .pb packed, `cort test` decoding ----
+"$PY" - "$T" <<'PYEOF'
+import sys, os, numpy as np, onnx
+from onnx import helper, TensorProto
+T = sys.argv[1]
+F8, I4 = 17, 22   # float8e4m3fn, int4 (no names in onnx 1.12)
+def model(path, to, src, dst, opset):
+    g = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=to)], "c",
+        [helper.make_tensor_value_info("x", src, [5])], [helper.make_tensor_value_info("y", dst, [5])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+model(f"{T}/to_f8.onnx", F8, TensorProto.FLOAT, F8, 19)
+model(f"{T}/from_f8.onnx", TensorProto.FLOAT, F8, TensorProto.FLOAT, 19)
+model(f"{T}/to_i4.onnx", I4, TensorProto.FLOAT, I4, 21)
+np.save(f"{T}/x5.npy", np.array([1.0, -2.0, 448.0, 1e6, 0.1], np.float32))
+# a backend-test folder whose expected int4 output is packed by hand: -9 wraps to 7, 8 to -8
+d = f"{T}/t_i4/test_data_set_0"; os.makedirs(d)
+import shutil; shutil.copy(f"{T}/to_i4.onnx", f"{T}/t_i4/model.onnx")
+x = helper.make_tensor("x", TensorProto.FLOAT, [5], [-9.0, 8.0, 1.0, -1.0, 7.0])
+y = onnx.TensorProto(); y.name = "y"; y.data_type = I4; y.dims.append(5)
+y.raw_data = bytes([0x87, 0xF1, 0x07])
+open(f"{d}/input_0.pb", "wb").write(x.SerializeToString()); open(f"{d}/output_0.pb", "wb").write(y.SerializeToString())
+PYEOF
+expect_rc 0 "run cast to float8 (npy out)" "$CORT" run "$T/to_f8.onnx" --input x="$T/x5.npy" --output-dir "$T/f8"
+expect_rc 0 "run cast from float8 (npy in)" "$CORT" run "$T/from_f8.onnx" --input x="$T/f8/output_0.npy" --output-dir "$T/f8b"
+"$PY" - "$T" <<'PYEOF' && ok || bad "float8 npy bit patterns"
+import sys, numpy as np
+T = sys.argv[1]
+a = np.load(f"{T}/f8/output_0.npy"); b = np.load(f"{T}/f8b/output_0.npy")
+assert a.dtype == np.uint8 and a.tolist() == [0x38, 0xC0, 0x7E, 0x7E, 0x1D], a   # saturating; 0.1 -> 0.1015625
+assert b.tolist() == [1.0, -2.0, 448.0, 448.0, 0.1015625], b
+PYEOF
+expect_rc 0 "test int4 packed expected output" "$CORT" test "$T/t_i4"
+expect_in "$T/stdout" "PASS" "test int4 packed expected output"
+expect_rc 0 "run cast to int4 (pb out)" "$CORT" run "$T/to_i4.onnx" --input-dir "$T/t_i4/test_data_set_0" --output-dir "$T/i4" --output-format pb
+if cmp -s "$T/i4/output_0.pb" "$T/t_i4/test_data_set_0/output_0.pb"; then ok; else bad "int4 .pb output is not packed like ONNX's"; fi
+
 # ---- test ----
 NODE=$DATA/node
 expect_rc 0 "test 3 node tests" "$CORT" test "$NODE/test_add" "$NODE/test_relu" "$NODE/test_abs"

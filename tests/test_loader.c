@@ -674,7 +674,7 @@ static void test_typed_fields(void) {
     tensor_head(&t, "nt", CORT_TYPE_UNDEFINED, NULL, 0);
     CHECK_ERR(cort_tensor_parse(t.buf, t.len, &v), CORT_ERROR_INVALID_MODEL, "data_type");
     w_free(&t);
-    tensor_head(&t, "f8", (cort_type)17, NULL, 0);
+    tensor_head(&t, "t27", (cort_type)27, NULL, 0);   /* past INT2 (26), the last type cort knows */
     CHECK_CODE(cort_tensor_parse(t.buf, t.len, &v), CORT_ERROR_NOT_IMPLEMENTED);
     w_free(&t);
     {   W seg = { 0 };

@@ -144,6 +144,12 @@ int main(void) {
     int64_t head[4] = { 1, 8, 10, 10 };
     check_model("tests/models/upsample_head.onnx", "X", head, 4, "Y", 1);
     check_model("tests/models/upsample_head.onnx", "X", head, 4, "Y", 2);
+    /* Attention's packed K/V and score strips, RMSNormalization, and the decode path */
+    int64_t pre[4] = { 2, 4, 40, 16 }, dec[4] = { 1, 8, 1, 32 };
+    check_model("tests/models/attention_prefill.onnx", "X", pre, 4, "Y", 1);
+    check_model("tests/models/attention_prefill.onnx", "X", pre, 4, "Y", 2);
+    check_model("tests/models/attention_decode.onnx", "X", dec, 4, "Y", 1);
+    check_model("tests/models/attention_decode.onnx", "X", dec, 4, "Y", 2);
     check_vad(1);
     check_vad(2);
     check_const_outputs();

@@ -17,6 +17,14 @@ KIND_UNKNOWN, KIND_TENSOR, KIND_SEQUENCE, KIND_OPTIONAL, KIND_MAP = 0, 1, 2, 3, 
 
 T_FLOAT, T_UINT8, T_INT8, T_UINT16, T_INT16, T_INT32, T_INT64, T_STRING, T_BOOL = 1, 2, 3, 4, 5, 6, 7, 8, 9
 T_FLOAT16, T_DOUBLE, T_UINT32, T_UINT64, T_COMPLEX64, T_COMPLEX128, T_BFLOAT16 = 10, 11, 12, 13, 14, 15, 16
+T_FLOAT8E4M3FN, T_FLOAT8E4M3FNUZ, T_FLOAT8E5M2, T_FLOAT8E5M2FNUZ = 17, 18, 19, 20
+T_UINT4, T_INT4, T_FLOAT4E2M1, T_FLOAT8E8M0, T_UINT2, T_INT2 = 21, 22, 23, 24, 25, 26
+
+# Types numpy has no dtype for, exchanged as one byte per element (cort's in-memory form, also
+# ml_dtypes' itemsize): float8/float4e2m1/float8e8m0 as uint8 bit patterns (float4e2m1 in the low 4
+# bits), uint4/uint2 as uint8 values, int4/int2 as int8 values. Packed forms exist only in files.
+SMALL_FLOATS = (T_FLOAT8E4M3FN, T_FLOAT8E4M3FNUZ, T_FLOAT8E5M2, T_FLOAT8E5M2FNUZ, T_FLOAT4E2M1, T_FLOAT8E8M0)
+SMALL_INT_RANGE = {T_UINT4: (0, 15), T_INT4: (-8, 7), T_UINT2: (0, 3), T_INT2: (-2, 1)}
 
 # cort_type -> numpy dtype (bfloat16 has no numpy dtype: its raw bits are exposed as uint16)
 CORT_TO_NUMPY = {
@@ -26,8 +34,10 @@ CORT_TO_NUMPY = {
     T_FLOAT16: np.dtype(np.float16), T_DOUBLE: np.dtype(np.float64), T_UINT32: np.dtype(np.uint32),
     T_UINT64: np.dtype(np.uint64), T_COMPLEX64: np.dtype(np.complex64), T_COMPLEX128: np.dtype(np.complex128),
     T_BFLOAT16: np.dtype(np.uint16),
+    T_UINT4: np.dtype(np.uint8), T_INT4: np.dtype(np.int8), T_UINT2: np.dtype(np.uint8), T_INT2: np.dtype(np.int8),
 }
-NUMPY_TO_CORT = {dt: t for t, dt in CORT_TO_NUMPY.items() if t not in (T_STRING, T_BFLOAT16)}
+CORT_TO_NUMPY.update({t: np.dtype(np.uint8) for t in SMALL_FLOATS})
+NUMPY_TO_CORT = {dt: t for t, dt in CORT_TO_NUMPY.items() if t <= T_BFLOAT16 and t not in (T_STRING, T_BFLOAT16)}
 
 
 def type_name(t):
@@ -168,6 +178,9 @@ class Inputs:
             from .session import OrtValue
             if isinstance(obj, OrtValue):
                 return self._own(lib.cort_value_retain(obj._value))
+            if want_type in SMALL_FLOATS:
+                raise _invalid("cort: a %s input must be a numpy uint8 array of bit patterns (see docs/python.md)"
+                               % type_name(want_type))
             dtype = CORT_TO_NUMPY.get(want_type) if want_type not in (T_STRING, T_BFLOAT16) else None
             if want_type == T_STRING:
                 dtype = object
@@ -179,6 +192,18 @@ class Inputs:
             raise _invalid("cort: numpy dtype %s is not supported" % arr.dtype)
         if t == T_UINT16 and want_type == T_BFLOAT16:
             t = T_BFLOAT16   # bfloat16 travels as its raw uint16 bits
+        elif want_type in SMALL_FLOATS and t == T_UINT8:
+            if want_type == T_FLOAT4E2M1 and arr.size and int(arr.max()) > 15:
+                raise _invalid("cort: float4e2m1 bit patterns must be 0..15, got %d" % int(arr.max()))
+            t = want_type
+        elif want_type in SMALL_INT_RANGE and t in (T_UINT8, T_INT8):
+            lo, hi = SMALL_INT_RANGE[want_type]
+            if arr.size and (int(arr.min()) < lo or int(arr.max()) > hi):
+                raise _invalid("cort: %s values must be in [%d, %d], got [%d, %d]"
+                               % (type_name(want_type), lo, hi, int(arr.min()), int(arr.max())))
+            if arr.dtype != CORT_TO_NUMPY[want_type]:
+                arr = arr.astype(CORT_TO_NUMPY[want_type])
+            t = want_type
         if not (arr.flags.c_contiguous and arr.flags.aligned and arr.dtype.isnative):
             arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
         shape = (c_i64 * max(arr.ndim, 1))(*arr.shape)

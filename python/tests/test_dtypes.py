@@ -5,6 +5,7 @@ from onnx import helper, TensorProto as TP
 
 import cort as ort
 from conftest import make_model, unary_model, vi, session
+from cort.capi.onnxruntime_pybind11_state import InvalidArgument
 
 NUMERIC = [
     (np.float32, TP.FLOAT, "float"), (np.float64, TP.DOUBLE, "double"), (np.float16, TP.FLOAT16, "float16"),
@@ -70,6 +71,74 @@ def test_bfloat16_raw_bits():
     back = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT)], [vi("x", TP.BFLOAT16, [2])],
                               [vi("y", TP.FLOAT, [2])]))
     assert back.run(None, {"x": y})[0].tolist() == [1.0, -2.0]
+
+
+# TensorProto numbers of the types added after ONNX 1.12 (Debian's onnx 1.12 has no names for them)
+FLOAT8E4M3FN, FLOAT8E5M2FNUZ, UINT4, INT4, FLOAT4E2M1, INT2 = 17, 20, 21, 22, 23, 26
+
+
+def test_float8_bit_patterns():
+    s = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=FLOAT8E4M3FN, saturate=0)],
+                           [vi("x", TP.FLOAT, [4])], [vi("y", FLOAT8E4M3FN, [4])], opset=19))
+    assert s.get_outputs()[0].type == "tensor(float8e4m3fn)"
+    (y,) = s.run(None, {"x": np.array([1.0, -2.0, 448.0, 1e6], np.float32)})
+    # 1.0 = 0 0111 000, -2.0 = 1 1000 000, 448 = 0 1111 110 (max), 1e6 without saturation = NaN 0 1111 111
+    assert y.dtype == np.uint8 and y.tolist() == [0x38, 0xC0, 0x7E, 0x7F]
+    back = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT)], [vi("x", FLOAT8E4M3FN, [4])],
+                              [vi("y", TP.FLOAT, [4])], opset=19))
+    (f,) = back.run(None, {"x": y})
+    assert f[:3].tolist() == [1.0, -2.0, 448.0] and np.isnan(f[3])
+    with pytest.raises(InvalidArgument, match="uint8 array of bit patterns"):
+        back.run(None, {"x": [1.0, 2.0, 3.0, 4.0]})
+
+
+def test_fnuz_negative_zero():
+    s = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=FLOAT8E5M2FNUZ)], [vi("x", TP.FLOAT, [2])],
+                           [vi("y", FLOAT8E5M2FNUZ, [2])], opset=19))
+    assert s.run(None, {"x": np.array([-0.0, np.nan], np.float32)})[0].tolist() == [0x00, 0x80]
+
+
+@pytest.mark.parametrize("elem,dtype,lo,hi", [(INT4, np.int8, -8, 7), (UINT4, np.uint8, 0, 15), (INT2, np.int8, -2, 1)])
+def test_sub_byte_integers_unpacked(elem, dtype, lo, hi):
+    s = session(make_model([helper.make_node("Transpose", ["x"], ["y"])], [vi("x", elem, [2, 3])],
+                           [vi("y", elem, [3, 2])], opset=21 if elem != INT2 else 25))
+    x = np.array([[lo, hi, 0], [1, lo + 1, hi - 1]], dtype)
+    (y,) = s.run(None, {"x": x})
+    assert y.dtype == np.dtype(dtype) and y.tolist() == x.T.tolist()
+    with pytest.raises(InvalidArgument, match=r"values must be in \[%d, %d\]" % (lo, hi)):
+        s.run(None, {"x": np.full((2, 3), hi + 1, np.int16 if dtype == np.int8 else np.uint16).astype(dtype)})
+
+
+def test_int4_from_python_ints_and_to_float():
+    s = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT)], [vi("x", INT4, [3])],
+                           [vi("y", TP.FLOAT, [3])], opset=21))
+    assert s.run(None, {"x": [-8, 0, 7]})[0].tolist() == [-8.0, 0.0, 7.0]
+
+
+def test_float4e2m1_codes():
+    s = session(make_model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT)], [vi("x", FLOAT4E2M1, [4])],
+                           [vi("y", TP.FLOAT, [4])], opset=23))
+    # codes: 1 = 0.5, 7 = 6.0, 0xA = -1.0, 0xF = -6.0
+    assert s.run(None, {"x": np.array([1, 7, 0xA, 0xF], np.uint8)})[0].tolist() == [0.5, 6.0, -1.0, -6.0]
+    with pytest.raises(InvalidArgument, match="0..15"):
+        s.run(None, {"x": np.array([16, 0, 0, 0], np.uint8)})
+
+
+def test_sub_byte_through_sequences_and_loop():
+    # ConcatFromSequence and Loop scan outputs copy count x element size: int4 is one byte per element
+    seq = make_model([helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+                      helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+                     [vi("a", INT4, [2]), vi("b", INT4, [3])], [vi("y", INT4, [5])], opset=21)
+    (y,) = session(seq).run(None, {"a": np.array([-8, 7], np.int8), "b": np.array([1, -1, 0], np.int8)})
+    assert y.dtype == np.int8 and y.tolist() == [-8, 7, 1, -1, 0]
+    body = helper.make_graph([helper.make_node("Identity", ["v"], ["v_out"]), helper.make_node("Identity", ["v"], ["scan"])],
+                             "body", [vi("i", TP.INT64, []), vi("c", TP.BOOL, []), vi("v", INT4, [3])],
+                             [vi("c", TP.BOOL, []), vi("v_out", INT4, [3]), vi("scan", INT4, [3])])
+    loop = make_model([helper.make_node("Loop", ["n", "", "v0"], ["v_final", "scans"], body=body)],
+                      [vi("n", TP.INT64, []), vi("v0", INT4, [3])], [vi("v_final", INT4, [3]), vi("scans", INT4, [4, 3])],
+                      opset=21)
+    v_final, scans = session(loop).run(None, {"n": np.array(4, np.int64), "v0": np.array([-8, 3, 7], np.int8)})
+    assert scans.shape == (4, 3) and scans.tolist() == [[-8, 3, 7]] * 4 and v_final.tolist() == [-8, 3, 7]
 
 
 def test_strings():

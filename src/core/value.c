@@ -14,6 +14,11 @@ size_t cort_type_size(cort_type t) {
     switch (t) {
     case CORT_TYPE_FLOAT: case CORT_TYPE_INT32: case CORT_TYPE_UINT32: return 4;
     case CORT_TYPE_UINT8: case CORT_TYPE_INT8: case CORT_TYPE_BOOL: return 1;
+    case CORT_TYPE_FLOAT8E4M3FN: case CORT_TYPE_FLOAT8E4M3FNUZ: case CORT_TYPE_FLOAT8E5M2:
+    case CORT_TYPE_FLOAT8E5M2FNUZ: case CORT_TYPE_FLOAT8E8M0: return 1;
+    /* sub-byte types are unpacked in memory: every op that moves bytes works on them unchanged */
+    case CORT_TYPE_UINT4: case CORT_TYPE_INT4: case CORT_TYPE_FLOAT4E2M1: case CORT_TYPE_UINT2: case CORT_TYPE_INT2:
+        return 1;
     case CORT_TYPE_UINT16: case CORT_TYPE_INT16: case CORT_TYPE_FLOAT16: case CORT_TYPE_BFLOAT16: return 2;
     case CORT_TYPE_INT64: case CORT_TYPE_DOUBLE: case CORT_TYPE_UINT64: case CORT_TYPE_COMPLEX64: return 8;
     case CORT_TYPE_COMPLEX128: return 16;
@@ -25,7 +30,9 @@ size_t cort_type_size(cort_type t) {
 const char *cort_type_name(cort_type t) {
     static const char *const names[] = { "undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
                                          "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
-                                         "complex128", "bfloat16" };
+                                         "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz",
+                                         "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1",
+                                         "float8e8m0", "uint2", "int2" };
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "undefined";
 }
 

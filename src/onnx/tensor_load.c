@@ -9,6 +9,7 @@
 #include "load.h"
 #include "../core/alloc.h"
 #include "../core/status.h"
+#include "../core/types.h"
 
 enum {
     TP_DIMS = 1, TP_DATA_TYPE = 2, TP_SEGMENT = 3, TP_FLOAT = 4, TP_INT32 = 5, TP_STRING = 6, TP_INT64 = 7,
@@ -138,6 +139,9 @@ static size_t decode_varints(const uint8_t *buf, size_t pos, size_t end, cort_ty
     switch (t) {
     case CORT_TYPE_BOOL: VLOOP(uint8_t, v != 0); break;
     case CORT_TYPE_INT8: case CORT_TYPE_UINT8: VLOOP(uint8_t, v); break;
+    case CORT_TYPE_FLOAT8E4M3FN: case CORT_TYPE_FLOAT8E4M3FNUZ: case CORT_TYPE_FLOAT8E5M2: case CORT_TYPE_FLOAT8E5M2FNUZ:
+    case CORT_TYPE_FLOAT8E8M0: case CORT_TYPE_UINT4: case CORT_TYPE_INT4: case CORT_TYPE_FLOAT4E2M1: case CORT_TYPE_UINT2:
+    case CORT_TYPE_INT2: VLOOP(uint8_t, v); break;   /* sub-byte types: one packed byte per value */
     case CORT_TYPE_INT16: case CORT_TYPE_UINT16: case CORT_TYPE_FLOAT16: case CORT_TYPE_BFLOAT16: VLOOP(uint16_t, v); break;
     case CORT_TYPE_INT32: case CORT_TYPE_UINT32: VLOOP(uint32_t, v); break;
     default: VLOOP(uint64_t, v); break;
@@ -182,8 +186,10 @@ static cort_status *fill_typed(const cort_pb_path *path, const cort_pb *msg, uin
         }
     }
     /* scan_tensor validated every payload, so this only trips on an internal inconsistency */
-    if (k != t->count * (t->type == CORT_TYPE_COMPLEX64 || t->type == CORT_TYPE_COMPLEX128 ? 2 : 1))
-        return cort_pb_error(path, tf, msg->pos, "decoded %zu values, expected %zu", k, t->count);
+    size_t want = t->count * (t->type == CORT_TYPE_COMPLEX64 || t->type == CORT_TYPE_COMPLEX128 ? 2 : 1);
+    if (cort_type_is_subbyte(t->type)) cort_type_packed_bytes(t->type, t->count, &want);   /* no overflow: count fits */
+    if (k != want) return cort_pb_error(path, tf, msg->pos, "decoded %zu values, expected %zu", k, want);
+    if (cort_type_is_subbyte(t->type)) cort_type_unpack(t->type, t->data, t->count, t->data);
     return NULL;
 }
 
@@ -201,7 +207,7 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
     char what[256];
     CORT_TRY(scan_tensor(path, msg, &s));
     if (!s.has_type || s.data_type == 0) return tensor_error(path, msg, &s, TP_DATA_TYPE, "data_type is missing");
-    if (s.data_type > CORT_TYPE_BFLOAT16)
+    if (s.data_type > CORT_TYPE_INT2)
         return cort_pb_error_code(CORT_ERROR_NOT_IMPLEMENTED, path, TP_DATA_TYPE, msg->pos,
                                   "tensor '%.*s': data_type %llu is not supported", (int)(s.name_len > 200 ? 200 : s.name_len),
                                   s.name ? (const char *)s.name : "", (unsigned long long)s.data_type);
@@ -211,6 +217,10 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
     size_t count = cort_shape_count(s.dims, s.rank, &ovf);
     if (ovf || count > SIZE_MAX / 16) return tensor_error(path, msg, &s, TP_DIMS, "element count overflows");
     size_t bytes = count * esize;
+    /* sub-byte types are packed in the file (ceil(count * bits / 8) bytes) and unpacked in memory */
+    int packed = cort_type_is_subbyte(type);
+    size_t file_bytes = bytes;
+    if (packed) cort_type_packed_bytes(type, count, &file_bytes);   /* cannot overflow: <= bytes */
 
     const char *nm = NULL;
     if (name && L->arena) {
@@ -224,15 +234,28 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
         if (type == CORT_TYPE_STRING) return tensor_error(path, msg, &s, TP_LOCATION, "string tensors cannot use external data");
         char tname[128];
         snprintf(tname, sizeof tname, "%.*s", (int)s.name_len, s.name ? (const char *)s.name : "");
-        CORT_TRY(cort_load_external(L, path, msg, tname, type, s.dims, s.rank, bytes, &t));
+        if (packed) {
+            cort_value *raw = NULL;
+            int64_t nb = (int64_t)file_bytes;
+            CORT_TRY(cort_load_external(L, path, msg, tname, CORT_TYPE_UINT8, &nb, 1, file_bytes, &raw));
+            st = cort_tensor_alloc(type, s.dims, s.rank, &t);
+            if (!st && raw->count && !raw->data) st = cort_value_materialize(raw);
+            if (!st) cort_type_unpack(type, raw->data, count, t->data);
+            cort_value_release(raw);
+            if (st) goto error;
+        } else
+            CORT_TRY(cort_load_external(L, path, msg, tname, type, s.dims, s.rank, bytes, &t));
     } else if (s.has_raw) {
         if (type == CORT_TYPE_STRING) return tensor_error(path, msg, &s, TP_RAW, "string tensors cannot use raw_data");
-        if (s.raw_len != bytes) {
-            snprintf(what, sizeof what, "raw_data has %zu bytes, the shape needs %zu", s.raw_len, bytes);
+        if (s.raw_len != file_bytes) {
+            snprintf(what, sizeof what, "raw_data has %zu bytes, the shape needs %zu", s.raw_len, file_bytes);
             return tensor_error(path, msg, &s, TP_RAW, what);
         }
         void *src = (void *)(L->buf + s.raw_off);
-        if (L->blob && bytes && ((uintptr_t)src % type_align(type)) == 0) {
+        if (packed) {
+            CORT_TRY(cort_tensor_alloc(type, s.dims, s.rank, &t));
+            cort_type_unpack(type, src, count, t->data);
+        } else if (L->blob && bytes && ((uintptr_t)src % type_align(type)) == 0) {
             CORT_TRY(cort_tensor_view(type, s.dims, s.rank, src, L->blob, &t));
         } else if (L->lazy && L->model && L->model->blob_mapped && L->blob && bytes >= CORT_LAZY_MIN_BYTES) {
             /* misaligned in a mapped file: left there until something must read it in place (a
@@ -249,9 +272,10 @@ cort_status *cort_load_tensor(cort_load *L, const cort_pb_path *path, const cort
     } else {
         size_t per;
         uint32_t tf = typed_field(type, &per);
-        if (s.n_typed[tf] != count * per) {
+        size_t need = packed ? file_bytes : count * per;
+        if (s.n_typed[tf] != need) {
             snprintf(what, sizeof what, "has %zu %s values, the shape needs %zu", s.n_typed[tf], typed_field_name(tf),
-                     count * per);
+                     need);
             return tensor_error(path, msg, &s, tf, what);
         }
         CORT_TRY(cort_tensor_alloc(type, s.dims, s.rank, &t));

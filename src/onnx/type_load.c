@@ -12,7 +12,7 @@ void cort_load_type_init(cort_type_ir *t) {
 
 static cort_status *check_elem_type(const cort_pb_path *path, const cort_pb_field *f) {
     CORT_TRY(cort_pb_expect(path, f, CORT_PB_VARINT));
-    if (f->u > CORT_TYPE_BFLOAT16)
+    if (f->u > CORT_TYPE_INT2)
         return cort_pb_error_code(CORT_ERROR_NOT_IMPLEMENTED, path, f->num, f->off, "element type %llu is not supported",
                                   (unsigned long long)f->u);
     return NULL;

@@ -302,6 +302,13 @@ cort_status *cort_value_parse(const void *bytes, size_t len, int kind_hint, cort
 
 static size_t len_field_size(uint32_t field, size_t n) { return cort_pb_varint_size((uint64_t)field << 3) + cort_pb_varint_size(n) + n; }
 
+/* Bytes of t's raw_data: sub-byte types are packed in a TensorProto. */
+static size_t packed_size(const cort_value *t) {
+    size_t n = t->bytes;
+    if (cort_type_is_subbyte(t->type)) cort_type_packed_bytes(t->type, t->count, &n);
+    return n;
+}
+
 static size_t tensor_size(const cort_value *t, const char *name) {
     size_t s = 0;
     for (size_t i = 0; i < t->rank; i++) s += 1 + cort_pb_varint_size((uint64_t)t->shape[i]);
@@ -309,7 +316,7 @@ static size_t tensor_size(const cort_value *t, const char *name) {
     if (name) s += len_field_size(8, strlen(name));
     if (t->type == CORT_TYPE_STRING)
         for (size_t i = 0; i < t->count; i++) s += len_field_size(6, strlen(cort_string_get(t, i)));
-    else if (t->bytes) s += len_field_size(9, t->bytes);
+    else if (t->bytes) s += len_field_size(9, packed_size(t));
     return s;
 }
 
@@ -323,7 +330,18 @@ static void write_tensor(cort_pb_writer *w, const cort_value *t, const char *nam
             const char *s = cort_string_get(t, i);
             cort_pbw_len_field(w, 6, s, strlen(s));
         }
-    else if (t->bytes) cort_pbw_len_field(w, 9, t->data, t->bytes);
+    else if (t->bytes && cort_type_is_subbyte(t->type)) {
+        cort_pbw_tag(w, 9, CORT_PB_LEN);
+        cort_pbw_varint(w, packed_size(t));
+        const uint8_t *e = t->data;
+        for (size_t i = 0; i < t->count; i += 64) {   /* packed through a small buffer: no allocation */
+            uint8_t buf[64];
+            size_t n = t->count - i < 64 ? t->count - i : 64, nb;
+            cort_type_packed_bytes(t->type, n, &nb);
+            cort_type_pack(t->type, e + i, n, buf);
+            cort_pbw_bytes(w, buf, nb);
+        }
+    } else if (t->bytes) cort_pbw_len_field(w, 9, t->data, t->bytes);
 }
 
 static size_t value_size(const cort_value *v, const char *name);

@@ -118,6 +118,7 @@ int cli_cmd_run(int argc, char **argv) {
         cort_value_release(inputs[k]);
         inputs[k] = NULL;
         if ((st = cli_load_value(given[g].file, ty.kind, &inputs[k]))) goto error;
+        if ((st = cli_retype_input(&inputs[k], &ty))) goto error;
     }
     if (input_dir) {
         size_t found = 0;

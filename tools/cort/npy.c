@@ -326,6 +326,8 @@ cort_status *npy_load(const char *path, cort_value **out) {
 
 /* ---- writing ---- */
 
+static const char *npy_descr_of(cort_type t);
+
 int npy_type_supported(cort_type type) {
     switch (type) {
     case CORT_TYPE_FLOAT: case CORT_TYPE_DOUBLE: case CORT_TYPE_FLOAT16:
@@ -334,7 +336,7 @@ int npy_type_supported(cort_type type) {
     case CORT_TYPE_BOOL: case CORT_TYPE_COMPLEX64: case CORT_TYPE_COMPLEX128: case CORT_TYPE_STRING:
         return 1;
     default:
-        return 0;
+        return npy_descr_of(type) != NULL;
     }
 }
 
@@ -354,6 +356,11 @@ static const char *npy_descr_of(cort_type t) {
     case CORT_TYPE_BOOL: return "|b1";
     case CORT_TYPE_COMPLEX64: return "<c8";
     case CORT_TYPE_COMPLEX128: return "<c16";
+    /* numpy has no dtype for these: their one-byte in-memory form (bit patterns; sub-byte integers
+     * one value per byte), read back by cli_retype_input when a model declares the type */
+    case CORT_TYPE_FLOAT8E4M3FN: case CORT_TYPE_FLOAT8E4M3FNUZ: case CORT_TYPE_FLOAT8E5M2: case CORT_TYPE_FLOAT8E5M2FNUZ:
+    case CORT_TYPE_FLOAT8E8M0: case CORT_TYPE_FLOAT4E2M1: case CORT_TYPE_UINT4: case CORT_TYPE_UINT2: return "|u1";
+    case CORT_TYPE_INT4: case CORT_TYPE_INT2: return "|i1";
     default: return NULL;
     }
 }

@@ -24,20 +24,6 @@ static void data_set_clear(data_set *d) {
     memset(d, 0, sizeof *d);
 }
 
-/* The ONNX 1.12 backend data stores bfloat16 tensors as uint16 TensorProtos holding the same bits
- * (e.g. test_cast_FLOAT_to_BFLOAT16): reinterpret them when the model declares bfloat16. */
-static cort_status *retype_bfloat16(cort_value **v, const cort_value_type *declared) {
-    if (declared->kind != 1 || declared->elem_type != CORT_TYPE_BFLOAT16 || cort_value_kind(*v) != 1 ||
-        cort_tensor_type(*v) != CORT_TYPE_UINT16)
-        return NULL;
-    cort_value *t = NULL;
-    CORT_TRY(cort_tensor_create(CORT_TYPE_BFLOAT16, cort_tensor_shape(*v), cort_tensor_rank(*v), &t));
-    if (cort_tensor_bytes(t)) memcpy(cort_tensor_data(t), cort_tensor_data(*v), cort_tensor_bytes(t));
-    cort_value_release(*v);
-    *v = t;
-    return NULL;
-}
-
 /* Reads PREFIX_0.pb, PREFIX_1.pb, ... while they exist (at most max files). */
 static cort_status *load_numbered(cort_session *s, const char *dir, const char *prefix, int outputs, size_t max,
                                   cort_value ***out, size_t *n_out) {
@@ -65,7 +51,7 @@ static cort_status *load_numbered(cort_session *s, const char *dir, const char *
         if (st) { cort_status_free(st); st = NULL; ty.kind = 0; }   /* unknown type: let the parser guess */
         st = cli_load_value(path, ty.kind, &vals[n]);
         cort_free(path);
-        if (!st && (st = retype_bfloat16(&vals[n], &ty))) n++;   /* vals[n] is released below */
+        if (!st && (st = cli_retype_input(&vals[n], &ty))) n++;   /* vals[n] is released below */
         if (st) goto error;
         n++;
     }

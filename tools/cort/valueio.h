@@ -9,6 +9,9 @@
 /* Loads FILE: ".npy" as a NumPy array, anything else as a serialized TensorProto / SequenceProto /
  * OptionalProto / MapProto. kind_hint: 0 guesses, else 1 tensor, 2 sequence, 3 optional, 4 map. */
 cort_status *cli_load_value(const char *path, int kind_hint, cort_value **out);
+/* Makes a loaded input the element type the model declares when the file cannot say it: uint16 bits
+ * for bfloat16, uint8/int8 for the types added after ONNX 1.12 (.npy has no dtype for them). */
+cort_status *cli_retype_input(cort_value **v, const cort_value_type *declared);
 /* Writes a value to path: ".npy" (tensors only) or protobuf (name stored in the proto). */
 cort_status *cli_save_value(const char *path, const cort_value *v, const char *name);
 /* One-line summary: "name: float[1,10] = [0.1, 0.2, ...]" with up to max_values values. */

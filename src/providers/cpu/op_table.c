@@ -16,9 +16,19 @@ extern const cort_op_def ew_op_asin;
 extern const cort_op_def ew_op_asinh;
 extern const cort_op_def ew_op_atan;
 extern const cort_op_def ew_op_atanh;
+extern const cort_op_def nn_op_attention;
+extern const cort_op_def nn_op_flex_attention;
+extern const cort_op_def nn_op_causal_conv_with_state;
+extern const cort_op_def nn_op_linear_attention;
+extern const cort_op_def nn_op_gelu;
+extern const cort_op_def nn_op_rms_norm;
+extern const cort_op_def nn_op_rotary_embedding;
+extern const cort_op_def nn_op_swiglu;
+extern const cort_op_def nn_op_swish;
 extern const cort_op_def nn_op_average_pool;
 extern const cort_op_def nn_op_batch_norm;
 extern const cort_op_def mi_op_bernoulli;
+extern const cort_op_def sh_op_bitcast;
 extern const cort_op_def ew_op_bitshift;
 extern const cort_op_def ew_op_bitwise_and;
 extern const cort_op_def ew_op_bitwise_not;
@@ -232,9 +242,11 @@ static const cort_op_def *const op_table[] = {
     &ew_op_asinh,
     &ew_op_atan,
     &ew_op_atanh,
+    &nn_op_attention,
     &nn_op_average_pool,
     &nn_op_batch_norm,
     &mi_op_bernoulli,
+    &sh_op_bitcast,
     &ew_op_bitshift,
     &ew_op_bitwise_and,
     &ew_op_bitwise_not,
@@ -243,6 +255,7 @@ static const cort_op_def *const op_table[] = {
     &mi_op_blackman_window,
     &ew_op_cast,
     &ew_op_cast_like,
+    &nn_op_causal_conv_with_state,
     &ew_op_ceil,
     &ew_op_celu,
     &sh_op_center_crop_pad,
@@ -278,6 +291,7 @@ static const cort_op_def *const op_table[] = {
     &sh_op_gather,
     &sh_op_gather_elements,
     &sh_op_gather_nd,
+    &nn_op_gelu,
     &nn_op_gemm,
     &nn_op_global_average_pool,
     &nn_op_global_lp_pool,
@@ -302,6 +316,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_leaky_relu,
     &ew_op_less,
     &ew_op_less_or_equal,
+    &nn_op_linear_attention,
     &ew_op_log,
     &rd_op_log_softmax,
     &ctl_op_loop,
@@ -337,6 +352,7 @@ static const cort_op_def *const op_table[] = {
     &nn_op_qlinear_conv,
     &nn_op_qlinear_matmul,
     &nn_op_quantize_linear,
+    &nn_op_rms_norm,
     &mi_op_rnn,
     &mi_op_random_normal,
     &mi_op_random_normal_like,
@@ -359,6 +375,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_resize,
     &sh_op_reverse_sequence,
     &rd_op_roi_align,
+    &nn_op_rotary_embedding,
     &ew_op_round,
     &mi_op_stft,
     &ctl_op_scan,
@@ -393,6 +410,8 @@ static const cort_op_def *const op_table[] = {
     &mi_op_string_normalizer,
     &ew_op_sub,
     &ew_op_sum,
+    &nn_op_swiglu,
+    &nn_op_swish,
     &ew_op_tan,
     &ew_op_tanh,
     &mi_op_tfidf_vectorizer,
@@ -426,6 +445,8 @@ static const cort_op_def *const op_table[] = {
     &ml_op_tree_ensemble_classifier,
     &ml_op_tree_ensemble_regressor,
     &ml_op_zipmap,
+    /* ai.onnx.preview */
+    &nn_op_flex_attention,
     /* ai.onnx.preview.training */
     &mi_op_adagrad,
     &mi_op_adam,

@@ -10,8 +10,9 @@
 
 typedef struct krange { int64_t lo, hi, start, clip_size; } krange;
 
-/* Kernel indices kk in [lo, hi) land inside the input; clip_size is the window length clipped to
- * the padded input (the AveragePool count_include_pad divisor). */
+/* Kernel indices kk in [lo, hi) land inside the input; clip_size counts the taps that land inside
+ * the padded input (the AveragePool count_include_pad divisor): with dilation d only every d-th
+ * position of the window's extent is a tap, so the holes between taps are not counted. */
 static krange window_range(const nn_geom *g, int dim, int64_t o) {
     krange r;
     const int64_t s = g->s[dim], d = g->d[dim], k = g->k[dim], in = g->in[dim];
@@ -20,8 +21,9 @@ static krange window_range(const nn_geom *g, int dim, int64_t o) {
     r.hi = in - 1 - r.start < 0 ? 0 : (in - 1 - r.start) / d + 1;
     if (r.hi > k) r.hi = k;
     if (r.lo > r.hi) r.lo = r.hi;
-    int64_t end = r.start + (k - 1) * d + 1, limit = in + g->pe[dim];
-    r.clip_size = (end < limit ? end : limit) - r.start;
+    const int64_t limit = in + g->pe[dim];
+    r.clip_size = limit > r.start ? (limit - r.start + d - 1) / d : 0;
+    if (r.clip_size > k) r.clip_size = k;
     return r;
 }
 

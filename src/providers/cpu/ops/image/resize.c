@@ -725,7 +725,7 @@ static cort_status *rs_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_resize = { .name = "Resize", .domain = "", .min_opset = 10, .max_opset = 19,
+const cort_op_def rd_op_resize = { .name = "Resize", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
     .init = rs_init, .free_state = rs_free, .infer = rs_infer, .run = rs_run,
     .flags = CORT_OP_OUTPUT_VIEW };
 const cort_op_def rd_op_upsample = { .name = "Upsample", .domain = "", .min_opset = 7, .max_opset = 9,

@@ -26,7 +26,7 @@ static cort_status *run_bitshift(cort_kernel_ctx *ctx) {
     const ew_params *s = (const ew_params *)ctx->state;
     return ew_binary_run(ctx, (s && s->flag) ? &shl_desc : &shr_desc, NULL);
 }
-const cort_op_def ew_op_bitshift = { .name = "BitShift", .domain = "", .min_opset = 11, .max_opset = 22,
+const cort_op_def ew_op_bitshift = { .name = "BitShift", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_UINTS, .init = init_bitshift, .free_state = ew_state_free,
     .infer = ew_infer_binary, .run = run_bitshift };
 
@@ -55,7 +55,7 @@ static const ew_row_fn lxor_tbl[EW_NTYPES] = { [CORT_TYPE_BOOL] = lxor_b };
 #define EW_BIT(var, NAME, MINV, MASK, TBL) \
     static const ew_binary_desc desc_##var = { TBL, -1, 0, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = CORT_OPSET_MAX, \
     .types = MASK, .infer = ew_infer_binary, .run = run_##var };
 EW_BIT(bitwise_and, "BitwiseAnd", 18, CORT_TMASK_INTS, band_tbl)
 EW_BIT(bitwise_or, "BitwiseOr", 18, CORT_TMASK_INTS, bor_tbl)

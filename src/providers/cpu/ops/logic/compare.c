@@ -44,7 +44,7 @@ EW_CMP_OPS(le, <=)
 #define EW_CMP(var, NAME, MINV, TBL) \
     static const ew_binary_desc desc_##var = { TBL, -1, 1, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = CORT_OPSET_MAX, \
     .types = CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING), \
     .infer = ew_infer_binary_bool, .run = run_##var };
 EW_CMP(equal, "Equal", 1, eq_tbl)

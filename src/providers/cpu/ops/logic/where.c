@@ -75,5 +75,5 @@ static cort_status *infer_where(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def ew_op_where = { .name = "Where", .domain = "", .min_opset = 9, .max_opset = 22,
+const cort_op_def ew_op_where = { .name = "Where", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_ALL, .type_input = 1, .infer = infer_where, .run = run_where };

@@ -122,7 +122,7 @@ static const ew_row_fn div_tbl[EW_NTYPES] = { EW_TBL_NUM(div) };
 #define EW_BIN(var, NAME, MINV, TBL, SIMD) \
     static const ew_binary_desc desc_##var = { TBL, SIMD, 0, 0 }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_binary_run(ctx, &desc_##var, NULL); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = CORT_OPSET_MAX, \
     .types = CORT_TMASK_NUMERIC, .infer = ew_infer_binary, .run = run_##var };
 EW_BIN(add, "Add", 1, add_tbl, EW_FB_ADD)
 EW_BIN(sub, "Sub", 1, sub_tbl, EW_FB_SUB)
@@ -164,7 +164,7 @@ static cort_status *run_mod(cort_kernel_ctx *ctx) {
     const ew_params *s = (const ew_params *)ctx->state;
     return ew_binary_run(ctx, (s && s->flag) ? &fmod_desc : &pmod_desc, NULL);
 }
-const cort_op_def ew_op_mod = { .name = "Mod", .domain = "", .min_opset = 10, .max_opset = 22,
+const cort_op_def ew_op_mod = { .name = "Mod", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .init = init_mod, .free_state = ew_state_free, .infer = ew_infer_binary,
     .run = run_mod };
 
@@ -238,5 +238,5 @@ static cort_status *run_pow(cort_kernel_ctx *ctx) {
     if (err) return err;
     return ew_run_nary(ctx, 2, in, dims, ranks, NULL, tb, pow_mixed_row, &p, EW_GRAIN_HEAVY, NULL);
 }
-const cort_op_def ew_op_pow = { .name = "Pow", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def ew_op_pow = { .name = "Pow", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = ew_infer_binary, .run = run_pow };

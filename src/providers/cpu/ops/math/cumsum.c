@@ -75,5 +75,5 @@ static cort_status *cumsum_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_cumsum = { .name = "CumSum", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def rd_op_cumsum = { .name = "CumSum", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = cort_infer_same, .run = cumsum_run };

@@ -71,5 +71,5 @@ static cort_status *det_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_det = { .name = "Det", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def rd_op_det = { .name = "Det", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .infer = det_infer, .run = det_run };

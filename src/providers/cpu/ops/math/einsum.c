@@ -433,5 +433,5 @@ static cort_status *einsum_infer(cort_infer_ctx *ctx) {
     return st;
 }
 
-const cort_op_def rd_op_einsum = { .name = "Einsum", .domain = "", .min_opset = 12, .max_opset = 18,
+const cort_op_def rd_op_einsum = { .name = "Einsum", .domain = "", .min_opset = 12, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = einsum_infer, .run = einsum_run };

@@ -375,11 +375,58 @@ static cort_status *qlmm_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
+/* QLinearMatMul-21 with float8 operands or output: a reference loop over decoded values (no integer
+ * kernel applies); zero points are float8 values of the operand's type, the output saturates. */
+static cort_status *qlmm_float8(cort_kernel_ctx *ctx) {
+    const cort_value *a = ctx->inputs[0], *b = ctx->inputs[3], *yz = nn_opt_input(ctx, 7);
+    const cort_value *az = nn_opt_input(ctx, 2), *bz = nn_opt_input(ctx, 5);
+    for (size_t i = 0; i < 8; i += 3) {
+        const cort_value *v = i == 0 ? a : i == 3 ? b : yz;
+        if (v && !nn_q_is_8bit(v->type) && !cort_type_is_float8(v->type))
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu has type %s, expected int8, uint8 "
+                                   "or a float8 type", i, cort_type_name(v->type));
+    }
+    nn_mm_shape s;
+    CORT_TRY(nn_mm_shape_make(ctx, 0, 3, &s));
+    cort_type yt = yz ? yz->type : a->type;
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, yt, s.ydims, s.yrank, &y));
+    double mult = (double)nn_q_scale(ctx->inputs[1], 0) * nn_q_scale(ctx->inputs[4], 0) / nn_q_scale(ctx->inputs[6], 0);
+    double za = az ? cort_load_f64(az->data, az->type, 0) : 0, zb = bz ? cort_load_f64(bz->data, bz->type, 0) : 0;
+    double zy = yz ? cort_load_f64(yz->data, yz->type, 0) : 0;
+    const size_t M = s.M, N = s.N, K = s.K;
+    for (size_t bt = 0; bt < s.batch; bt++) {
+        size_t am, bm;
+        nn_mm_batch(&s, bt, &am, &bm);
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < N; j++) {
+                double sum = 0;
+                for (size_t k = 0; k < K; k++)
+                    sum += (cort_load_f64(a->data, a->type, am * M * K + i * K + k) - za) *
+                           (cort_load_f64(b->data, b->type, bm * K * N + k * N + j) - zb);
+                size_t o = bt * M * N + i * N + j;
+                double v = sum * mult;
+                if (cort_type_is_float8(yt)) ((uint8_t *)y->data)[o] = cort_f64_to_small(v + zy, yt, 1, CORT_ROUND_UP);
+                else nn_q_store(y, o, nn_q_add_sat(nn_q_round((float)v), (int32_t)zy));
+            }
+    }
+    return NULL;
+}
+
 static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
     for (size_t i = 0; i < 8; i++)
         if (!nn_opt_input(ctx, i) && i != 2 && i != 5 && i != 7)
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is missing", i);
     const cort_value *as = ctx->inputs[1], *bs = ctx->inputs[4], *ys = ctx->inputs[6], *yz = nn_opt_input(ctx, 7);
+    if (ctx->opset >= 21 && (cort_type_is_float8(ctx->inputs[0]->type) || cort_type_is_float8(ctx->inputs[3]->type) ||
+                             (yz && cort_type_is_float8(yz->type)))) {
+        const cort_value *az = nn_opt_input(ctx, 2), *bz = nn_opt_input(ctx, 5);
+        if (as->count != 1 || bs->count != 1 || ys->count != 1 || (yz && yz->count != 1) || (az && az->count != 1) ||
+            (bz && bz->count != 1))
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "float8 QLinearMatMul needs scalar scales "
+                                   "and zero points");
+        return qlmm_float8(ctx);
+    }
     char buf[160];
     if (as->count != 1 || bs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "scales and y_zero_point must be scalars "
@@ -401,16 +448,16 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
 #define NN_MM_TYPES (CORT_TMASK_FLOATS | CORT_TBIT(CORT_TYPE_INT32) | CORT_TBIT(CORT_TYPE_INT64) | \
                      CORT_TBIT(CORT_TYPE_UINT32) | CORT_TBIT(CORT_TYPE_UINT64))
 const cort_op_def nn_op_matmul = {
-    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .name = "MatMul", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = NN_MM_TYPES, .type_input = 0,
     .init = matmul_init, .free_state = nn_mm_free_packed_b, .infer = matmul_infer, .run = matmul_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_gemm = {
-    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_MM_TYPES, .type_input = 0,
+    .name = "Gemm", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = NN_MM_TYPES, .type_input = 0,
     .init = gemm_init, .free_state = nn_mm_free_packed_b, .infer = gemm_infer, .run = gemm_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
-    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
-    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = qlmm_infer, .run = qlmm_run };

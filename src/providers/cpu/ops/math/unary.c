@@ -107,7 +107,7 @@ static cort_status *init_isinf(const cort_node *node, void **state) {
 #define EW_UNARY(var, NAME, MINV, MASK, INIT, TBL, SIMD, BOOLOUT, HEAVY, INFER) \
     static const ew_unary_desc desc_##var = { TBL, SIMD, BOOLOUT, HEAVY }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_unary_run(ctx, &desc_##var); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = CORT_OPSET_MAX, \
     .types = MASK, .init = INIT, .free_state = ew_state_free, .infer = INFER, .run = run_##var };
 
 #define F CORT_TMASK_FLOATS

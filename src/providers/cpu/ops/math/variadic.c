@@ -104,7 +104,7 @@ static cort_status *ew_variadic_run(cort_kernel_ctx *ctx, const ew_variadic_desc
 #define EW_VAR(var, NAME, TBL, SIMD, MEAN) \
     static const ew_variadic_desc desc_##var = { TBL, SIMD, MEAN }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_variadic_run(ctx, &desc_##var); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = 1, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
     .types = CORT_TMASK_NUMERIC, .infer = cort_infer_broadcast, .run = run_##var };
 EW_VAR(sum, "Sum", vsum_tbl, EW_FB_ADD, 0)
 EW_VAR(mean, "Mean", vsum_tbl, EW_FB_ADD, 1)

@@ -66,7 +66,7 @@ static cort_status *init_shrink(const cort_node *n, void **st) {
 #define EW_ACT(var, NAME, MINV, MASK, INIT, TBL, SIMD, HEAVY) \
     static const ew_unary_desc desc_##var = { TBL, SIMD, 0, HEAVY }; \
     static cort_status *run_##var(cort_kernel_ctx *ctx) { return ew_unary_run(ctx, &desc_##var); } \
-    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = 22, \
+    const cort_op_def ew_op_##var = { .name = NAME, .domain = "", .min_opset = MINV, .max_opset = CORT_OPSET_MAX, \
     .types = MASK, .init = INIT, .free_state = ew_state_free, .infer = cort_infer_same, .run = run_##var };
 
 #define F CORT_TMASK_FLOATS
@@ -155,7 +155,7 @@ static cort_status *run_clip(cort_kernel_ctx *ctx) {
     return ew_run_map(ctx, x, t, fn, &p, EW_GRAIN_CHEAP);
 }
 
-const cort_op_def ew_op_clip = { .name = "Clip", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def ew_op_clip = { .name = "Clip", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .init = init_clip, .free_state = ew_state_free,
     .infer = cort_infer_same, .run = run_clip };
 
@@ -200,5 +200,5 @@ static cort_status *run_prelu(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def ew_op_prelu = { .name = "PRelu", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def ew_op_prelu = { .name = "PRelu", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS | CORT_TMASK_INTS, .infer = cort_infer_same, .run = run_prelu };

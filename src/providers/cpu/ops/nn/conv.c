@@ -559,16 +559,16 @@ done:
 }
 
 const cort_op_def nn_op_conv = {
-    .name = "Conv", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
+    .name = "Conv", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU | CORT_OP_FUSES_SUM | CORT_OP_OUTPUT_VIEW };
 const cort_op_def nn_op_conv_transpose = {
-    .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_conv_integer = {
-    .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .init = conv_init, .free_state = cort_free, .infer = convint_infer, .run = convint_run };
 const cort_op_def nn_op_qlinear_conv = {
-    .name = "QLinearConv", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "QLinearConv", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .init = conv_init, .free_state = cort_free, .infer = qlconv_infer, .run = qlconv_run };

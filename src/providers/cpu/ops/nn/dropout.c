@@ -64,5 +64,5 @@ static cort_status *dropout_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def nn_op_dropout = {
-    .name = "Dropout", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "Dropout", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = dropout_infer, .run = dropout_run };

@@ -130,9 +130,9 @@ static cort_status *loss_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_nll_loss = { .name = "NegativeLogLikelihoodLoss", .domain = "", .min_opset = 12, .max_opset = 18,
+const cort_op_def rd_op_nll_loss = { .name = "NegativeLogLikelihoodLoss", .domain = "", .min_opset = 12, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .init = loss_init, .free_state = cort_free, .infer = loss_infer,
     .run = nll_run };
-const cort_op_def rd_op_sce_loss = { .name = "SoftmaxCrossEntropyLoss", .domain = "", .min_opset = 12, .max_opset = 18,
+const cort_op_def rd_op_sce_loss = { .name = "SoftmaxCrossEntropyLoss", .domain = "", .min_opset = 12, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .init = loss_init, .free_state = cort_free, .infer = loss_infer,
     .run = sce_run };

@@ -462,23 +462,23 @@ static cort_status *lrn_run(cort_kernel_ctx *ctx) {
 static cort_status *same_infer(cort_infer_ctx *ctx) { return cort_infer_same(ctx); }
 
 const cort_op_def nn_op_batch_norm = {
-    .name = "BatchNormalization", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "BatchNormalization", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = bn_infer, .run = bn_run };
 const cort_op_def nn_op_instance_norm = {
-    .name = "InstanceNormalization", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "InstanceNormalization", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = same_infer, .run = instnorm_run };
 const cort_op_def nn_op_group_norm = {
-    .name = "GroupNormalization", .domain = "", .min_opset = 18, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "GroupNormalization", .domain = "", .min_opset = 18, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = same_infer, .run = groupnorm_run };
 const cort_op_def nn_op_layer_norm = {
-    .name = "LayerNormalization", .domain = "", .min_opset = 17, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "LayerNormalization", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = ln_infer, .run = ln_run };
 const cort_op_def nn_op_lp_norm = {
-    .name = "LpNormalization", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "LpNormalization", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = same_infer, .run = lpnorm_run };
 const cort_op_def nn_op_mvn = {
-    .name = "MeanVarianceNormalization", .domain = "", .min_opset = 9, .max_opset = 18,
+    .name = "MeanVarianceNormalization", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .type_input = 0, .infer = same_infer, .run = mvn_run };
 const cort_op_def nn_op_lrn = {
-    .name = "LRN", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS, .type_input = 0,
+    .name = "LRN", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .infer = same_infer, .run = lrn_run };

@@ -309,26 +309,26 @@ static cort_status *unpool_run(cort_kernel_ctx *ctx) {
 
 #define NN_POOL_TYPES (CORT_TMASK_FLOATS | CORT_TBIT(CORT_TYPE_UINT8) | CORT_TBIT(CORT_TYPE_INT8))
 const cort_op_def nn_op_max_pool = {
-    .name = "MaxPool", .domain = "", .min_opset = 1, .max_opset = 18, .types = NN_POOL_TYPES, .type_input = 0,
+    .name = "MaxPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = NN_POOL_TYPES, .type_input = 0,
     .init = maxpool_init, .free_state = cort_free, .infer = pool_infer, .run = pool_run };
 const cort_op_def nn_op_average_pool = {
-    .name = "AveragePool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "AveragePool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = avgpool_init, .free_state = cort_free, .infer = pool_infer, .run = pool_run };
 const cort_op_def nn_op_lp_pool = {
-    .name = "LpPool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "LpPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = lppool_init, .free_state = cort_free, .infer = pool_infer, .run = pool_run };
 const cort_op_def nn_op_global_max_pool = {
-    .name = "GlobalMaxPool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "GlobalMaxPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = gpool_infer, .run = gmaxpool_run };
 const cort_op_def nn_op_global_average_pool = {
-    .name = "GlobalAveragePool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "GlobalAveragePool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = gpool_infer, .run = gavgpool_run };
 const cort_op_def nn_op_global_lp_pool = {
-    .name = "GlobalLpPool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "GlobalLpPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = gpool_infer, .run = glppool_run };
 const cort_op_def nn_op_max_roi_pool = {
-    .name = "MaxRoiPool", .domain = "", .min_opset = 1, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "MaxRoiPool", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .infer = roipool_infer, .run = roipool_run };
 const cort_op_def nn_op_max_unpool = {
-    .name = "MaxUnpool", .domain = "", .min_opset = 9, .max_opset = 18, .types = CORT_TMASK_FLOATS,
+    .name = "MaxUnpool", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = unpool_init, .free_state = cort_free, .infer = unpool_infer, .run = unpool_run };

@@ -209,9 +209,9 @@ static cort_status *run_softmax(cort_kernel_ctx *ctx) { return softmax_run(ctx, 
 static cort_status *run_logsoftmax(cort_kernel_ctx *ctx) { return softmax_run(ctx, RD_LOGSOFTMAX); }
 static cort_status *run_hardmax(cort_kernel_ctx *ctx) { return softmax_run(ctx, RD_HARDMAX); }
 
-const cort_op_def rd_op_softmax = { .name = "Softmax", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_softmax = { .name = "Softmax", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .infer = softmax_infer, .run = run_softmax };
-const cort_op_def rd_op_log_softmax = { .name = "LogSoftmax", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_log_softmax = { .name = "LogSoftmax", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .infer = softmax_infer, .run = run_logsoftmax };
-const cort_op_def rd_op_hardmax = { .name = "Hardmax", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_hardmax = { .name = "Hardmax", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .infer = softmax_infer, .run = run_hardmax };

@@ -115,5 +115,5 @@ static cort_status *nms_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_nms = { .name = "NonMaxSuppression", .domain = "", .min_opset = 10, .max_opset = 18,
+const cort_op_def rd_op_nms = { .name = "NonMaxSuppression", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
     .infer = nms_infer, .run = nms_run };

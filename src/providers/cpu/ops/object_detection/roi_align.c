@@ -132,5 +132,5 @@ static cort_status *ra_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_roi_align = { .name = "RoiAlign", .domain = "", .min_opset = 10, .max_opset = 18,
+const cort_op_def rd_op_roi_align = { .name = "RoiAlign", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_FLOATS, .infer = ra_infer, .run = ra_run };

@@ -1,72 +1,152 @@
-/* QuantizeLinear, DequantizeLinear (per-tensor and per-axis), DynamicQuantizeLinear. */
+/* QuantizeLinear, DequantizeLinear (per-tensor, per-axis, blocked; 8/16/4/2-bit integers, float8,
+ * float4e2m1), DynamicQuantizeLinear. */
 #include <float.h>
 #include <string.h>
 #include "quant.h"
 
-/* Per-axis layout of a scale/zero-point pair against x: element i uses entry (i / inner) % n. */
-typedef struct q_axis { size_t n, inner; } q_axis;
+/* Which scale/zero-point entry element i of x uses. x is seen as [pre, A, post] around the axis;
+ * per-tensor: entry 0; per-axis (1-D scale of A): entry a; blocked (opset 21+, scale of x's rank with
+ * ceil(A / block) along the axis): entry (p * nblk + a / block) * post + q. */
+typedef struct q_axis { size_t pre, A, post, block, nblk; int mode; } q_axis;   /* mode 0 tensor, 1 axis, 2 blocked */
+
+static size_t q_entry(const q_axis *qa, size_t i) {
+    if (qa->mode == 0) return 0;
+    size_t q = i % qa->post, a = (i / qa->post) % qa->A;
+    if (qa->mode == 1) return a;
+    size_t p = i / (qa->post * qa->A);
+    return (p * qa->nblk + a / qa->block) * qa->post + q;
+}
 
 static cort_status *q_layout(cort_kernel_ctx *ctx, const cort_value *x, const cort_value *scale,
                              const cort_value *zp, q_axis *qa) {
     char bs[160], bx[160];
-    qa->n = 1; qa->inner = 1;
+    memset(qa, 0, sizeof *qa);
+    qa->pre = qa->A = qa->post = 1;
     if (zp && zp->count != scale->count)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                "input 2 zero point has shape %s but the scale has shape %s",
                                nn_shape(zp, bx, sizeof bx), nn_shape(scale, bs, sizeof bs));
-    if (scale->rank == 0 || (scale->rank == 1 && scale->count == 1 && ctx->opset < 13)) {
+    int64_t block = ctx->opset >= 21 ? cort_attr_int(ctx->node, "block_size", 0) : 0;
+    if (block < 0)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "attribute 'block_size' = %lld is negative",
+                               (long long)block);
+    if (!block && (scale->rank == 0 || (scale->rank == 1 && scale->count == 1 && ctx->opset < 13))) {
         if (scale->count != 1) goto bad;
         return NULL;
     }
-    if (ctx->opset < 13 || scale->rank != 1) goto bad;
+    if (ctx->opset < 13 || (!block && scale->rank != 1)) goto bad;
     int64_t axis = cort_attr_int(ctx->node, "axis", 1);
     if (axis < 0) axis += (int64_t)x->rank;
     if (axis < 0 || axis >= (int64_t)x->rank)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "attribute 'axis' = %lld is out of range for "
                                "input 'x' of shape %s", (long long)cort_attr_int(ctx->node, "axis", 1),
                                nn_shape(x, bx, sizeof bx));
+    for (size_t i = 0; i < (size_t)axis; i++) qa->pre *= (size_t)x->shape[i];
+    qa->A = (size_t)x->shape[axis];
+    for (size_t i = (size_t)axis + 1; i < x->rank; i++) qa->post *= (size_t)x->shape[i];
+    if (block) {
+        if (scale->rank != x->rank) goto bad;
+        qa->block = (size_t)block;
+        qa->nblk = qa->A / qa->block + (qa->A % qa->block != 0);
+        for (size_t i = 0; i < x->rank; i++)
+            if (scale->shape[i] != (i == (size_t)axis ? (int64_t)qa->nblk : x->shape[i])) goto bad;
+        if (zp && (zp->rank != scale->rank || memcmp(zp->shape, scale->shape, scale->rank * sizeof *scale->shape)))
+            goto bad;
+        qa->mode = 2;
+        return NULL;
+    }
     if ((int64_t)scale->count != x->shape[axis]) {
         if (scale->count == 1) return NULL;
         goto bad;
     }
-    qa->n = scale->count;
-    for (size_t i = (size_t)axis + 1; i < x->rank; i++) qa->inner *= (size_t)x->shape[i];
+    qa->mode = 1;
     return NULL;
 bad:
     return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                           "input 1 scale has shape %s, expected a scalar or a 1-D tensor matching the axis of 'x' %s",
-                           nn_shape(scale, bs, sizeof bs), nn_shape(x, bx, sizeof bx));
+                           "input 1 scale has shape %s, expected a scalar, a 1-D tensor matching the axis of 'x' %s "
+                           "or (block_size %lld) x's shape with ceil(dim / block_size) along the axis (zero point the same)",
+                           nn_shape(scale, bs, sizeof bs), nn_shape(x, bx, sizeof bx),
+                           (long long)(ctx->opset >= 21 ? cort_attr_int(ctx->node, "block_size", 0) : 0));
+}
+
+/* Types QuantizeLinear may produce / DequantizeLinear may read (by opset). */
+static int q_type_ok(cort_type t, int opset, int dequant) {
+    if (nn_q_is_8bit(t)) return 1;
+    if (dequant && t == CORT_TYPE_INT32) return 1;
+    if (opset >= 19 && cort_type_is_float8(t)) return 1;
+    if (opset >= 21 && (t == CORT_TYPE_INT16 || t == CORT_TYPE_UINT16 || t == CORT_TYPE_INT4 || t == CORT_TYPE_UINT4))
+        return 1;
+    if (opset >= 23 && t == CORT_TYPE_FLOAT4E2M1) return 1;
+    if (opset >= 25 && (t == CORT_TYPE_INT2 || t == CORT_TYPE_UINT2)) return 1;
+    return 0;
+}
+
+static cort_type quantize_out_type(const cort_node *n, int opset, cort_type zp_type) {
+    int64_t od = opset >= 21 ? cort_attr_int(n, "output_dtype", 0) : 0;
+    if (od > 0 && od <= CORT_TYPE_INT2) return (cort_type)od;
+    return zp_type ? zp_type : CORT_TYPE_UINT8;
 }
 
 static cort_status *quantize_infer(cort_infer_ctx *ctx) {
-    cort_type t = nn_infer_has(ctx, 2) && ctx->inputs[2].elem ? ctx->inputs[2].elem : CORT_TYPE_UINT8;
+    cort_type zt = nn_infer_has(ctx, 2) ? ctx->inputs[2].elem : CORT_TYPE_UNDEFINED;
+    cort_type t = quantize_out_type(ctx->node, ctx->opset, zt);
     cort_tinfo_tensor_shape(&ctx->outputs[0], t, ctx->inputs[0].dims, ctx->inputs[0].rank);
     return NULL;
+}
+
+/* Rounds a quotient computed in float to the precision the op divides in (a float16 or bfloat16
+ * scale divides in that type unless the 'precision' attribute says otherwise). */
+static float q_in_precision(float v, cort_type prec) {
+    if (prec == CORT_TYPE_FLOAT16) return cort_f16_to_f32(cort_f32_to_f16(v));
+    if (prec == CORT_TYPE_BFLOAT16) return cort_bf16_to_f32(cort_f32_to_bf16(v));
+    return v;
 }
 
 static cort_status *quantize_run(cort_kernel_ctx *ctx) {
     CORT_TRY(nn_check_input(ctx, 0, "x", 0, -1));
     CORT_TRY(nn_check_input(ctx, 1, "y_scale", 0, -1));
     const cort_value *x = ctx->inputs[0], *sc = ctx->inputs[1], *zp = nn_opt_input(ctx, 2);
-    cort_type yt = zp ? zp->type : CORT_TYPE_UINT8;
-    if (!nn_q_is_8bit(yt))
+    cort_type yt = quantize_out_type(ctx->node, ctx->opset, zp ? zp->type : CORT_TYPE_UNDEFINED);
+    if (!q_type_ok(yt, ctx->opset, 0) || (zp && zp->type != yt))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "input 2 'y_zero_point' has type %s, expected int8 or uint8", cort_type_name(yt));
+                               "output type %s (zero point %s) is not a quantized type QuantizeLinear-%d supports",
+                               cort_type_name(yt), zp ? cort_type_name(zp->type) : "absent", ctx->opset);
     q_axis qa;
     CORT_TRY(q_layout(ctx, x, sc, zp, &qa));
+    int64_t prec_attr = ctx->opset >= 25 ? cort_attr_int(ctx->node, "precision", 0) : 0;
+    cort_type prec = prec_attr > 0 ? (cort_type)prec_attr : sc->type;
+    int sat = ctx->opset >= 19 ? (int)cort_attr_int(ctx->node, "saturate", 1) != 0 : 1;
+    int32_t lo, hi;
+    cort_small_int_range(yt, &lo, &hi);
+    int small_float = cort_type_is_small_float(yt);
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, yt, x->shape, x->rank, &y));
     for (size_t i = 0; i < x->count; i++) {
-        size_t c = qa.n == 1 ? 0 : (i / qa.inner) % qa.n;
+        size_t c = q_entry(&qa, i);
         float v = x->type == CORT_TYPE_FLOAT ? ((const float *)x->data)[i] : (float)cort_load_f64(x->data, x->type, i);
-        int32_t q = nn_q_round(v / nn_q_scale(sc, c));
-        nn_q_store(y, i, nn_q_add_sat(q, zp ? nn_q_load(zp, c) : 0));
+        float qv = q_in_precision(v / nn_q_scale(sc, c), prec);
+        if (small_float) {
+            double z = zp ? cort_load_f64(zp->data, zp->type, c) : 0.0;
+            ((uint8_t *)y->data)[i] = cort_f64_to_small((double)qv + z, yt, sat, CORT_ROUND_UP);
+        } else if (yt == CORT_TYPE_UINT8 || yt == CORT_TYPE_INT8) {
+            nn_q_store(y, i, nn_q_add_sat(nn_q_round(qv), zp ? nn_q_load(zp, c) : 0));
+        } else {
+            int64_t q = (int64_t)nn_q_round(qv) + (zp ? cort_load_i64(zp->data, zp->type, c) : 0);
+            cort_store_i64(y->data, yt, i, q < lo ? lo : q > hi ? hi : q);
+        }
     }
     return NULL;
 }
 
+static cort_type dequantize_out_type(const cort_node *n, int opset, cort_type scale_type) {
+    int64_t od = opset >= 23 ? cort_attr_int(n, "output_dtype", 0) : 0;
+    if (od > 0 && od <= CORT_TYPE_INT2) return (cort_type)od;
+    return scale_type && cort_type_is_float(scale_type) ? scale_type : CORT_TYPE_FLOAT;
+}
+
 static cort_status *dequantize_infer(cort_infer_ctx *ctx) {
-    cort_type t = nn_infer_has(ctx, 1) && ctx->inputs[1].elem ? ctx->inputs[1].elem : CORT_TYPE_FLOAT;
+    cort_type st = nn_infer_has(ctx, 1) ? ctx->inputs[1].elem : CORT_TYPE_UNDEFINED;
+    cort_type t = dequantize_out_type(ctx->node, ctx->opset, st);
     cort_tinfo_tensor_shape(&ctx->outputs[0], t, ctx->inputs[0].dims, ctx->inputs[0].rank);
     return NULL;
 }
@@ -75,17 +155,46 @@ static cort_status *dequantize_run(cort_kernel_ctx *ctx) {
     CORT_TRY(nn_check_input(ctx, 0, "x", 0, -1));
     CORT_TRY(nn_check_input(ctx, 1, "x_scale", 0, -1));
     const cort_value *x = ctx->inputs[0], *sc = ctx->inputs[1], *zp = nn_opt_input(ctx, 2);
-    if (!nn_q_is_8bit(x->type) && x->type != CORT_TYPE_INT32)
+    if (!q_type_ok(x->type, ctx->opset, 1) || (zp && zp->type != x->type))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "input 0 'x' has type %s, expected int8, uint8 or int32", cort_type_name(x->type));
+                               "input 0 'x' has type %s (zero point %s), not a quantized type DequantizeLinear-%d supports",
+                               cort_type_name(x->type), zp ? cort_type_name(zp->type) : "absent", ctx->opset);
     q_axis qa;
     CORT_TRY(q_layout(ctx, x, sc, zp, &qa));
-    cort_type yt = cort_type_is_float(sc->type) ? sc->type : CORT_TYPE_FLOAT;
+    cort_type yt = dequantize_out_type(ctx->node, ctx->opset, sc->type);
+    if (!cort_type_is_float(yt))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "attribute 'output_dtype' = %d (%s) is not a float type",
+                               (int)yt, cort_type_name(yt));
+    int small_float = cort_type_is_small_float(x->type);
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, yt, x->shape, x->rank, &y));
+    if (cort_type_size(x->type) == 1) {
+        /* one-byte types: every byte's value from a table, the entry walked without divisions
+         * (blocked weights of large models go through here, often at constant folding) */
+        float lut[256];
+        for (unsigned b = 0; b < 256; b++) {
+            uint8_t byte = (uint8_t)b;
+            lut[b] = (float)(small_float ? cort_load_f64(&byte, x->type, 0) : (double)cort_load_i64(&byte, x->type, 0));
+        }
+        const uint8_t *xd = x->data, *zd = zp ? zp->data : NULL;
+        if (qa.mode == 0) { qa.pre = qa.A = 1; qa.post = x->count; }   /* one entry for everything */
+        size_t i = 0;
+        for (size_t p = 0; p < qa.pre; p++)
+            for (size_t a = 0; a < qa.A; a++) {
+                size_t c0 = qa.mode == 0 ? 0 : qa.mode == 1 ? a : (p * qa.nblk + a / qa.block) * qa.post;
+                for (size_t q = 0; q < qa.post; q++, i++) {
+                    size_t c = qa.mode == 2 ? c0 + q : c0;
+                    float v = (lut[xd[i]] - (zd ? lut[zd[c]] : 0.0f)) * nn_q_scale(sc, c);
+                    if (yt == CORT_TYPE_FLOAT) ((float *)y->data)[i] = v;
+                    else cort_store_f64(y->data, yt, i, v);
+                }
+            }
+        return NULL;
+    }
     for (size_t i = 0; i < x->count; i++) {
-        size_t c = qa.n == 1 ? 0 : (i / qa.inner) % qa.n;
-        float v = (float)(nn_q_load(x, i) - (zp ? nn_q_load(zp, c) : 0)) * nn_q_scale(sc, c);
+        size_t c = q_entry(&qa, i);
+        float v = (float)(cort_load_i64(x->data, x->type, i) - (zp ? cort_load_i64(zp->data, zp->type, c) : 0)) *
+                  nn_q_scale(sc, c);
         if (yt == CORT_TYPE_FLOAT) ((float *)y->data)[i] = v;
         else cort_store_f64(y->data, yt, i, v);
     }
@@ -130,11 +239,11 @@ static cort_status *dynq_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def nn_op_quantize_linear = {
-    .name = "QuantizeLinear", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "QuantizeLinear", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = quantize_infer, .run = quantize_run };
 const cort_op_def nn_op_dequantize_linear = {
-    .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = 18, .types = 0, .type_input = 0,
+    .name = "DequantizeLinear", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
     .infer = dequantize_infer, .run = dequantize_run };
 const cort_op_def nn_op_dynamic_quantize_linear = {
-    .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = 18, .types = 0,
+    .name = "DynamicQuantizeLinear", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX, .types = 0,
     .type_input = 0, .infer = dynq_infer, .run = dynq_run };

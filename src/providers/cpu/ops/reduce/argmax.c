@@ -96,7 +96,7 @@ static cort_status *arg_infer(cort_infer_ctx *ctx) {
 static cort_status *run_argmax(cort_kernel_ctx *ctx) { return arg_run(ctx, 1); }
 static cort_status *run_argmin(cort_kernel_ctx *ctx) { return arg_run(ctx, 0); }
 
-const cort_op_def rd_op_argmax = { .name = "ArgMax", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_argmax = { .name = "ArgMax", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = arg_infer, .run = run_argmax };
-const cort_op_def rd_op_argmin = { .name = "ArgMin", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_argmin = { .name = "ArgMin", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = arg_infer, .run = run_argmin };

@@ -216,7 +216,7 @@ static void generic_outputs(void *arg, size_t begin, size_t end) {
     const void *x = j->x->data;
     cort_type t = j->x->type;
     rd_reduce_kind k = j->kind;
-    int use_int = cort_type_is_int(t) && int_exact(k), u64 = t == CORT_TYPE_UINT64;
+    int use_int = (cort_type_is_int(t) || t == CORT_TYPE_BOOL) && int_exact(k), u64 = t == CORT_TYPE_UINT64;
     for (size_t o = begin; o < end; o++) {
         size_t base = out_offset(p, o, p->nk);
         size_t idx[CORT_MAX_RANK] = {0}, off = 0;
@@ -279,6 +279,10 @@ static void generic_outputs(void *arg, size_t begin, size_t end) {
 /* The value of a reduction over an empty set. */
 static void fill_empty(rd_reduce_kind k, cort_value *y) {
     cort_type t = y->type;
+    if (t == CORT_TYPE_BOOL) {   /* False < True: the max of nothing is False, the min True */
+        for (size_t i = 0; i < y->count; i++) cort_store_i64(y->data, t, i, k == RD_MIN);
+        return;
+    }
     if (cort_type_is_int(t)) {
         int64_t lo, hi;
         switch (t) {
@@ -387,9 +391,12 @@ static cort_status *reduce_run(cort_kernel_ctx *ctx, rd_reduce_kind kind) {
     const cort_value *x = rd_input(ctx, 0);
     if (!x || x->kind != CORT_VKIND_TENSOR)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'data' must be a tensor");
-    if (!cort_type_is_float(x->type) && !cort_type_is_int(x->type))
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'data' has unsupported type %s",
-                               cort_type_name(x->type));
+    /* ReduceMax / ReduceMin take bool since opset 20 */
+    const int bool_ok = x->type == CORT_TYPE_BOOL && (kind == RD_MAX || kind == RD_MIN) && ctx->opset >= 20;
+    if (!cort_type_is_float(x->type) && !cort_type_is_int(x->type) && !bool_ok)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'data' has unsupported type %s%s",
+                               cort_type_name(x->type), x->type == CORT_TYPE_BOOL ? " (ReduceMax / ReduceMin take bool "
+                               "since opset 20)" : "");
     int64_t axes[CORT_MAX_RANK];
     size_t n_axes = 0;
     if (axes_from_input(ctx->node->op_type, ctx->opset)) {
@@ -448,19 +455,19 @@ static cort_status *reduce_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-#define RD_REDUCE_OP(sym, opname, kind)                                                          \
+#define RD_REDUCE_OP(sym, opname, kind, TYPES)                                                   \
     static cort_status *run_##sym(cort_kernel_ctx *ctx) { return reduce_run(ctx, kind); }       \
-    const cort_op_def rd_op_##sym = { .name = opname, .domain = "", .min_opset = 1, .max_opset = 18, \
-    .types = CORT_TMASK_NUMERIC, .init = reduce_init, .free_state = cort_free, .infer = reduce_infer, \
+    const cort_op_def rd_op_##sym = { .name = opname, .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
+    .types = TYPES, .init = reduce_init, .free_state = cort_free, .infer = reduce_infer, \
     .run = run_##sym };
 
-RD_REDUCE_OP(reduce_sum, "ReduceSum", RD_SUM)
-RD_REDUCE_OP(reduce_mean, "ReduceMean", RD_MEAN)
-RD_REDUCE_OP(reduce_max, "ReduceMax", RD_MAX)
-RD_REDUCE_OP(reduce_min, "ReduceMin", RD_MIN)
-RD_REDUCE_OP(reduce_prod, "ReduceProd", RD_PROD)
-RD_REDUCE_OP(reduce_l1, "ReduceL1", RD_L1)
-RD_REDUCE_OP(reduce_l2, "ReduceL2", RD_L2)
-RD_REDUCE_OP(reduce_log_sum, "ReduceLogSum", RD_LOGSUM)
-RD_REDUCE_OP(reduce_log_sum_exp, "ReduceLogSumExp", RD_LOGSUMEXP)
-RD_REDUCE_OP(reduce_sum_square, "ReduceSumSquare", RD_SUMSQ)
+RD_REDUCE_OP(reduce_sum, "ReduceSum", RD_SUM, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_mean, "ReduceMean", RD_MEAN, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_max, "ReduceMax", RD_MAX, CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL))
+RD_REDUCE_OP(reduce_min, "ReduceMin", RD_MIN, CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL))
+RD_REDUCE_OP(reduce_prod, "ReduceProd", RD_PROD, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_l1, "ReduceL1", RD_L1, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_l2, "ReduceL2", RD_L2, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_log_sum, "ReduceLogSum", RD_LOGSUM, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_log_sum_exp, "ReduceLogSumExp", RD_LOGSUMEXP, CORT_TMASK_NUMERIC)
+RD_REDUCE_OP(reduce_sum_square, "ReduceSumSquare", RD_SUMSQ, CORT_TMASK_NUMERIC)

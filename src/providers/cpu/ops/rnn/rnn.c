@@ -256,12 +256,12 @@ done:
 }
 
 #define MI_RNN_TYPES (CORT_TBIT(CORT_TYPE_FLOAT) | CORT_TBIT(CORT_TYPE_DOUBLE))
-const cort_op_def mi_op_rnn = { .name = "RNN", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def mi_op_rnn = { .name = "RNN", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = MI_RNN_TYPES, .init = rnn_init_rnn, .free_state = rnn_free, .infer = rnn_infer,
     .run = rnn_run };
-const cort_op_def mi_op_gru = { .name = "GRU", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def mi_op_gru = { .name = "GRU", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = MI_RNN_TYPES, .init = rnn_init_gru, .free_state = rnn_free, .infer = rnn_infer,
     .run = rnn_run };
-const cort_op_def mi_op_lstm = { .name = "LSTM", .domain = "", .min_opset = 1, .max_opset = 22,
+const cort_op_def mi_op_lstm = { .name = "LSTM", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = MI_RNN_TYPES, .init = rnn_init_lstm, .free_state = rnn_free, .infer = rnn_infer,
     .run = rnn_run };

@@ -1,4 +1,4 @@
-/* Signal operators (opset 17): DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
+/* Signal operators (opset 17; DFT also 20): DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
  * Transforms run in double precision through mi_fft and are stored in the input's type. */
 #include <math.h>
 #include <string.h>
@@ -53,10 +53,20 @@ static cort_status *sig_plan(const void *state, size_t n, int sign, const mi_fft
 #define SIG_TYPES (CORT_TBIT(CORT_TYPE_FLOAT) | CORT_TBIT(CORT_TYPE_DOUBLE) | CORT_TBIT(CORT_TYPE_FLOAT16) | \
                    CORT_TBIT(CORT_TYPE_BFLOAT16))
 
-/* ---- DFT ---- */
-static int64_t dft_axis(const cort_node *node, int64_t rank) {
-    int64_t axis = cort_attr_int(node, "axis", 1);
-    return axis < 0 ? axis + rank : axis;
+/* ---- DFT ----
+ * Opset 17 takes the axis from an attribute (default 1), opset 20 from the optional input 2
+ * (default -2, the last signal axis). onesided with inverse is the inverse real transform in both:
+ * a one-sided complex spectrum in, a real signal (last dimension 1) of dft_length out, whose
+ * default is 2 * (bins - 1). */
+static int dft_axis_input(int opset) { return opset >= 20; }
+
+/* The axis as written (attribute or constant input); *known = 0 when it is a run-time input. */
+static int64_t dft_axis_raw(const cort_node *node, int opset, const cort_value *axis_in, int *known) {
+    *known = 1;
+    if (!dft_axis_input(opset)) return cort_attr_int(node, "axis", 1);
+    if (!axis_in) return -2;
+    if (axis_in->count != 1 || !cort_type_is_int(axis_in->type)) { *known = 0; return 0; }
+    return cort_load_i64(axis_in->data, axis_in->type, 0);
 }
 
 static cort_status *dft_infer(cort_infer_ctx *ctx) {
@@ -64,15 +74,22 @@ static cort_status *dft_infer(cort_infer_ctx *ctx) {
     if (!x || !ctx->n_outputs) return NULL;
     cort_tinfo_tensor(&ctx->outputs[0], x->elem);
     if (x->rank < 2) return NULL;
-    int64_t axis = dft_axis(ctx->node, x->rank);
+    const cort_tinfo *ax = dft_axis_input(ctx->opset) ? mi_tin(ctx, 2) : NULL;
+    if (ax && !ax->value) return NULL;
+    int known;
+    int64_t axis = dft_axis_raw(ctx->node, ctx->opset, ax ? ax->value : NULL, &known);
+    if (!known) return NULL;
+    if (axis < 0) axis += x->rank;
     if (axis < 0 || axis > x->rank - 2) return NULL;
+    int inverse = cort_attr_int(ctx->node, "inverse", 0) != 0, onesided = cort_attr_int(ctx->node, "onesided", 0) != 0;
     int64_t dims[CORT_MAX_RANK];
     memcpy(dims, x->dims, (size_t)x->rank * sizeof(int64_t));
-    dims[x->rank - 1] = 2;
+    dims[x->rank - 1] = onesided && inverse ? 1 : 2;
     const cort_tinfo *len = mi_tin(ctx, 1);
     int64_t n = dims[axis];
     if (len) n = len->value && len->value->count == 1 ? cort_load_i64(len->value->data, len->value->type, 0) : -1;
-    if (n >= 0 && cort_attr_int(ctx->node, "onesided", 0)) n = n / 2 + 1;
+    else if (onesided && inverse) n = n > 0 ? 2 * (n - 1) : -1;
+    if (n >= 0 && onesided && !inverse) n = n / 2 + 1;
     dims[axis] = n;
     cort_tinfo_tensor_shape(&ctx->outputs[0], x->elem, dims, x->rank);
     return NULL;
@@ -87,25 +104,39 @@ static cort_status *dft_run(cort_kernel_ctx *ctx) {
     if (r < 2 || (x->shape[r - 1] != 1 && x->shape[r - 1] != 2))
         return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input' has shape %s, expected [batch,...,1|2]",
                                cort_shape_str(x->shape, x->rank, buf, sizeof buf));
-    int64_t axis = dft_axis(node, r);
+    const cort_value *ax = dft_axis_input(ctx->opset) ? mi_in(ctx, 2) : NULL;
+    int64_t axis_raw;
+    if (ax) CORT_TRY(mi_scalar_i64(ctx, 2, "axis", &axis_raw));
+    else { int known; axis_raw = dft_axis_raw(node, ctx->opset, NULL, &known); }
+    int64_t axis = axis_raw < 0 ? axis_raw + r : axis_raw;
     if (axis < 0 || axis > r - 2)
-        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is %lld, expected -%lld..%lld",
-                               (long long)cort_attr_int(node, "axis", 1), (long long)r, (long long)(r - 2));
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "%s 'axis' is %lld, expected -%lld..-2 or 0..%lld",
+                               ax ? "input 2" : "attribute", (long long)axis_raw, (long long)r, (long long)(r - 2));
     int inverse = cort_attr_int(node, "inverse", 0) != 0, onesided = cort_attr_int(node, "onesided", 0) != 0;
-    int64_t in_n = x->shape[axis], n = in_n;
+    const int irfft = inverse && onesided;
+    size_t cin = (size_t)x->shape[r - 1];
+    if (irfft && cin != 2)
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input' has shape %s: the inverse one-sided "
+                               "transform takes a complex spectrum (last dimension 2)",
+                               cort_shape_str(x->shape, x->rank, buf, sizeof buf));
+    int64_t in_n = x->shape[axis], n = irfft ? 2 * (in_n - 1) : in_n;
     if (mi_in(ctx, 1)) {
         CORT_TRY(mi_scalar_i64(ctx, 1, "dft_length", &n));
         if (n < 1 || n > ((int64_t)1 << 40))
             return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'dft_length' is %lld, expected >= 1", (long long)n);
+    } else if (n < 1) {
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input' has %lld bins on axis %lld: the inverse "
+                               "one-sided transform needs at least 2 (or input 1 'dft_length')", (long long)in_n, (long long)axis);
     }
-    int64_t out_n = onesided ? n / 2 + 1 : n;
+    int64_t out_n = onesided && !inverse ? n / 2 + 1 : n;
     int64_t dims[CORT_MAX_RANK];
     memcpy(dims, x->shape, (size_t)r * sizeof(int64_t));
     dims[axis] = out_n;
-    dims[r - 1] = 2;
+    dims[r - 1] = irfft ? 1 : 2;
+    const size_t cout = (size_t)dims[r - 1];
     cort_value *out;
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, dims, (size_t)r, &out));
-    size_t outer = 1, inner = 1, cin = (size_t)x->shape[r - 1];
+    size_t outer = 1, inner = 1;
     for (int64_t k = 0; k < axis; k++) outer *= (size_t)x->shape[k];
     for (int64_t k = axis + 1; k < r - 1; k++) inner *= (size_t)x->shape[k];
     if (outer * inner == 0 || out->count == 0) return NULL;
@@ -116,7 +147,12 @@ static cort_status *dft_run(cort_kernel_ctx *ctx) {
     double *line = cort_kernel_scratch(ctx, ((size_t)n + mi_fft_work_len(plan) + 1) * 2 * sizeof(double));
     if (!line) { sig_plan_release(own); return cort_error_oom(); }
     double *work = line + (size_t)n * 2;
+    /* irfft: bins 0..n/2 come from the input (zero beyond it), the rest are their conjugates, so
+     * the real part of the full inverse is the real signal (the imaginary parts of the DC and
+     * Nyquist bins drop out of it, as in numpy's irfft) */
+    const size_t half = (size_t)n / 2 + 1;
     size_t take = (size_t)(in_n < n ? in_n : n);
+    if (irfft && take > half) take = half;
     double scale = inverse ? 1.0 / (double)n : 1.0;
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {
@@ -126,11 +162,18 @@ static cort_status *dft_run(cort_kernel_ctx *ctx) {
                 line[2 * j] = cort_load_f64(x->data, x->type, src);
                 if (cin == 2) line[2 * j + 1] = cort_load_f64(x->data, x->type, src + 1);
             }
+            if (irfft)
+                for (size_t j = 1; j < take; j++) {
+                    size_t m = (size_t)n - j;
+                    if (m < half) break;
+                    line[2 * m] = line[2 * j];
+                    line[2 * m + 1] = -line[2 * j + 1];
+                }
             mi_fft_run(plan, line, work);
             for (size_t k = 0; k < (size_t)out_n; k++) {
-                size_t dst = ((o * (size_t)out_n + k) * inner + i) * 2;
+                size_t dst = ((o * (size_t)out_n + k) * inner + i) * cout;
                 cort_store_f64(out->data, out->type, dst, line[2 * k] * scale);
-                cort_store_f64(out->data, out->type, dst + 1, line[2 * k + 1] * scale);
+                if (cout == 2) cort_store_f64(out->data, out->type, dst + 1, line[2 * k + 1] * scale);
             }
         }
     cort_kernel_scratch_free(ctx, line);
@@ -318,7 +361,7 @@ done:
     return err;
 }
 
-const cort_op_def mi_op_dft = { .name = "DFT", .domain = "", .min_opset = 17, .max_opset = 19,
+const cort_op_def mi_op_dft = { .name = "DFT", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
     .types = SIG_TYPES, .init = sig_init, .free_state = sig_free, .infer = dft_infer, .run = dft_run };
 const cort_op_def mi_op_stft = { .name = "STFT", .domain = "", .min_opset = 17, .max_opset = CORT_OPSET_MAX,
     .types = SIG_TYPES, .init = sig_init, .free_state = sig_free, .infer = stft_infer, .run = stft_run };

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include "../math/elementwise.h"
 #include "../math/elementwise_ops.h"
+#include "../../../../core/alloc.h"
 
 /* Cast to bfloat16 truncates the float (NaN kept quiet), as the ONNX reference and its backend
  * test data do; arithmetic on bfloat16 elsewhere rounds to nearest even. */
@@ -191,13 +192,77 @@ static int ew_parse_value(const char *s, void *data, cort_type t, size_t i) {
     return 0;
 }
 
+/* ---- the types added after ONNX 1.12: one element at a time through double or int64 ----
+ * P->flag: source type, P->flag2: destination, P->lo_i: saturate, P->hi_i: e8m0 round mode. */
+static void cast_small(const ew_params *P, size_t n, void *out, const void *in) {
+    cort_type from = (cort_type)P->flag, to = (cort_type)P->flag2;
+    int sat = (int)P->lo_i, rm = (int)P->hi_i;
+    if (to == CORT_TYPE_FLOAT && (cort_type_is_small_float(from) || cort_type_is_small_int(from))) {
+        float lut[256];   /* one-byte sources: 256 decodes instead of one per element */
+        for (unsigned b = 0; b < 256; b++) {
+            uint8_t byte = (uint8_t)b;
+            lut[b] = (float)cort_load_f64(&byte, from, 0);
+        }
+        const uint8_t *a = in;
+        for (size_t i = 0; i < n; i++) ((float *)out)[i] = lut[a[i]];
+        return;
+    }
+    if ((from == CORT_TYPE_FLOAT || from == CORT_TYPE_FLOAT16) && cort_type_is_small_float(to) && to != CORT_TYPE_FLOAT8E8M0) {
+        uint8_t *o = out;
+        if (from == CORT_TYPE_FLOAT) for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_small(((const float *)in)[i], to, sat);
+        else for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_small(cort_f16_to_f32(((const uint16_t *)in)[i]), to, sat);
+        return;
+    }
+    int from_int = cort_type_is_int(from) || cort_type_is_small_int(from) || from == CORT_TYPE_BOOL;
+    for (size_t i = 0; i < n; i++) {
+        if (cort_type_is_small_float(to)) {
+            double v = from == CORT_TYPE_UINT64 ? (double)((const uint64_t *)in)[i] : cort_load_f64(in, from, i);
+            ((uint8_t *)out)[i] = cort_f64_to_small(v, to, sat, rm);
+        } else if (to == CORT_TYPE_BOOL) {
+            ((uint8_t *)out)[i] = cort_load_f64(in, from, i) != 0;
+        } else if (from_int && (cort_type_is_int(to) || cort_type_is_small_int(to))) {
+            cort_store_i64(out, to, i, cort_load_i64(in, from, i));
+        } else {
+            cort_store_f64(out, to, i, cort_load_f64(in, from, i));
+        }
+    }
+}
+
+/* float/float16 -> bfloat16 rounding to nearest even (opset 19+), without the per-element switch */
+static void cast_f32_bf16_rne(const ew_params *P, size_t n, void *out, const void *in) {
+    const float *a = in; uint16_t *o = out; (void)P;
+    for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_bf16(a[i]);
+}
+static void cast_f16_bf16_rne(const ew_params *P, size_t n, void *out, const void *in) {
+    const uint16_t *a = in; uint16_t *o = out; (void)P;
+    for (size_t i = 0; i < n; i++) o[i] = cort_f32_to_bf16(cort_f16_to_f32(a[i]));
+}
+
 /* ---- driver ---- */
 
 static int ew_cast_supported(cort_type t) {
-    return t == CORT_TYPE_STRING || ((unsigned)t < EW_NTYPES && cast_tbl[CORT_TYPE_FLOAT][t] != NULL);
+    return t == CORT_TYPE_STRING || ((unsigned)t < EW_NTYPES && cast_tbl[CORT_TYPE_FLOAT][t] != NULL) ||
+           cort_type_is_small_float(t) || cort_type_is_small_int(t);
 }
 
-static cort_status *ew_cast_run(cort_kernel_ctx *ctx, cort_type to) {
+typedef struct cast_state { int to, saturate, round_mode; } cast_state;
+
+static cort_status *cast_attrs(const cort_node *n, cast_state *cs) {
+    cs->saturate = (int)cort_attr_int(n, "saturate", 1) != 0;
+    cs->round_mode = CORT_ROUND_UP;
+    const cort_attr_ir *a = cort_attr_get(n, "round_mode");
+    if (a) {
+        const char *m = a->s ? a->s : "";
+        if (!strcmp(m, "up")) cs->round_mode = CORT_ROUND_UP;
+        else if (!strcmp(m, "down")) cs->round_mode = CORT_ROUND_DOWN;
+        else if (!strcmp(m, "nearest")) cs->round_mode = CORT_ROUND_NEAREST;
+        else return cort_node_error(n, CORT_ERROR_INVALID_MODEL, "attribute 'round_mode' = \"%.40s\" is not "
+                                    "\"up\", \"down\" or \"nearest\"", m);
+    }
+    return NULL;
+}
+
+static cort_status *ew_cast_run(cort_kernel_ctx *ctx, cort_type to, const cast_state *cs) {
     const cort_value *x = NULL;
     CORT_TRY(ew_input(ctx, 0, &x));
     cort_type from = x->type;
@@ -208,10 +273,26 @@ static cort_status *ew_cast_run(cort_kernel_ctx *ctx, cort_type to) {
         cort_kernel_set_output(ctx, 0, cort_value_retain((cort_value *)x));
         return NULL;
     }
+    int small = (unsigned)from >= EW_NTYPES || (unsigned)to >= EW_NTYPES ||
+                (to == CORT_TYPE_BFLOAT16 && ctx->opset >= 19 && from != CORT_TYPE_STRING);
+    if (small && (from == CORT_TYPE_STRING || to == CORT_TYPE_STRING))
+        return cort_node_error(ctx->node, CORT_ERROR_NOT_IMPLEMENTED, "cast from %s to %s is not supported",
+                               cort_type_name(from), cort_type_name(to));
     if (from != CORT_TYPE_STRING && to != CORT_TYPE_STRING) {
         ew_params p;
         memset(&p, 0, sizeof p);
-        return ew_run_map(ctx, x, to, cast_tbl[from][to], &p, EW_GRAIN_CHEAP);
+        /* ONNX's data for Cast up to opset 18 truncates to bfloat16; from 19 on its reference (and
+         * the spec) rounds to nearest even */
+        if (!small && !(to == CORT_TYPE_BFLOAT16 && ctx->opset >= 19 && from != CORT_TYPE_BFLOAT16))
+            return ew_run_map(ctx, x, to, cast_tbl[from][to], &p, EW_GRAIN_CHEAP);
+        if (to == CORT_TYPE_BFLOAT16 && (from == CORT_TYPE_FLOAT || from == CORT_TYPE_FLOAT16))
+            return ew_run_map(ctx, x, to, from == CORT_TYPE_FLOAT ? cast_f32_bf16_rne : cast_f16_bf16_rne, &p,
+                              EW_GRAIN_CHEAP);
+        p.flag = (int)from;
+        p.flag2 = (int)to;
+        p.lo_i = cs->saturate;
+        p.hi_i = cs->round_mode;
+        return ew_run_map(ctx, x, to, cast_small, &p, EW_GRAIN_CHEAP);
     }
     cort_value *o = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, to, x->shape, x->rank, &o));
@@ -237,33 +318,51 @@ static cort_status *init_cast(const cort_node *n, void **st) {
     if (a->type == CORT_ATTR_STRING) {   /* Cast-1 names the type: "FLOAT", "INT64", ... */
         static const char *const names[EW_NTYPES] = { "", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32",
             "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16" };
+        /* Cast-1 predates the types added after ONNX 1.12: only the 16 names above exist there */
         to = 0;
         for (int t = 1; t < EW_NTYPES; t++)
             if (a->s && !strcasecmp(a->s, names[t])) to = t;
         if (!to)
             return cort_node_error(n, CORT_ERROR_INVALID_MODEL, "attribute 'to' = \"%s\" is not a type name", a->s ? a->s : "");
     }
-    if (to <= 0 || to >= EW_NTYPES || !ew_cast_supported((cort_type)to))
+    if (to <= 0 || to > CORT_TYPE_INT2 || !ew_cast_supported((cort_type)to))
         return cort_node_error(n, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'to' = %lld (%s) is not a supported type",
                                (long long)to, cort_type_name((cort_type)to));
-    return ew_state_new(st, 0, 0, 0, (int)to, 0);
+    cast_state *cs = cort_calloc(1, sizeof *cs);
+    if (!cs) return cort_error_oom();
+    cs->to = (int)to;
+    cort_status *e = cast_attrs(n, cs);
+    if (e) { cort_free(cs); return e; }
+    *st = cs;
+    return NULL;
 }
 
+static void free_cast(void *st) { cort_free(st); }
+
 static cort_status *run_cast(cort_kernel_ctx *ctx) {
-    const ew_params *s = (const ew_params *)ctx->state;
-    return ew_cast_run(ctx, (cort_type)(s ? s->flag : 0));
+    const cast_state *s = (const cast_state *)ctx->state;
+    return ew_cast_run(ctx, (cort_type)s->to, s);
 }
 
 static cort_status *infer_cast(cort_infer_ctx *ctx) {
-    const ew_params *s = (const ew_params *)ctx->state;
-    if (s) return ew_infer_same_type(ctx, (cort_type)s->flag);
+    const cast_state *s = (const cast_state *)ctx->state;
+    if (s) return ew_infer_same_type(ctx, (cort_type)s->to);
+    return NULL;
+}
+
+static cort_status *init_cast_like(const cort_node *n, void **st) {
+    cast_state *cs = cort_calloc(1, sizeof *cs);
+    if (!cs) return cort_error_oom();
+    cort_status *e = cast_attrs(n, cs);
+    if (e) { cort_free(cs); return e; }
+    *st = cs;
     return NULL;
 }
 
 static cort_status *run_cast_like(cort_kernel_ctx *ctx) {
     const cort_value *like = NULL;
     CORT_TRY(ew_input(ctx, 1, &like));
-    return ew_cast_run(ctx, like->type);
+    return ew_cast_run(ctx, like->type, (const cast_state *)ctx->state);
 }
 
 static cort_status *infer_cast_like(cort_infer_ctx *ctx) {
@@ -271,9 +370,11 @@ static cort_status *infer_cast_like(cort_infer_ctx *ctx) {
     return ew_infer_same_type(ctx, ctx->inputs[1].elem);
 }
 
-#define EW_CAST_TYPES (CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING))
-const cort_op_def ew_op_cast = { .name = "Cast", .domain = "", .min_opset = 1, .max_opset = 22,
-    .types = EW_CAST_TYPES, .init = init_cast, .free_state = ew_state_free, .infer = infer_cast,
+/* 19 added saturate and float8, 21 int4/uint4, 23 float4e2m1, 24 float8e8m0 and round_mode, 25 int2/uint2 */
+#define EW_CAST_TYPES (CORT_TMASK_NUMERIC | CORT_TBIT(CORT_TYPE_BOOL) | CORT_TBIT(CORT_TYPE_STRING) | CORT_TMASK_NEW)
+const cort_op_def ew_op_cast = { .name = "Cast", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
+    .types = EW_CAST_TYPES, .init = init_cast, .free_state = free_cast, .infer = infer_cast,
     .run = run_cast };
-const cort_op_def ew_op_cast_like = { .name = "CastLike", .domain = "", .min_opset = 15, .max_opset = 22,
-    .types = EW_CAST_TYPES, .infer = infer_cast_like, .run = run_cast_like };
+const cort_op_def ew_op_cast_like = { .name = "CastLike", .domain = "", .min_opset = 15, .max_opset = CORT_OPSET_MAX,
+    .types = EW_CAST_TYPES, .init = init_cast_like, .free_state = free_cast, .infer = infer_cast_like,
+    .run = run_cast_like };

@@ -110,7 +110,7 @@ static cort_status *concat_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_concat = { .name = "Concat", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_concat = { .name = "Concat", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = concat_init, .infer = concat_infer, .run = concat_run };
 
 /* ---------------- Split ---------------- */
@@ -277,5 +277,5 @@ done:
     return st;
 }
 
-const cort_op_def sh_op_split = { .name = "Split", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_split = { .name = "Split", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = split_init, .infer = split_infer, .run = split_run };

@@ -100,7 +100,7 @@ static cort_status *constant_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_constant = { .name = "Constant", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_constant = { .name = "Constant", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .init = constant_init, .free_state = constant_free, .infer = constant_infer, .run = constant_run };
 
 /* ---------------- ConstantOfShape ---------------- */
@@ -146,7 +146,7 @@ static cort_status *cos_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_constant_of_shape = { .name = "ConstantOfShape", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_constant_of_shape = { .name = "ConstantOfShape", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TBIT(CORT_TYPE_INT64), .init = cos_init, .infer = cos_infer, .run = cos_run };
 
 /* ---------------- Shape / Size ---------------- */
@@ -188,7 +188,7 @@ static cort_status *shape_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_shape = { .name = "Shape", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_shape = { .name = "Shape", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .infer = shape_infer, .run = shape_run };
 
 static cort_status *size_infer(cort_infer_ctx *ctx) {
@@ -204,7 +204,7 @@ static cort_status *size_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_size = { .name = "Size", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_size = { .name = "Size", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .infer = size_infer, .run = size_run };
 
 /* ---------------- Range ---------------- */
@@ -268,8 +268,21 @@ static cort_status *range_run(cort_kernel_ctx *ctx) {
     const char *msg = "";
     int64_t n = range_count(t, (const cort_value *const *)v, &msg);
     if (n < 0) return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "%s", msg);
+    /* Range-27 computes float16 / bfloat16 ranges in stash_type (float by default, or double) and
+     * rounds each value once; earlier versions in double, which rounds each value once too */
+    int stash = CORT_TYPE_DOUBLE;
+    if (ctx->opset >= 27 && (t == CORT_TYPE_FLOAT16 || t == CORT_TYPE_BFLOAT16)) {
+        int64_t st = cort_attr_int(ctx->node, "stash_type", CORT_TYPE_FLOAT);
+        if (st != CORT_TYPE_FLOAT && st != CORT_TYPE_DOUBLE)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_MODEL, "attribute 'stash_type' = %lld, expected %d "
+                                   "(float) or %d (double)", (long long)st, CORT_TYPE_FLOAT, CORT_TYPE_DOUBLE);
+        stash = (int)st;
+    }
     CORT_TRY(cort_kernel_output(ctx, 0, t, &n, 1, &out));
-    if (t == CORT_TYPE_FLOAT) {
+    if (t != CORT_TYPE_FLOAT && cort_type_is_float(t) && stash == CORT_TYPE_FLOAT) {
+        const float s = (float)cort_load_f64(v[0]->data, t, 0), d = (float)cort_load_f64(v[2]->data, t, 0);
+        for (int64_t i = 0; i < n; i++) cort_store_f64(out->data, t, (size_t)i, (double)(s + (float)i * d));
+    } else if (t == CORT_TYPE_FLOAT) {
         float s = *(const float *)v[0]->data, d = *(const float *)v[2]->data, *o = out->data;
         for (int64_t i = 0; i < n; i++) o[i] = s + (float)i * d;
     } else if (cort_type_is_float(t)) {
@@ -282,7 +295,7 @@ static cort_status *range_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_range = { .name = "Range", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def sh_op_range = { .name = "Range", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = RANGE_TYPES, .infer = range_infer, .run = range_run };
 
 /* ---------------- EyeLike ---------------- */
@@ -334,7 +347,7 @@ static cort_status *eye_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_eye_like = { .name = "EyeLike", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_eye_like = { .name = "EyeLike", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = eye_init, .infer = eye_infer, .run = eye_run };
 
 /* ---------------- OneHot ---------------- */
@@ -398,5 +411,5 @@ static cort_status *onehot_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_one_hot = { .name = "OneHot", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_one_hot = { .name = "OneHot", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = onehot_infer, .run = onehot_run };

@@ -72,7 +72,7 @@ static cort_status *expand_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_expand = { .name = "Expand", .domain = "", .min_opset = 8, .max_opset = 18,
+const cort_op_def sh_op_expand = { .name = "Expand", .domain = "", .min_opset = 8, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = expand_infer, .run = expand_run };
 
 /* ---------------- Tile ---------------- */
@@ -146,5 +146,5 @@ static cort_status *tile_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_tile = { .name = "Tile", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_tile = { .name = "Tile", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = tile_infer, .run = tile_run };

@@ -78,7 +78,7 @@ static cort_status *gather_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather = { .name = "Gather", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_gather = { .name = "Gather", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = gather_infer, .run = gather_run };
 
 /* ---------------- GatherElements ---------------- */
@@ -131,7 +131,7 @@ static cort_status *gather_el_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather_elements = { .name = "GatherElements", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def sh_op_gather_elements = { .name = "GatherElements", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = gather_el_infer, .run = gather_el_run };
 
 /* ---------------- GatherND ---------------- */
@@ -206,5 +206,5 @@ static cort_status *gather_nd_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_gather_nd = { .name = "GatherND", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def sh_op_gather_nd = { .name = "GatherND", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = gather_nd_infer, .run = gather_nd_run };

@@ -161,7 +161,7 @@ static cort_status *reshape_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, n);
 }
 
-const cort_op_def sh_op_reshape = { .name = "Reshape", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_reshape = { .name = "Reshape", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = reshape_init, .infer = reshape_infer, .run = reshape_run };
 
 /* ---------------- Flatten ---------------- */
@@ -197,7 +197,7 @@ static cort_status *flatten_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, 2);
 }
 
-const cort_op_def sh_op_flatten = { .name = "Flatten", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_flatten = { .name = "Flatten", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = flatten_infer, .run = flatten_run };
 
 /* ---------------- Squeeze / Unsqueeze ---------------- */
@@ -320,7 +320,7 @@ static cort_status *squeeze_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, r);
 }
 
-const cort_op_def sh_op_squeeze = { .name = "Squeeze", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_squeeze = { .name = "Squeeze", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = squeeze_init, .infer = squeeze_infer, .run = squeeze_run };
 
 static int unsqueeze_dims(const int64_t *in, size_t rank, const int64_t *axes, size_t n, int64_t *out, size_t *bad) {
@@ -365,7 +365,7 @@ static cort_status *unsqueeze_run(cort_kernel_ctx *ctx) {
     return make_view(ctx, in, out, in->rank + n);
 }
 
-const cort_op_def sh_op_unsqueeze = { .name = "Unsqueeze", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_unsqueeze = { .name = "Unsqueeze", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = unsqueeze_init, .infer = unsqueeze_infer, .run = unsqueeze_run };
 
 /* ---------------- Identity (any value kind: tensor, sequence, optional) ---------------- */
@@ -389,5 +389,5 @@ static cort_status *identity_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_identity = { .name = "Identity", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_identity = { .name = "Identity", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .infer = identity_infer, .run = identity_run };

@@ -161,9 +161,9 @@ static cort_status *infer_data(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_scatter = { .name = "Scatter", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_scatter = { .name = "Scatter", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = scatter_init, .infer = infer_data, .run = scatter_el_run };
-const cort_op_def sh_op_scatter_elements = { .name = "ScatterElements", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def sh_op_scatter_elements = { .name = "ScatterElements", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = scatter_init, .infer = infer_data, .run = scatter_el_run };
 
 static cort_status *scatter_nd_run(cort_kernel_ctx *ctx) {
@@ -214,5 +214,5 @@ static cort_status *scatter_nd_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_scatter_nd = { .name = "ScatterND", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def sh_op_scatter_nd = { .name = "ScatterND", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = scatter_init, .infer = infer_data, .run = scatter_nd_run };

@@ -59,7 +59,7 @@ static cort_status *nonzero_run(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def sh_op_non_zero = { .name = "NonZero", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_non_zero = { .name = "NonZero", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = nonzero_infer, .run = nonzero_run };
 
 /* ---------------- Compress ---------------- */
@@ -116,7 +116,7 @@ static cort_status *compress_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_compress = { .name = "Compress", .domain = "", .min_opset = 9, .max_opset = 18,
+const cort_op_def sh_op_compress = { .name = "Compress", .domain = "", .min_opset = 9, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = compress_infer, .run = compress_run };
 
 /* ---------------- Trilu ---------------- */
@@ -154,7 +154,7 @@ static cort_status *trilu_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_trilu = { .name = "Trilu", .domain = "", .min_opset = 14, .max_opset = 18,
+const cort_op_def sh_op_trilu = { .name = "Trilu", .domain = "", .min_opset = 14, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = cort_infer_same, .run = trilu_run };
 
 /* ---------------- ReverseSequence ---------------- */
@@ -208,5 +208,5 @@ static cort_status *revseq_run(cort_kernel_ctx *ctx) {
 
 static cort_status *revseq_infer(cort_infer_ctx *ctx) { return cort_infer_same(ctx); }
 
-const cort_op_def sh_op_reverse_sequence = { .name = "ReverseSequence", .domain = "", .min_opset = 10, .max_opset = 18,
+const cort_op_def sh_op_reverse_sequence = { .name = "ReverseSequence", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = revseq_init, .infer = revseq_infer, .run = revseq_run };

@@ -171,7 +171,7 @@ static cort_status *slice_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_slice = { .name = "Slice", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_slice = { .name = "Slice", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = slice_init, .infer = slice_infer, .run = slice_run };
 
 /* ---------------- Pad ---------------- */
@@ -386,7 +386,7 @@ static cort_status *pad_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_pad = { .name = "Pad", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_pad = { .name = "Pad", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = pad_init, .infer = pad_infer, .run = pad_run };
 
 /* ---------------- CenterCropPad ---------------- */
@@ -456,5 +456,5 @@ static cort_status *ccp_run(cort_kernel_ctx *ctx) {
     return sh_strings_own(out);
 }
 
-const cort_op_def sh_op_center_crop_pad = { .name = "CenterCropPad", .domain = "", .min_opset = 18, .max_opset = 18,
+const cort_op_def sh_op_center_crop_pad = { .name = "CenterCropPad", .domain = "", .min_opset = 18, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .infer = ccp_infer, .run = ccp_run };

@@ -13,7 +13,8 @@
 #define SH_MAX_ND (2 * CORT_MAX_RANK + 2)
 
 /* Most of the family moves bytes and accepts every element type. */
-#define SH_TYPES_ALL CORT_TMASK_ALL
+/* ... including the types added after ONNX 1.12 (unpacked in memory, one byte per element) */
+#define SH_TYPES_ALL (CORT_TMASK_ALL | CORT_TMASK_NEW)
 
 /* ---- kernel-side input access ---- */
 /* Tensor name of input i ("" when absent). */

@@ -134,5 +134,5 @@ static cort_status *topk_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_topk = { .name = "TopK", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def rd_op_topk = { .name = "TopK", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = CORT_TMASK_NUMERIC, .infer = topk_infer, .run = topk_run };

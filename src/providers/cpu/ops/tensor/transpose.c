@@ -93,7 +93,7 @@ static cort_status *transpose_run(cort_kernel_ctx *ctx) {
     return run_plan(ctx, in, out_dims, r, &plan);
 }
 
-const cort_op_def sh_op_transpose = { .name = "Transpose", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_transpose = { .name = "Transpose", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = transpose_init, .infer = transpose_infer, .run = transpose_run };
 
 /* ---------------- DepthToSpace / SpaceToDepth ---------------- */
@@ -191,7 +191,7 @@ static cort_status *s2d_run(cort_kernel_ctx *ctx) {
     return run_plan(ctx, in, out_dims, 4, &plan);
 }
 
-const cort_op_def sh_op_depth_to_space = { .name = "DepthToSpace", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_depth_to_space = { .name = "DepthToSpace", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = block_init, .infer = d2s_infer, .run = d2s_run };
-const cort_op_def sh_op_space_to_depth = { .name = "SpaceToDepth", .domain = "", .min_opset = 1, .max_opset = 18,
+const cort_op_def sh_op_space_to_depth = { .name = "SpaceToDepth", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX,
     .types = SH_TYPES_ALL, .init = block_init, .infer = d2s_infer, .run = s2d_run };

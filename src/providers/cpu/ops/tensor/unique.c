@@ -139,5 +139,5 @@ static cort_status *unique_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-const cort_op_def rd_op_unique = { .name = "Unique", .domain = "", .min_opset = 11, .max_opset = 18,
+const cort_op_def rd_op_unique = { .name = "Unique", .domain = "", .min_opset = 11, .max_opset = CORT_OPSET_MAX,
     .infer = unique_infer, .run = unique_run };
