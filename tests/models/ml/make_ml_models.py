@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 from sklearn import datasets
-from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
-                              RandomForestRegressor)
+from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingClassifier,
+                              HistGradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor)
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
@@ -337,6 +337,63 @@ def tree_models():
          [t(xs, "X", np.float64)], [t(rf.predict(xs).reshape(-1, 1), "y", np.float64)], ml_opset=5)
 
 
+def hgb_attrs(predictors, prefix):
+    """Legacy attributes of HistGradientBoosting predictors: double thresholds, NaN routed by
+    missing_go_to_left through nodes_missing_value_tracks_true."""
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_truenodeids",
+                         "nodes_falsenodeids", "nodes_missing_value_tracks_true", prefix + "_treeids", prefix + "_nodeids",
+                         prefix + "_ids")}
+    values, weights = [], []
+    for ti, pred in enumerate(predictors):
+        for n, node in enumerate(pred.nodes):
+            leaf = bool(node["is_leaf"])
+            a["nodes_treeids"].append(ti)
+            a["nodes_nodeids"].append(n)
+            a["nodes_featureids"].append(0 if leaf else int(node["feature_idx"]))
+            a["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
+            a["nodes_truenodeids"].append(0 if leaf else int(node["left"]))
+            a["nodes_falsenodeids"].append(0 if leaf else int(node["right"]))
+            a["nodes_missing_value_tracks_true"].append(0 if leaf else int(node["missing_go_to_left"]))
+            values.append(0.0 if leaf else float(node["num_threshold"]))
+            if leaf:
+                a[prefix + "_treeids"].append(ti)
+                a[prefix + "_nodeids"].append(n)
+                a[prefix + "_ids"].append(0)
+                weights.append(float(node["value"]))
+    a["nodes_values_as_tensor"] = helper.make_tensor("nodes_values_as_tensor", TensorProto.DOUBLE, [len(values)], values)
+    a[prefix + "_weights_as_tensor"] = helper.make_tensor(prefix + "_weights_as_tensor", TensorProto.DOUBLE, [len(weights)],
+                                                         weights)
+    return a
+
+
+def hgb_models():
+    """HistGradientBoosting fitted on data with missing values: NaN inputs follow each split's
+    learned direction (nodes_missing_value_tracks_true)."""
+    rng = np.random.RandomState(11)
+    x, y, rows, _ = data("diabetes")
+    x = x.copy()
+    x[rng.rand(*x.shape) < 0.15] = np.nan
+    xs = x[rows]
+    m = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(x, y)
+    a = hgb_attrs([p[0] for p in m._predictors], "target")
+    node = helper.make_node("TreeEnsembleRegressor", ["X"], ["y"], domain=ML, n_targets=1,
+                            base_values=[float(m._baseline_prediction.ravel()[0])], **a)
+    save("hgb_reg_nan_diabetes", [node], [vi("X", F, [None, 10])], [vi("y", F, [None, 1])], [t(xs, "X", np.float32)],
+         [t(m.predict(xs).reshape(-1, 1), "y", np.float32)], ml_opset=3)
+
+    x, y, rows, _ = data("breast_cancer")
+    x = x.copy()
+    x[rng.rand(*x.shape) < 0.15] = np.nan
+    xs = x[rows]
+    m = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(x, y)
+    a = hgb_attrs([p[0] for p in m._predictors], "class")
+    node = helper.make_node("TreeEnsembleClassifier", ["X"], ["label", "prob"], domain=ML, classlabels_int64s=[0, 1],
+                            base_values=[float(m._baseline_prediction.ravel()[0])], post_transform="LOGISTIC", **a)
+    save("hgb_binary_nan_cancer", [node], [vi("X", F, [None, 30])], [vi("label", I64, [None]), vi("prob", F, [None, 2])],
+         [t(xs, "X", np.float32)], [t(m.predict(xs), "label", np.int64), t(m.predict_proba(xs), "prob", np.float32)],
+         ml_opset=3)
+
+
 def tree_v5(trees, leaf_value):
     a = {k: [] for k in ("tree_roots", "nodes_featureids", "nodes_truenodeids", "nodes_trueleafs", "nodes_falsenodeids",
                          "nodes_falseleafs", "leaf_targetids")}
@@ -455,6 +512,7 @@ def main():
     linear_models()
     svm_models()
     tree_models()
+    hgb_models()
     preprocessing_models()
 
 
