@@ -55,6 +55,8 @@ for isa in $suite_isas; do
     # expected outputs from ONNX Runtime 1.30 (tests/models/make_realworld_models.py + bench/ort_reference.js)
     if [ "$lane" != tsan ]; then
         step "real-world models vs ONNX Runtime ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/realworld/*
+        # ai.onnx.ml models vs scikit-learn's own predictions (tests/models/ml/make_ml_models.py)
+        step "scikit-learn models ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/ml/*/
         # operator versions after opset 17 against numpy / torch (tests/models/make_version_models.py)
         step "operator versions models ($lane, isa $isa)" env CORT_ISA="$isa" $emu "$build/bin/cort" test tests/models/versions/*
     fi

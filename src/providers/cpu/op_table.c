@@ -244,6 +244,26 @@ extern const cort_op_def fu_op_gelu;
 extern const cort_op_def fu_op_layernorm;
 extern const cort_op_def fu_op_pwdw_conv;
 
+extern const cort_op_def ml_op_array_feature_extractor;
+extern const cort_op_def ml_op_binarizer;
+extern const cort_op_def ml_op_cast_map;
+extern const cort_op_def ml_op_category_mapper;
+extern const cort_op_def ml_op_dict_vectorizer;
+extern const cort_op_def ml_op_feature_vectorizer;
+extern const cort_op_def ml_op_imputer;
+extern const cort_op_def ml_op_label_encoder;
+extern const cort_op_def ml_op_linear_classifier;
+extern const cort_op_def ml_op_linear_regressor;
+extern const cort_op_def ml_op_normalizer;
+extern const cort_op_def ml_op_one_hot_encoder;
+extern const cort_op_def ml_op_svm_classifier;
+extern const cort_op_def ml_op_svm_regressor;
+extern const cort_op_def ml_op_scaler;
+extern const cort_op_def ml_op_tree_ensemble;
+extern const cort_op_def ml_op_tree_ensemble_classifier;
+extern const cort_op_def ml_op_tree_ensemble_regressor;
+extern const cort_op_def ml_op_zipmap;
+
 static const cort_op_def *const op_table[] = {
     /* ai.onnx */
     &ew_op_abs,
@@ -442,6 +462,26 @@ static const cort_op_def *const op_table[] = {
     &rd_op_upsample,
     &ew_op_where,
     &ew_op_xor,
+    /* ai.onnx.ml */
+    &ml_op_array_feature_extractor,
+    &ml_op_binarizer,
+    &ml_op_cast_map,
+    &ml_op_category_mapper,
+    &ml_op_dict_vectorizer,
+    &ml_op_feature_vectorizer,
+    &ml_op_imputer,
+    &ml_op_label_encoder,
+    &ml_op_linear_classifier,
+    &ml_op_linear_regressor,
+    &ml_op_normalizer,
+    &ml_op_one_hot_encoder,
+    &ml_op_svm_classifier,
+    &ml_op_svm_regressor,
+    &ml_op_scaler,
+    &ml_op_tree_ensemble,
+    &ml_op_tree_ensemble_classifier,
+    &ml_op_tree_ensemble_regressor,
+    &ml_op_zipmap,
     /* ai.onnx.preview */
     &nn_op_flex_attention,
     /* ai.onnx.preview.training */

@@ -1,0 +1,1 @@
+(ByJ ¢ÇC™ÏŸB2×QCÍ(C”ÔBP4*CgCŠÚÆBê¸C¾LDCû[C/h€CŽ½8C=!C0sPC)RC›´-CCØGCZDCòŒ¥B\Cú†Bó}òB~+CšÞCzASCtCîK5CÇÞÀB\N!CûÐXCÒ¾šBá.C{äÔB˜˜MCíÂCðËºBö1OC[ˆõB

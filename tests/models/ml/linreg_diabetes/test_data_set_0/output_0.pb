@@ -1,0 +1,1 @@
+(ByJ ·C—óŠB—Ž)C§ÓOC–xäB-õ=CgÀ.CÍÕB{Cû,=CœßRCN}C:pCÄV>C*ªdCƒ_CØ%C~’CITC©¯C1È‚B\kC8‘Bq0CE¥CxV?C@ÂNCƒÞKC¶Cûy¬BÐC{R@C;|jB0aC¹)óBâÆbC¯Í+CjÉB.ZCtòB

@@ -1,0 +1,1 @@
+(2	malignant2	malignant2benign2	malignant2benign2	malignant2	malignant2	malignant2benign2benign2	malignant2benign2benign2benign2benign2	malignant2benign2	malignant2	malignant2benign2benign2benign2benign2benign2benign2benign2benign2	malignant2benign2	malignant2	malignant2benign2	malignant2	malignant2	malignant2benign2	malignant2benign2benign2benignBlabel

@@ -1,0 +1,1 @@
+(ByJ qé	CÆ.¡B±sCÇ'CgÐB×w0CýöCüoÛB$¢CŽ‚5CŸØ9C…ÎCC"Ü2CãN,C.H:Cžþ@CÀICC-CÊC ¶B•‰C†¢”B	òCÇC‹Æ,CÃô/CØc-C5!ClVÉBbï!C~9CõRBòŠCÌûðB0a<CÆ!CÛë×BÞ->CSC
