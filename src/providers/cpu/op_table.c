@@ -81,6 +81,7 @@ extern const cort_op_def ew_op_hard_swish;
 extern const cort_op_def rd_op_hardmax;
 extern const cort_op_def sh_op_identity;
 extern const cort_op_def ctl_op_if;
+extern const cort_op_def img_op_image_decoder;
 extern const cort_op_def nn_op_instance_norm;
 extern const cort_op_def ew_op_isinf;
 extern const cort_op_def ew_op_isnan;
@@ -142,6 +143,7 @@ extern const cort_op_def rd_op_reduce_min;
 extern const cort_op_def rd_op_reduce_prod;
 extern const cort_op_def rd_op_reduce_sum;
 extern const cort_op_def rd_op_reduce_sum_square;
+extern const cort_op_def txt_op_regex_full_match;
 extern const cort_op_def ew_op_relu;
 extern const cort_op_def sh_op_reshape;
 extern const cort_op_def rd_op_resize;
@@ -284,6 +286,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_hardmax,
     &sh_op_identity,
     &ctl_op_if,
+    &img_op_image_decoder,
     &nn_op_instance_norm,
     &ew_op_isinf,
     &ew_op_isnan,
@@ -345,6 +348,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_reduce_prod,
     &rd_op_reduce_sum,
     &rd_op_reduce_sum_square,
+    &txt_op_regex_full_match,
     &ew_op_relu,
     &sh_op_reshape,
     &rd_op_resize,
