@@ -44,7 +44,7 @@ static cort_status *tensor_scatter_run(cort_kernel_ctx *ctx) {
                                    (long long)seqlen, (long long)maxlen);
     cort_value *y = cort_kernel_reusable_input(ctx, 0, past->type, past->shape, past->rank);
     if (y) {
-        cort_kernel_set_output(ctx, 0, y);
+        cort_kernel_set_output(ctx, 0, cort_value_retain(y));
     } else {
         CORT_TRY(cort_kernel_output(ctx, 0, past->type, past->shape, past->rank, &y));
         if (past->type == CORT_TYPE_STRING) {

@@ -45,6 +45,13 @@ static const char *rfm_non_re2(const char *pat) {
             char c = p[1];
             if (!c) return NULL;
             if (c == 'Q') { quoted = 1; p++; continue; }
+            if ((c == 'p' || c == 'P' || c == 'x') && p[2] == '{') {
+                /* \p{Greek}, \x{263a}: the braces are no quantifier */
+                const char *e = strchr(p + 2, '}');
+                if (!e) return NULL;
+                p = e;
+                continue;
+            }
             if (!in_class && c >= '1' && c <= '9') return "backreference";
             if (!in_class && (c == 'g' || c == 'k')) return "backreference";
             if (!in_class && c == 'Z') return "\\Z (use \\z)";
@@ -125,15 +132,20 @@ static cort_status *rfm_run(cort_kernel_ctx *ctx) {
     uint8_t *out = y->data;
     for (size_t i = 0; i < x->count; i++) {
         const char *str = cort_string_get(x, i);
-        int rc = pcre2_match(s->code, (PCRE2_SPTR)str, strlen(str), 0, 0, md, s->mctx);
+        size_t n = strlen(str);
+        int rc = pcre2_match(s->code, (PCRE2_SPTR)str, n, 0, 0, md, s->mctx);
         if (rc >= 0) {
-            out[i] = 1;
+            /* with invalid UTF-8 in the subject PCRE2 matches within the valid stretches, and the
+             * end anchor can then hold at a stretch's end: the match must span the whole string */
+            const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+            out[i] = ov[0] == 0 && ov[1] == n;
         } else if (rc == PCRE2_ERROR_NOMATCH) {
             out[i] = 0;
         } else {
             PCRE2_UCHAR msg[256];
             if (pcre2_get_error_message(rc, msg, sizeof msg) < 0) strcpy((char *)msg, "unknown error");
-            st = cort_node_error(ctx->node, CORT_ERROR_RUNTIME, "input 0 'X' element %zu: matching failed: %s", i, (const char *)msg);
+            st = cort_node_error(ctx->node, rc == PCRE2_ERROR_NOMEMORY ? CORT_ERROR_OUT_OF_MEMORY : CORT_ERROR_RUNTIME,
+                                 "input 0 'X' element %zu: matching failed: %s", i, (const char *)msg);
             break;
         }
     }
