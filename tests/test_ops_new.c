@@ -711,6 +711,43 @@ static buf encode_ppm(const uint8_t *rgb, int w, int h) {
     return b;
 }
 
+/* Uncompressed TIFF in strips of 5 rows, little or big endian, with a resolution tag the decoder skips. */
+static void put16(uint8_t *p, uint32_t v, int be) { if (be) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; } else { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); } }
+static void put32(uint8_t *p, uint32_t v, int be) {
+    for (int i = 0; i < 4; i++) p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+}
+static buf encode_tiff(const uint8_t *rgb, int w, int h, int be) {
+    const uint32_t rps = 5, nstrips = ((uint32_t)h + rps - 1) / rps, pix = (uint32_t)(w * h * 3), ne = 11;
+    uint32_t ifd = 8 + pix, extra = ifd + 2 + ne * 12 + 4;   /* out-of-line values follow the IFD */
+    size_t n = extra + 6 + 8 + nstrips * 8;
+    buf b = { calloc(1, n), n };
+    uint8_t *p = b.p;
+    p[0] = p[1] = be ? 'M' : 'I';
+    put16(p + 2, 42, be);
+    put32(p + 4, ifd, be);
+    memcpy(p + 8, rgb, pix);
+    put16(p + ifd, ne, be);
+    uint32_t bps_off = extra, res_off = extra + 6, so_off = extra + 14, sc_off = so_off + nstrips * 4;
+    for (int k = 0; k < 3; k++) put16(p + bps_off + 2 * k, 8, be);
+    put32(p + res_off, 72, be); put32(p + res_off + 4, 1, be);
+    for (uint32_t s = 0; s < nstrips; s++) {
+        uint32_t rows = (uint32_t)h - s * rps < rps ? (uint32_t)h - s * rps : rps;
+        put32(p + so_off + 4 * s, 8 + s * rps * (uint32_t)w * 3, be);
+        put32(p + sc_off + 4 * s, rows * (uint32_t)w * 3, be);
+    }
+    const uint32_t tags[11][4] = { { 256, 4, 1, (uint32_t)w }, { 257, 4, 1, (uint32_t)h }, { 258, 3, 3, bps_off }, { 259, 3, 1, 1 },
+                                   { 262, 3, 1, 2 }, { 273, 4, nstrips, so_off }, { 277, 3, 1, 3 }, { 278, 4, 1, rps },
+                                   { 279, 4, nstrips, sc_off }, { 282, 5, 1, res_off }, { 284, 3, 1, 1 } };
+    for (uint32_t e = 0; e < ne; e++) {
+        uint8_t *q = p + ifd + 2 + 12 * e;
+        put16(q, tags[e][0], be); put16(q + 2, tags[e][1], be); put32(q + 4, tags[e][2], be);
+        if (tags[e][1] == 3 && tags[e][2] == 1) put16(q + 8, tags[e][3], be);
+        else if (tags[e][1] == 4 && tags[e][2] == 1) put32(q + 8, tags[e][3], be);
+        else put32(q + 8, tags[e][3], be);
+    }
+    return b;
+}
+
 #ifdef CORT_HAVE_PNG
 static buf encode_png(const uint8_t *rgb, int w, int h) {
     png_image im;
@@ -832,6 +869,12 @@ static void test_image_decoder(void) {
     free(b.p);
     b = encode_ppm(rgb, w, h);
     check_decode("PPM", b, rgb, w, h, 0, 0);
+    free(b.p);
+    b = encode_tiff(rgb, w, h, 0);
+    check_decode("TIFF little-endian", b, rgb, w, h, 0, 1);
+    free(b.p);
+    b = encode_tiff(rgb, w, h, 1);
+    check_decode("TIFF big-endian", b, rgb, w, h, 0, 0);
     free(b.p);
     b = encode_png(rgb, w, h);
     if (ECHECK(b.p != NULL)) check_decode("PNG", b, rgb, w, h, 0, 1);

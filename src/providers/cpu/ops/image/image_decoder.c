@@ -1,7 +1,7 @@
 /* ImageDecoder (opset 20): a uint8 tensor holding an encoded image -> uint8 [H, W, C] with C = 3
  * (RGB or BGR) or 1 (Grayscale). JPEG through libjpeg-turbo and PNG through libpng (optional:
- * CORT_IMAGE_CODECS; without them the op fails session creation); BMP and PNM (PBM/PGM/PPM) are
- * decoded here, they are simple enough to parse safely by hand. As the spec says, a stream that
+ * CORT_IMAGE_CODECS; without them the op fails session creation); BMP, PNM (PBM/PGM/PPM) and
+ * uncompressed TIFF are decoded here, they are simple enough to parse safely by hand. As the spec says, a stream that
  * cannot be decoded (corrupt, truncated, unsupported format) gives an empty [0, 0, C] image, not
  * an error: only running out of memory fails the run. Grayscale is ITU-R 601 luma of the RGB
  * decode in 16-bit fixed point, the conversion Pillow (ONNX's reference) applies; alpha channels
@@ -179,6 +179,82 @@ static int pnm_decode(const uint8_t *d, size_t n, img_out *o) {
     return 1;
 }
 
+/* ---- TIFF: baseline uncompressed strips, 8 bits per sample, grey (either polarity), RGB or
+ * RGB plus extra samples (dropped), chunky planar configuration ---- */
+typedef struct tif_rd { const uint8_t *d; size_t n; int be; } tif_rd;
+
+static uint32_t tif_u16(const tif_rd *t, size_t o) { return t->be ? (uint32_t)(t->d[o] << 8 | t->d[o + 1]) : rd_le16(t->d + o); }
+static uint32_t tif_u32(const tif_rd *t, size_t o) {
+    return t->be ? (uint32_t)t->d[o] << 24 | (uint32_t)t->d[o + 1] << 16 | (uint32_t)t->d[o + 2] << 8 | t->d[o + 3] : rd_le32(t->d + o);
+}
+
+/* Value k of an IFD entry of type SHORT or LONG; 0 when out of range. */
+static int tif_value(const tif_rd *t, size_t entry, uint32_t k, uint32_t *v) {
+    uint32_t type = tif_u16(t, entry + 2), count = tif_u32(t, entry + 4);
+    size_t sz = type == 3 ? 2 : type == 4 ? 4 : 0;
+    if (!sz || k >= count) return 0;
+    size_t base = (uint64_t)count * sz <= 4 ? entry + 8 : tif_u32(t, entry + 8);
+    if (base > t->n || (uint64_t)count * sz > t->n - base) return 0;
+    *v = sz == 2 ? tif_u16(t, base + k * 2) : tif_u32(t, base + (size_t)k * 4);
+    return 1;
+}
+
+static int tiff_decode(const uint8_t *d, size_t n, img_out *o) {
+    if (n < 8) return 0;
+    tif_rd t = { d, n, d[0] == 'M' };
+    if (tif_u16(&t, 2) != 42) return 0;
+    size_t ifd = tif_u32(&t, 4);
+    if (ifd > n - 2) return 0;
+    uint32_t ne = tif_u16(&t, ifd);
+    if ((uint64_t)ifd + 2 + (uint64_t)ne * 12 > n) return 0;
+    uint32_t w = 0, h = 0, comp = 1, photo = 99, spp = 1, rps = UINT32_MAX, planar = 1;
+    size_t offs = 0, counts = 0;
+    for (uint32_t e = 0; e < ne; e++) {
+        size_t en = ifd + 2 + (size_t)e * 12;
+        uint32_t tag = tif_u16(&t, en), v = 0;
+        int scalar = tag == 256 || tag == 257 || tag == 259 || tag == 262 || tag == 277 || tag == 278 || tag == 284;
+        if (scalar && !tif_value(&t, en, 0, &v)) return 0;   /* other tags (resolution...) are not read */
+        switch (tag) {
+        case 256: w = v; break;
+        case 257: h = v; break;
+        case 258:
+            for (uint32_t k = 0; k < tif_u32(&t, en + 4); k++)
+                if (!tif_value(&t, en, k, &v) || v != 8) return 0;
+            break;
+        case 259: comp = v; break;
+        case 262: photo = v; break;
+        case 273: offs = en; break;
+        case 277: spp = v; break;
+        case 278: rps = v; break;
+        case 279: counts = en; break;
+        case 284: planar = v; break;
+        default: break;
+        }
+    }
+    if (comp != 1 || planar != 1 || !offs || !w || !h || rps == 0) return 0;
+    int grey = photo == 0 || photo == 1;
+    if (!(grey && spp >= 1) && !(photo == 2 && spp >= 3)) return 0;
+    if (spp > 8) return 0;
+    uint64_t nstrips = ((uint64_t)h + rps - 1) / rps;
+    if (tif_u32(&t, offs + 4) < nstrips) return 0;
+    if (!img_alloc(o, w, h)) return 0;
+    for (uint64_t s = 0; s < nstrips; s++) {
+        uint32_t so, sc = 0;
+        uint64_t rows = h - s * rps < rps ? h - s * rps : rps, need = rows * w * spp;
+        if (!tif_value(&t, offs, (uint32_t)s, &so) || so > n || need > n - so || (counts && (!tif_value(&t, counts, (uint32_t)s, &sc) || sc < need))) {
+            img_release(o);
+            return 0;
+        }
+        const uint8_t *src = d + so;
+        uint8_t *dst = o->rgb + s * rps * w * 3;
+        for (uint64_t i = 0; i < rows * w; i++, src += spp, dst += 3) {
+            if (grey) dst[0] = dst[1] = dst[2] = photo == 0 ? (uint8_t)(255 - src[0]) : src[0];
+            else memcpy(dst, src, 3);
+        }
+    }
+    return 1;
+}
+
 /* ---- JPEG through libjpeg-turbo ---- */
 #ifdef CORT_HAVE_JPEG
 typedef struct jpg_err {
@@ -277,6 +353,7 @@ static int img_decode(const uint8_t *d, size_t n, img_out *o) {
     }
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return bmp_decode(d, n, o);
     if (n >= 2 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return pnm_decode(d, n, o);
+    if (n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4))) return tiff_decode(d, n, o);
     return 0;
 }
 
