@@ -618,6 +618,8 @@ static void test_regex(void) {
         { "", 2, { "", "a" }, { 1, 0 } },
         { "\\p{Greek}+", 3, { "\xce\xb1\xce\xb2\xce\xb3", "abc", "\xce\xb1\xff" }, { 1, 0, 0 } },
         { "x*", 2, { "xxxx", "xxy" }, { 1, 0 } },
+        { "(?i:ab)c{2,3}\\101", 3, { "aBccA", "abcccA", "ABcA" }, { 1, 1, 0 } },
+        { "(?P<word>[a-z]+)-[[:digit:]]{1000}", 1, { "x-1" }, { 0 } },
         { ".*", 2, { "one line", "line\nbreak" }, { 1, 0 } },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -642,7 +644,7 @@ static void test_regex(void) {
     }
 #ifdef CORT_HAVE_PCRE2
     /* RE2 rejects these at creation; so does cort */
-    static const char *const rejected[] = { "(a)\\1", "a(?=b)", "(?<!x)y", "(?>ab)", "a++", "x\\Z", "(" };
+    static const char *const rejected[] = { "(a)\\1", "a(?=b)", "(?<!x)y", "(?>ab)", "a++", "x\\Z", "(", "(?x) a b", "a{1001}", "a{2,5000}" };
     for (size_t r = 0; r < sizeof rejected / sizeof rejected[0]; r++) {
         attr_spec at = { "pattern", 3, 0, NULL, 0, rejected[r] };
         size_t len;

@@ -52,7 +52,8 @@ static const char *rfm_non_re2(const char *pat) {
                 p = e;
                 continue;
             }
-            if (!in_class && c >= '1' && c <= '9') return "backreference";
+            /* RE2 reads \1 alone as a backreference (an error) and \12 as octal */
+            if (!in_class && c >= '1' && c <= '9' && !(c <= '7' && p[2] >= '0' && p[2] <= '7')) return "backreference";
             if (!in_class && (c == 'g' || c == 'k')) return "backreference";
             if (!in_class && c == 'Z') return "\\Z (use \\z)";
             if (!in_class && (c == 'K' || c == 'G' || c == 'R' || c == 'X')) return "\\K, \\G, \\R or \\X";
@@ -82,6 +83,21 @@ static const char *rfm_non_re2(const char *pat) {
             if (c == 'C') return "callout";
             if (c == '#') return "comment group";
             if (c == 'P' && (p[3] == '=' || p[3] == '>')) return "named backreference or recursion";
+            /* flag groups (?imsU-imsU) or (?flags:...): RE2 knows no other flags */
+            const char *f = p + 2;
+            while ((*f >= 'a' && *f <= 'z') || (*f >= 'A' && *f <= 'Z') || *f == '-') f++;
+            if (f > p + 2 && (*f == ')' || *f == ':'))
+                for (const char *q = p + 2; q < f; q++)
+                    if (!strchr("imsU-", *q)) return "flag other than i, m, s, U";
+        }
+        if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
+            /* RE2 caps counted repetition at 1000 */
+            for (const char *q = p + 1; (*q >= '0' && *q <= '9') || *q == ','; q++) {
+                long v = 0;
+                while (*q >= '0' && *q <= '9' && v <= 1000) v = v * 10 + (*q++ - '0');
+                if (v > 1000) return "repetition count above 1000";
+                if (*q != ',') break;
+            }
         }
         if ((*p == '*' || *p == '+' || *p == '?' || *p == '}') && p[1] == '+') return "possessive quantifier";
     }
