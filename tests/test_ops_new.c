@@ -20,6 +20,9 @@
 #ifdef CORT_HAVE_PNG
 #include <png.h>
 #endif
+#ifdef CORT_HAVE_WEBP
+#include <webp/encode.h>
+#endif
 
 /* CHECK as an expression, for conditions that guard further checks */
 #define ECHECK(c) echeck((c), __FILE__, __LINE__, #c)
@@ -686,6 +689,7 @@ static void make_pixels(uint8_t *rgb, int w, int h, int smooth) {
                 rgb[(y * w + x) * 3 + c] = smooth ? (uint8_t)(40 + 3 * x + 2 * y + 30 * c) : (uint8_t)urand(256);
 }
 
+#if defined(CORT_HAVE_JPEG) && defined(CORT_HAVE_PNG)
 static buf encode_bmp(const uint8_t *rgb, int w, int h, int topdown) {
     size_t stride = ((size_t)w * 3 + 3) & ~(size_t)3, n = 54 + stride * (size_t)h;
     buf b = { calloc(1, n), n };
@@ -763,6 +767,17 @@ static buf encode_png(const uint8_t *rgb, int w, int h) {
     b.p = malloc(n);
     if (!png_image_write_to_memory(&im, b.p, &n, 0, rgb, 0, NULL)) { free(b.p); b.p = NULL; return b; }
     b.n = n;
+    return b;
+}
+#endif
+
+#ifdef CORT_HAVE_WEBP
+static buf encode_webp(const uint8_t *rgb, int w, int h) {
+    uint8_t *out = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, w, h, w * 3, &out);
+    buf b = { n ? malloc(n) : NULL, n };
+    if (n) memcpy(b.p, out, n);
+    WebPFree(out);
     return b;
 }
 #endif
@@ -856,6 +871,8 @@ static void check_decode(const char *what, buf enc, const uint8_t *rgb, int w, i
     }
 }
 
+#endif
+
 static void test_image_decoder(void) {
     const int w = 19, h = 13;
     uint8_t rgb[19 * 13 * 3], smooth[19 * 13 * 3];
@@ -884,6 +901,22 @@ static void test_image_decoder(void) {
     b = encode_jpeg(smooth, w, h, 0);
     check_decode("JPEG", b, smooth, w, h, 6, 1);
     free(b.p);
+#ifdef CORT_HAVE_WEBP
+    b = encode_webp(rgb, w, h);
+    if (ECHECK(b.p != NULL)) check_decode("WebP lossless", b, rgb, w, h, 0, 1);
+    free(b.p);
+#endif
+#ifdef CORT_HAVE_OPENJP2
+    /* lossless JPEG 2000 files of the smooth image made with Pillow (tests/data/images/make_images.py) */
+    static const char *const jp2[2] = { "tests/data/images/smooth_19x13.jp2", "tests/data/images/smooth_19x13.j2k" };
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0;
+        b.p = tu_read_file(jp2[k], &n);
+        b.n = n;
+        if (ECHECK(b.p != NULL)) check_decode(jp2[k], b, smooth, w, h, 0, k == 0);
+        free(b.p);
+    }
+#endif
     /* a grayscale JPEG decodes to three equal channels */
     {
         uint8_t grey[19 * 13 * 3];

@@ -19,6 +19,12 @@
 #if defined(CORT_HAVE_PNG)
 #include <png.h>
 #endif
+#if defined(CORT_HAVE_WEBP)
+#include <webp/decode.h>
+#endif
+#if defined(CORT_HAVE_OPENJP2)
+#include <openjpeg.h>
+#endif
 
 /* Largest image decoded: 2^28 pixels (16384 x 16384), so a forged header cannot ask for more than
  * 768 MiB of pixels; a real image of that size is far beyond what a model takes as input. */
@@ -331,6 +337,92 @@ static int png_decode(const uint8_t *d, size_t n, img_out *o) {
 }
 #endif
 
+/* ---- WebP through libwebp (when found): still images, alpha dropped ---- */
+#ifdef CORT_HAVE_WEBP
+static int webp_decode(const uint8_t *d, size_t n, img_out *o) {
+    int w, h;
+    if (!WebPGetInfo(d, n, &w, &h) || w <= 0 || h <= 0) return 0;
+    if (!img_alloc(o, (uint64_t)w, (uint64_t)h)) return 0;
+    if (!WebPDecodeRGBInto(d, n, o->rgb, (size_t)w * (size_t)h * 3, w * 3)) { img_release(o); return 0; }
+    return 1;
+}
+#endif
+
+/* ---- JPEG 2000 (JP2 file or raw codestream) through OpenJPEG (when found) ---- */
+#ifdef CORT_HAVE_OPENJP2
+typedef struct jp2_mem { const uint8_t *d; size_t n, pos; } jp2_mem;
+
+static OPJ_SIZE_T jp2_read(void *buf, OPJ_SIZE_T len, void *ud) {
+    jp2_mem *m = ud;
+    if (m->pos >= m->n) return (OPJ_SIZE_T)-1;
+    size_t k = m->n - m->pos < len ? m->n - m->pos : len;
+    memcpy(buf, m->d + m->pos, k);
+    m->pos += k;
+    return k;
+}
+static OPJ_OFF_T jp2_skip(OPJ_OFF_T len, void *ud) {
+    jp2_mem *m = ud;
+    if (len < 0 || (uint64_t)len > m->n - m->pos) return -1;
+    m->pos += (size_t)len;
+    return len;
+}
+static OPJ_BOOL jp2_seek(OPJ_OFF_T to, void *ud) {
+    jp2_mem *m = ud;
+    if (to < 0 || (uint64_t)to > m->n) return OPJ_FALSE;
+    m->pos = (size_t)to;
+    return OPJ_TRUE;
+}
+/* OpenJPEG would print its messages; a library never prints */
+static void jp2_quiet(const char *msg, void *ud) { (void)msg; (void)ud; }
+
+static int jp2_decode(const uint8_t *d, size_t n, int codestream, img_out *o) {
+    jp2_mem m = { d, n, 0 };
+    opj_codec_t *codec = opj_create_decompress(codestream ? OPJ_CODEC_J2K : OPJ_CODEC_JP2);
+    opj_stream_t *st = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
+    opj_image_t *im = NULL;
+    int ok = 0;
+    if (!codec || !st) goto done;
+    opj_set_error_handler(codec, jp2_quiet, NULL);
+    opj_set_warning_handler(codec, jp2_quiet, NULL);
+    opj_set_info_handler(codec, jp2_quiet, NULL);
+    opj_dparameters_t prm;
+    opj_set_default_decoder_parameters(&prm);
+    if (!opj_setup_decoder(codec, &prm)) goto done;
+    opj_stream_set_read_function(st, jp2_read);
+    opj_stream_set_skip_function(st, jp2_skip);
+    opj_stream_set_seek_function(st, jp2_seek);
+    opj_stream_set_user_data(st, &m, NULL);
+    opj_stream_set_user_data_length(st, n);
+    if (!opj_read_header(st, codec, &im) || !im) goto done;
+    uint64_t w = im->x1 > im->x0 ? im->x1 - im->x0 : 0, h = im->y1 > im->y0 ? im->y1 - im->y0 : 0;
+    /* size check before decoding: the header alone may claim any size */
+    if (!w || !h || w * h > IMG_MAX_PIXELS || (im->numcomps != 1 && im->numcomps < 3)) goto done;
+    if (!opj_decode(codec, st, im) || !opj_end_decompress(codec, st)) goto done;
+    uint32_t nc = im->numcomps == 1 ? 1 : 3;
+    for (uint32_t c = 0; c < nc; c++) {
+        const opj_image_comp_t *cp = &im->comps[c];
+        if (!cp->data || cp->w != w || cp->h != h || cp->prec < 1 || cp->prec > 16) goto done;
+    }
+    if (im->color_space == OPJ_CLRSPC_SYCC || im->color_space == OPJ_CLRSPC_CMYK || im->color_space == OPJ_CLRSPC_EYCC) goto done;
+    if (!img_alloc(o, w, h)) goto done;
+    for (uint32_t c = 0; c < 3; c++) {
+        const opj_image_comp_t *cp = &im->comps[nc == 1 ? 0 : c];
+        int64_t maxv = ((int64_t)1 << cp->prec) - 1, bias = cp->sgnd ? (int64_t)1 << (cp->prec - 1) : 0;
+        for (size_t i = 0; i < (size_t)(w * h); i++) {
+            int64_t v = (int64_t)cp->data[i] + bias;
+            v = v < 0 ? 0 : v > maxv ? maxv : v;
+            o->rgb[3 * i + c] = (uint8_t)(cp->prec == 8 ? v : (v * 255 + maxv / 2) / maxv);
+        }
+    }
+    ok = 1;
+done:
+    if (im) opj_image_destroy(im);
+    if (st) opj_stream_destroy(st);
+    if (codec) opj_destroy_codec(codec);
+    return ok;
+}
+#endif
+
 static int img_decode(const uint8_t *d, size_t n, img_out *o) {
     if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) {
 #ifdef CORT_HAVE_JPEG
@@ -354,6 +446,13 @@ static int img_decode(const uint8_t *d, size_t n, img_out *o) {
     if (n >= 2 && d[0] == 'B' && d[1] == 'M') return bmp_decode(d, n, o);
     if (n >= 2 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return pnm_decode(d, n, o);
     if (n >= 4 && (!memcmp(d, "II*\0", 4) || !memcmp(d, "MM\0*", 4))) return tiff_decode(d, n, o);
+#ifdef CORT_HAVE_WEBP
+    if (n >= 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4)) return webp_decode(d, n, o);
+#endif
+#ifdef CORT_HAVE_OPENJP2
+    if (n >= 12 && !memcmp(d, "\0\0\0\x0cjP  \r\n\x87\n", 12)) return jp2_decode(d, n, 0, o);
+    if (n >= 4 && !memcmp(d, "\xff\x4f\xff\x51", 4)) return jp2_decode(d, n, 1, o);
+#endif
     return 0;
 }
 
