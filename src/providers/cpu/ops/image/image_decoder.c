@@ -426,11 +426,13 @@ done:
 static int img_decode(const uint8_t *d, size_t n, img_out *o) {
     if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) {
 #ifdef CORT_HAVE_JPEG
-        jpg_job *j = cort_calloc(1, sizeof *j);
+        /* the decoder state is large (libjpeg's structs): recycled scratch, not an allocation per run */
+        jpg_job *j = cort_kernel_scratch(o->ctx, sizeof *j);
         if (!j) { o->oom = 1; return 0; }
+        memset(j, 0, sizeof *j);
         j->o = o; j->d = d; j->n = n;
         int ok = jpg_decode(j);
-        cort_free(j);
+        cort_kernel_scratch_free(o->ctx, j);
         return ok;
 #else
         return 0;

@@ -10,6 +10,7 @@
 #include "../misc_common.h"
 
 #ifdef CORT_HAVE_PCRE2
+#include <stdatomic.h>
 #include <pcre2.h>
 
 /* Backtracking budget per element: RE2-valid patterns on ordinary strings stay far below it. */
@@ -21,6 +22,9 @@ typedef struct rfm_state {
     pcre2_compile_context *cctx;
     pcre2_match_context *mctx;
     pcre2_code *code;
+    /* One match block kept between runs (PCRE2 keeps its backtracking frames in it), so steady
+     * runs do not allocate; a run takes it by exchange, concurrent runs make their own. */
+    _Atomic(pcre2_match_data *) spare;
 } rfm_state;
 
 static void *rfm_malloc(PCRE2_SIZE n, void *ud) { (void)ud; return cort_malloc(n); }
@@ -29,6 +33,7 @@ static void rfm_free(void *p, void *ud) { (void)ud; cort_free(p); }
 static void rfm_free_state(void *p) {
     rfm_state *s = p;
     if (!s) return;
+    pcre2_match_data_free(atomic_load(&s->spare));
     pcre2_code_free(s->code);
     pcre2_match_context_free(s->mctx);
     pcre2_compile_context_free(s->cctx);
@@ -135,14 +140,15 @@ static cort_status *rfm_init(const cort_node *node, void **state) {
 }
 
 static cort_status *rfm_run(cort_kernel_ctx *ctx) {
-    const rfm_state *s = ctx->state;
+    rfm_state *s = (rfm_state *)ctx->state;   /* only `spare` changes, atomically */
     const cort_value *x = mi_in(ctx, 0);
     if (!x || x->kind != CORT_VKIND_TENSOR || x->type != CORT_TYPE_STRING)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' must be a string tensor");
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_BOOL, x->shape, x->rank, &y));
     if (!x->count) return NULL;
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(s->code, s->gctx);
+    pcre2_match_data *md = atomic_exchange(&s->spare, NULL);
+    if (!md) md = pcre2_match_data_create_from_pattern(s->code, s->gctx);
     if (!md) return cort_node_error(ctx->node, CORT_ERROR_OUT_OF_MEMORY, "no memory for PCRE2 match data");
     cort_status *st = NULL;
     uint8_t *out = y->data;
@@ -165,7 +171,8 @@ static cort_status *rfm_run(cort_kernel_ctx *ctx) {
             break;
         }
     }
-    pcre2_match_data_free(md);
+    pcre2_match_data *none = NULL;
+    if (!atomic_compare_exchange_strong(&s->spare, &none, md)) pcre2_match_data_free(md);
     return st;
 }
 #else
