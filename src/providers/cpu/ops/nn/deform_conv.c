@@ -130,7 +130,11 @@ static cort_status *dc_geometry(const cort_node *node, const cort_value *x, cons
             return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "sizes overflow");
     }
     g->kvol = kv; g->ovol = ov; g->ivol = iv;
-    if (off->rank != x->rank || (size_t)off->shape[0] != g->n || (size_t)off->shape[1] != g->ogroup * kv * nd)
+    size_t ochan, mcount;
+    if (cort_mul_size_ovf(g->ogroup, kv, &ochan) || cort_mul_size_ovf(ochan, ov, &mcount) || cort_mul_size_ovf(mcount, g->n, &mcount) ||
+        cort_mul_size_ovf(ochan, nd, &ochan))
+        return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "offset/mask sizes overflow (offset_group %zu)", g->ogroup);
+    if (off->rank != x->rank || (size_t)off->shape[0] != g->n || (size_t)off->shape[1] != ochan)
         return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 2 'offset' must have shape [%zu, %zu, out...]", g->n, g->ogroup * kv * nd);
     for (size_t d = 0; d < nd; d++)
         if (off->shape[2 + d] != g->out[d])
@@ -138,7 +142,7 @@ static cort_status *dc_geometry(const cort_node *node, const cort_value *x, cons
                                    (long long)off->shape[2 + d], (long long)g->out[d]);
     if (b && (b->rank != 1 || (size_t)b->shape[0] != g->oc))
         return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 3 'B' must have shape [%zu]", g->oc);
-    if (m && (m->count != g->n * g->ogroup * kv * ov || m->rank != x->rank))
+    if (m && (m->count != mcount || m->rank != x->rank))
         return cort_node_error(node, CORT_ERROR_INVALID_ARGUMENT, "input 4 'mask' must have shape [%zu, %zu, out...]", g->n, g->ogroup * kv);
     return NULL;
 }
