@@ -812,6 +812,9 @@ static buf encode_jpeg(const uint8_t *rgb, int w, int h, int gray) {
 
 static uint8_t luma(const uint8_t *p) { return (uint8_t)lround(0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]); }
 
+/* corruptions per encoded image; CORT_TEST_FUZZ_ITERS raises it for longer runs */
+static int fuzz_iters = 200;
+
 /* Decodes `enc` in each pixel format and compares with rgb (max_diff: lossy codecs). */
 static void check_decode(const char *what, buf enc, const uint8_t *rgb, int w, int h, int max_diff, int walk) {
     static const char *const fmts[3] = { "RGB", "BGR", "Grayscale" };
@@ -853,7 +856,7 @@ static void check_decode(const char *what, buf enc, const uint8_t *rgb, int w, i
             }
             CHECK_MSG(empty > runs / 2, "%s: only %d of %d truncations gave the empty image", what, empty, runs);
             uint8_t *bad = malloc(enc.n);
-            for (int t = 0; t < 200; t++) {
+            for (int t = 0; t < fuzz_iters; t++) {
                 memcpy(bad, enc.p, enc.n);
                 int flips = 1 + (int)urand(8);
                 for (int k = 0; k < flips; k++) bad[urand((uint32_t)enc.n)] = (uint8_t)urand(256);
@@ -985,6 +988,8 @@ static void test_image_decoder(void) {
 }
 
 int main(void) {
+    const char *fi = getenv("CORT_TEST_FUZZ_ITERS");
+    if (fi && atoi(fi) > 0) fuzz_iters = atoi(fi);
     size_t base = in_use();
     test_cumprod();
     test_col2im();
