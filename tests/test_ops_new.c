@@ -680,6 +680,9 @@ static void test_regex(void) {
 }
 
 /* ---------------- ImageDecoder ---------------- */
+/* corruptions per encoded image; CORT_TEST_FUZZ_ITERS raises it for longer runs */
+static int fuzz_iters = 200;
+
 typedef struct buf { uint8_t *p; size_t n; } buf;
 
 static void make_pixels(uint8_t *rgb, int w, int h, int smooth) {
@@ -811,9 +814,6 @@ static buf encode_jpeg(const uint8_t *rgb, int w, int h, int gray) {
 #endif
 
 static uint8_t luma(const uint8_t *p) { return (uint8_t)lround(0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2]); }
-
-/* corruptions per encoded image; CORT_TEST_FUZZ_ITERS raises it for longer runs */
-static int fuzz_iters = 200;
 
 /* Decodes `enc` in each pixel format and compares with rgb (max_diff: lossy codecs). */
 static void check_decode(const char *what, buf enc, const uint8_t *rgb, int w, int h, int max_diff, int walk) {
