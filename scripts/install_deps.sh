@@ -2,7 +2,7 @@
 # Installs what the build and the tests need (Debian packages), only if something is missing.
 set -euo pipefail
 pkgs=(cmake make gcc clang-14 libclang-rt-14-dev libonnx-testdata python3-onnx python3-numpy python3-pytest
-      libxnnpack-dev libpthreadpool-dev pkg-config
+      libxnnpack-dev libpthreadpool-dev libpcre2-dev libjpeg-dev libpng-dev libwebp-dev libopenjp2-7-dev pkg-config
       libmicrohttpd-dev libjansson-dev python3-requests curl gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do

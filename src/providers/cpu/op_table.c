@@ -9,6 +9,7 @@ extern const cort_op_def ew_op_abs;
 extern const cort_op_def ew_op_acos;
 extern const cort_op_def ew_op_acosh;
 extern const cort_op_def ew_op_add;
+extern const cort_op_def img_op_affine_grid;
 extern const cort_op_def ew_op_and;
 extern const cort_op_def rd_op_argmax;
 extern const cort_op_def rd_op_argmin;
@@ -41,6 +42,7 @@ extern const cort_op_def ew_op_ceil;
 extern const cort_op_def ew_op_celu;
 extern const cort_op_def sh_op_center_crop_pad;
 extern const cort_op_def ew_op_clip;
+extern const cort_op_def img_op_col2im;
 extern const cort_op_def sh_op_compress;
 extern const cort_op_def sh_op_concat;
 extern const cort_op_def mi_op_concat_from_sequence;
@@ -51,8 +53,10 @@ extern const cort_op_def nn_op_conv_integer;
 extern const cort_op_def nn_op_conv_transpose;
 extern const cort_op_def ew_op_cos;
 extern const cort_op_def ew_op_cosh;
+extern const cort_op_def math_op_cumprod;
 extern const cort_op_def rd_op_cumsum;
 extern const cort_op_def mi_op_dft;
+extern const cort_op_def nn_op_deform_conv;
 extern const cort_op_def sh_op_depth_to_space;
 extern const cort_op_def nn_op_dequantize_linear;
 extern const cort_op_def rd_op_det;
@@ -87,6 +91,7 @@ extern const cort_op_def ew_op_hard_swish;
 extern const cort_op_def rd_op_hardmax;
 extern const cort_op_def sh_op_identity;
 extern const cort_op_def ctl_op_if;
+extern const cort_op_def img_op_image_decoder;
 extern const cort_op_def nn_op_instance_norm;
 extern const cort_op_def ew_op_isinf;
 extern const cort_op_def ew_op_isnan;
@@ -148,6 +153,7 @@ extern const cort_op_def rd_op_reduce_min;
 extern const cort_op_def rd_op_reduce_prod;
 extern const cort_op_def rd_op_reduce_sum;
 extern const cort_op_def rd_op_reduce_sum_square;
+extern const cort_op_def txt_op_regex_full_match;
 extern const cort_op_def ew_op_relu;
 extern const cort_op_def sh_op_reshape;
 extern const cort_op_def rd_op_resize;
@@ -184,11 +190,14 @@ extern const cort_op_def sh_op_split;
 extern const cort_op_def mi_op_split_to_sequence;
 extern const cort_op_def ew_op_sqrt;
 extern const cort_op_def sh_op_squeeze;
+extern const cort_op_def txt_op_string_concat;
 extern const cort_op_def mi_op_string_normalizer;
+extern const cort_op_def txt_op_string_split;
 extern const cort_op_def ew_op_sub;
 extern const cort_op_def ew_op_sum;
 extern const cort_op_def ew_op_tan;
 extern const cort_op_def ew_op_tanh;
+extern const cort_op_def sh_op_tensor_scatter;
 extern const cort_op_def mi_op_tfidf_vectorizer;
 extern const cort_op_def ew_op_thresholded_relu;
 extern const cort_op_def sh_op_tile;
@@ -270,6 +279,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_acos,
     &ew_op_acosh,
     &ew_op_add,
+    &img_op_affine_grid,
     &ew_op_and,
     &rd_op_argmax,
     &rd_op_argmin,
@@ -295,6 +305,7 @@ static const cort_op_def *const op_table[] = {
     &ew_op_celu,
     &sh_op_center_crop_pad,
     &ew_op_clip,
+    &img_op_col2im,
     &sh_op_compress,
     &sh_op_concat,
     &mi_op_concat_from_sequence,
@@ -305,8 +316,10 @@ static const cort_op_def *const op_table[] = {
     &nn_op_conv_transpose,
     &ew_op_cos,
     &ew_op_cosh,
+    &math_op_cumprod,
     &rd_op_cumsum,
     &mi_op_dft,
+    &nn_op_deform_conv,
     &sh_op_depth_to_space,
     &nn_op_dequantize_linear,
     &rd_op_det,
@@ -342,6 +355,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_hardmax,
     &sh_op_identity,
     &ctl_op_if,
+    &img_op_image_decoder,
     &nn_op_instance_norm,
     &ew_op_isinf,
     &ew_op_isnan,
@@ -406,6 +420,7 @@ static const cort_op_def *const op_table[] = {
     &rd_op_reduce_prod,
     &rd_op_reduce_sum,
     &rd_op_reduce_sum_square,
+    &txt_op_regex_full_match,
     &ew_op_relu,
     &sh_op_reshape,
     &rd_op_resize,
@@ -444,13 +459,16 @@ static const cort_op_def *const op_table[] = {
     &mi_op_split_to_sequence,
     &ew_op_sqrt,
     &sh_op_squeeze,
+    &txt_op_string_concat,
     &mi_op_string_normalizer,
+    &txt_op_string_split,
     &ew_op_sub,
     &ew_op_sum,
     &nn_op_swiglu,
     &nn_op_swish,
     &ew_op_tan,
     &ew_op_tanh,
+    &sh_op_tensor_scatter,
     &mi_op_tfidf_vectorizer,
     &ew_op_thresholded_relu,
     &sh_op_tile,
