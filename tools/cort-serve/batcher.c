@@ -161,6 +161,7 @@ static void batch_done(void *user, cort_status *status, cort_value **outputs, si
 
 static void run_batch(serve_model *m, pending *items, size_t n_items) {
     const serve_request *r0 = items->req;
+    const size_t n_in = r0->n_inputs;
     int64_t total = 0;
     for (pending *p = items; p; p = p->next) total += p->rows;
     atomic_fetch_add_explicit(&m->stats.batches, 1, memory_order_relaxed);
@@ -181,7 +182,8 @@ static void run_batch(serve_model *m, pending *items, size_t n_items) {
                                     r0->output_names, r0->n_outputs, NULL, batch_done, b);
         if (st) free(b);
     }
-    for (size_t i = 0; i < r0->n_inputs && i < 64; i++) cort_value_release(merged[i]);
+    /* once submitted, the callback may already have answered and freed every request: use n_in */
+    for (size_t i = 0; i < n_in && i < 64; i++) cort_value_release(merged[i]);
     if (st) {
         for (pending *p = items; p; p = p->next)
             p->done(p->user, cort_status_create(cort_status_code(st), cort_status_message(st)), NULL, 0);

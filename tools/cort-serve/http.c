@@ -21,7 +21,9 @@ typedef struct conn_ctx {
     char                  *body;
     size_t                 len, cap;
     int                    too_big;
-    int                    state;        /* 0 receiving, 1 running (suspended), 2 answer ready */
+    /* 0 receiving, 1 running (suspended), 2 answer ready. Atomic: the completion callback sets 2 on a
+     * cort worker while the handler that submitted the run may still be returning. */
+    atomic_int             state;
     unsigned               status;
     serve_response         resp;
     serve_model           *model;
