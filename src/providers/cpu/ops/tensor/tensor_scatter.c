@@ -81,4 +81,4 @@ static cort_status *tensor_scatter_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def sh_op_tensor_scatter = { .name = "TensorScatter", .domain = "", .min_opset = 24, .max_opset = CORT_OPSET_MAX,
-    .types = CORT_TMASK_ALL, .infer = cort_infer_same, .run = tensor_scatter_run };
+    .types = CORT_TMASK_ALL | CORT_TMASK_NEW, .infer = cort_infer_same, .run = tensor_scatter_run };
