@@ -2,8 +2,9 @@
 # Runs ONNX Runtime's Python API tests against cort through the alias package next to this script.
 # Usage: run_ort_tests.sh DIR [pytest args...]
 #   DIR holds ORT's test files laid out as in ORT's repository: DIR/onnxruntime_test_python*.py and
-#   DIR/helper.py, with ORT's test models in DIR/testdata (`cp -rs /work/shared/ort-testdata
-#   DIR/testdata`: a tree of links, since some tests write and remove files in testdata/). Nothing
+#   DIR/helper.py, with ORT's test models in DIR/testdata (`cp -r /work/shared/ort-testdata
+#   DIR/testdata`: a real copy, since some tests write and remove files in testdata/ and cort refuses
+#   external data behind a symbolic link that leaves the model's folder). Nothing
 #   is downloaded. The tests run inside DIR (they open
 #   relative paths); libcort is found as cort's Python package finds it (CORT_LIBRARY or the build tree).
 set -eu
