@@ -1,8 +1,10 @@
 /* MatMul, Gemm, MatMulInteger, QLinearMatMul. Float types run on the packed SGEMM; integer MatMul
- * and Gemm use exact 64-bit accumulation. */
+ * and Gemm use exact 64-bit accumulation; MatMulInteger and QLinearMatMul the exact int GEMM
+ * (kernels/int_gemm.h). */
 #include <string.h>
 #include "matmul.h"
 #include "../../kernels/gemm.h"
+#include "../../kernels/int_gemm.h"
 #include "../quant/quant.h"
 
 static int64_t bdim(const int64_t *dims, int rank, int nb, int i) {   /* batch dim i of nb (right-aligned) */
@@ -331,23 +333,40 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
     int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
-    int32_t *bcol = cort_kernel_scratch(ctx, (K + 1) * sizeof(int32_t));
-    if (!acc || !bcol) { cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, bcol); return cort_error_oom(); }
+    const nn_igemm_kernel *kk = nn_igemm_best_kernel();
+    const size_t na = nn_igemm_a_size(kk, M, K), nbp = nn_igemm_b_size(kk, K, N);
+    if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "MatMul of [%zu, %zu] x [%zu, %zu] is too large",
+                               M, K, K, N);
+    }
+    int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nbp * sizeof(int16_t));
+    if (!ap || !bp) {
+        cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
+        return cort_error_oom();
+    }
+    nn_i8_operand oa = { a->data, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL, az && az->type == CORT_TYPE_INT8,
+                         az ? az->count : 0 };
+    nn_i8_operand ob = { b->data, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL, bz && bz->type == CORT_TYPE_INT8,
+                         bz ? bz->count : 0 };
+    size_t packed_bm = SIZE_MAX, packed_am = SIZE_MAX;
     for (size_t bt = 0; bt < s->batch; bt++) {
         size_t am, bm;
         nn_mm_batch(s, bt, &am, &bm);
-        for (size_t j = 0; j < N; j++) {
-            int32_t zb = !bz ? 0 : nn_q_load(bz, bz->count == 1 ? 0 : j);
-            for (size_t k = 0; k < K; k++) bcol[k] = nn_q_load(b, bm * K * N + k * N + j) - zb;
-            for (size_t i = 0; i < M; i++) {
-                int32_t za = !az ? 0 : nn_q_load(az, az->count == 1 ? 0 : i), sum = 0;
-                size_t base = am * M * K + i * K;
-                for (size_t k = 0; k < K; k++) sum += (nn_q_load(a, base + k) - za) * bcol[k];
-                acc[bt * M * N + i * N + j] = sum;
-            }
+        if (bm != packed_bm) {
+            ob.data = (const uint8_t *)b->data + bm * K * N;
+            nn_igemm_pack_b(kk, K, N, &ob, bp);
+            packed_bm = bm;
         }
+        if (am != packed_am) {
+            oa.data = (const uint8_t *)a->data + am * M * K;
+            nn_igemm_pack_a(kk, M, K, &oa, ap);
+            packed_am = am;
+        }
+        nn_igemm(ctx->pool, kk, M, N, K, ap, bp, acc + bt * M * N, N);
     }
-    cort_kernel_scratch_free(ctx, bcol);
+    cort_kernel_scratch_free(ctx, ap);
+    cort_kernel_scratch_free(ctx, bp);
     *out = acc;
     return NULL;
 }
