@@ -311,6 +311,60 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
 }
 
 /* ---- MatMulInteger / QLinearMatMul ---- */
+/* Op state: B (input bi) packed for the int GEMM at creation when it and its zero point (input
+ * bzi, if any) are constants and B is a matrix; used while a run's inputs are those very values. */
+typedef struct imm_state {
+    const cort_value *bsrc, *bzsrc;
+    const nn_igemm_kernel *k;
+    int16_t *bpack;
+} imm_state;
+
+static void imm_free(void *p) {
+    imm_state *s = p;
+    if (s) cort_free(s->bpack);
+    cort_free(s);
+}
+
+static cort_status *imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi) {
+    *state = NULL;
+    /* the same lazy lookups as MatMul's pack, so the run's input pointers compare equal */
+    const cort_value *b = cort_node_const_input_lazy(node, bi);
+    const int has_bz = node->n_inputs > bzi && node->in_slot[bzi] >= 0;
+    const cort_value *bz = has_bz ? cort_node_const_input_lazy(node, bzi) : NULL;
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->rank != 2 || (!b->data && !b->lazy_src) || !nn_q_is_8bit(b->type) ||
+        (has_bz && !bz))
+        return NULL;
+    const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
+    if (bz && (bz->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(bz->type) || (bz->count != 1 && bz->count != N)))
+        return NULL;   /* the run reports the bad zero point */
+    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const size_t n = nn_igemm_b_size(k, K, N);
+    if (!n || n > SIZE_MAX / sizeof(int16_t)) return NULL;
+    /* the zero point first: cort_node_const_data's buffer for a lazy constant is reused by the next call */
+    uint8_t zp[1];
+    uint8_t *zpv = NULL;
+    const void *bd;
+    if (bz) {
+        CORT_TRY(cort_node_const_data(node, bzi, &bd));
+        zpv = bz->count == 1 ? zp : cort_malloc(N);
+        if (!zpv) return cort_error_oom();
+        memcpy(zpv, bd, bz->count);
+    }
+    cort_status *st = cort_node_const_data(node, bi, &bd);
+    if (st) { if (zpv != zp) cort_free(zpv); return st; }
+    imm_state *s = cort_calloc(1, sizeof *s);
+    int16_t *bp = cort_malloc(n * sizeof(int16_t));
+    if (!s || !bp) { cort_free(s); cort_free(bp); if (zpv != zp) cort_free(zpv); return cort_error_oom(); }
+    nn_i8_operand ob = { bd, b->type == CORT_TYPE_INT8, N, zpv, bz && bz->type == CORT_TYPE_INT8, bz ? bz->count : 0 };
+    nn_igemm_pack_b(k, K, N, &ob, bp);
+    if (zpv != zp) cort_free(zpv);
+    s->bsrc = b; s->bzsrc = bz; s->k = k; s->bpack = bp;
+    *state = s;
+    return NULL;
+}
+static cort_status *mmint_init(const cort_node *node, void **state) { return imm_init_packed(node, state, 1, 3); }
+static cort_status *qlmm_init(const cort_node *node, void **state) { return imm_init_packed(node, state, 3, 5); }
+
 /* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
 static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size_t bi, size_t bzi, nn_mm_shape *s,
                                int32_t **out) {
@@ -333,14 +387,17 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
     int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
-    const nn_igemm_kernel *kk = nn_igemm_best_kernel();
-    const size_t na = nn_igemm_a_size(kk, M, K), nbp = nn_igemm_b_size(kk, K, N);
+    const imm_state *pre = ctx->state;
+    if (pre && (pre->bsrc != b || pre->bzsrc != bz || b->rank != 2)) pre = NULL;
+    const nn_igemm_kernel *kk = pre ? pre->k : nn_igemm_best_kernel();
+    const size_t na = nn_igemm_a_size(kk, M, K), nbp = pre ? 1 : nn_igemm_b_size(kk, K, N);
     if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
         cort_kernel_scratch_free(ctx, acc);
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "MatMul of [%zu, %zu] x [%zu, %zu] is too large",
                                M, K, K, N);
     }
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nbp * sizeof(int16_t));
+    const int16_t *bmat = pre ? pre->bpack : bp;
     if (!ap || !bp) {
         cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
         return cort_error_oom();
@@ -353,7 +410,7 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
     for (size_t bt = 0; bt < s->batch; bt++) {
         size_t am, bm;
         nn_mm_batch(s, bt, &am, &bm);
-        if (bm != packed_bm) {
+        if (!pre && bm != packed_bm) {
             ob.data = (const uint8_t *)b->data + bm * K * N;
             nn_igemm_pack_b(kk, K, N, &ob, bp);
             packed_bm = bm;
@@ -363,7 +420,7 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
             nn_igemm_pack_a(kk, M, K, &oa, ap);
             packed_am = am;
         }
-        nn_igemm(ctx->pool, kk, M, N, K, ap, bp, acc + bt * M * N, N);
+        nn_igemm(ctx->pool, kk, M, N, K, ap, bmat, acc + bt * M * N, N);
     }
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
@@ -476,7 +533,7 @@ const cort_op_def nn_op_gemm = {
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .infer = mmint_infer, .run = mmint_run };
+    .init = mmint_init, .free_state = imm_free, .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
     .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .infer = qlmm_infer, .run = qlmm_run };
+    .init = qlmm_init, .free_state = imm_free, .infer = qlmm_infer, .run = qlmm_run };
