@@ -2,11 +2,13 @@
  * the ISA level under test lists (at avx2 both the AVX2 and the generic kernel): M, K, N across
  * tile edges and odd K, uint8/int8 for each operand, zero points at the type's extremes and
  * random, scalar or per row of A / per column of B, and 1 or 3 threads. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/threadpool.h"
 #include "providers/cpu/kernels/int_gemm.h"
+#include "providers/cpu/ops/quant/quant.h"
 
 static uint32_t rng_state = 12345;
 static uint32_t rnd(void) {
@@ -56,7 +58,32 @@ static void run_case(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t
     free(a); free(b); free(zb); free(ap); free(bp); free(c);
 }
 
+/* QLinearMatMul's requantization rounds with nn_q_round_fast: the same int32 as nn_q_round for
+ * every float, checked on all halves and near-halves below 2^22, random products of int32
+ * accumulators and scales, the 2^22 boundary, huge values and NaN. */
+static void test_round_fast(void) {
+    size_t bad = 0;
+    float worst = 0;
+    for (int32_t n = -(1 << 22); n < (1 << 22); n += 997) {
+        const float cands[] = { (float)n + 0.5f, (float)n - 0.5f, nextafterf((float)n + 0.5f, 0), nextafterf((float)n + 0.5f, 1e30f),
+                                (float)n * 0.001f, (float)n * 0.25f };
+        for (size_t c = 0; c < sizeof cands / sizeof cands[0]; c++)
+            if (nn_q_round_fast(cands[c]) != nn_q_round(cands[c]) && !bad++) worst = cands[c];
+    }
+    for (int i = 0; i < 200000; i++) {
+        const int32_t acc = (int32_t)(rnd() << 8) >> (rnd() % 31);
+        const float mult = (float)(rnd() % 100000 + 1) * 1e-7f, f = (float)acc * mult;
+        if (nn_q_round_fast(f) != nn_q_round(f) && !bad++) worst = f;
+    }
+    const float edge[] = { 4194303.5f, 4194304.0f, -4194303.5f, -4194304.5f, 8388609.0f, 3e9f, -3e9f, 2147483520.0f,
+                           -2147483648.0f, -0.0f, 0.49999997f, -0.5f, 1.5f, 2.5f, NAN, INFINITY, -INFINITY };
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        if (nn_q_round_fast(edge[i]) != nn_q_round(edge[i]) && !bad++) worst = edge[i];
+    CHECK_MSG(bad == 0, "nn_q_round_fast differs from nn_q_round on %zu values (first %.9g)", bad, (double)worst);
+}
+
 int main(void) {
+    test_round_fast();
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
     const nn_igemm_kernel *const *ks;

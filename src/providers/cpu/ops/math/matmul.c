@@ -515,7 +515,7 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
     if (!st) {
         float mult = nn_q_scale(as, 0) * nn_q_scale(bs, 0) / nn_q_scale(ys, 0);
         int32_t zp = yz ? nn_q_load(yz, 0) : 0;
-        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)acc[i] * mult), zp));
+        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round_fast((float)acc[i] * mult), zp));
     }
     cort_kernel_scratch_free(ctx, acc);
     return st;
