@@ -366,8 +366,9 @@ static cort_status *mmint_init(const cort_node *node, void **state) { return imm
 static cort_status *qlmm_init(const cort_node *node, void **state) { return imm_init_packed(node, state, 3, 5); }
 
 /* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
+/* direct: acc is output 0 itself (int32), created here; else per-run scratch the caller frees. */
 static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size_t bi, size_t bzi, nn_mm_shape *s,
-                               int32_t **out) {
+                               int direct, int32_t **out) {
     CORT_TRY(nn_check_input(ctx, ai, "A", 1, -1));
     CORT_TRY(nn_check_input(ctx, bi, "B", 1, -1));
     const cort_value *a = ctx->inputs[ai], *b = ctx->inputs[bi];
@@ -386,20 +387,28 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                "input %zu 'b_zero_point' has shape %s, expected a scalar or [%zu]", bzi,
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
-    int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
+    int32_t *acc, *own = NULL;
+    if (direct) {
+        cort_value *y;
+        CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s->ydims, s->yrank, &y));
+        acc = y->data;
+    } else {
+        acc = own = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
+        if (!acc) return cort_error_oom();
+    }
     const imm_state *pre = ctx->state;
     if (pre && (pre->bsrc != b || pre->bzsrc != bz || b->rank != 2)) pre = NULL;
     const nn_igemm_kernel *kk = pre ? pre->k : nn_igemm_best_kernel();
     const size_t na = nn_igemm_a_size(kk, M, K), nbp = pre ? 1 : nn_igemm_b_size(kk, K, N);
     if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
-        cort_kernel_scratch_free(ctx, acc);
+        cort_kernel_scratch_free(ctx, own);
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "MatMul of [%zu, %zu] x [%zu, %zu] is too large",
                                M, K, K, N);
     }
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nbp * sizeof(int16_t));
     const int16_t *bmat = pre ? pre->bpack : bp;
     if (!ap || !bp) {
-        cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
+        cort_kernel_scratch_free(ctx, own); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
         return cort_error_oom();
     }
     nn_i8_operand oa = { a->data, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL, az && az->type == CORT_TYPE_INT8,
@@ -436,12 +445,7 @@ static cort_status *mmint_infer(cort_infer_ctx *ctx) {
 static cort_status *mmint_run(cort_kernel_ctx *ctx) {
     nn_mm_shape s;
     int32_t *acc;
-    CORT_TRY(int_matmul(ctx, 0, 2, 1, 3, &s, &acc));
-    cort_value *y;
-    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s.ydims, s.yrank, &y);
-    if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
-    cort_kernel_scratch_free(ctx, acc);
-    return st;
+    return int_matmul(ctx, 0, 2, 1, 3, &s, 1, &acc);
 }
 
 /* inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp */
@@ -509,7 +513,7 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                                "(b_scale has shape %s)", nn_shape(bs, buf, sizeof buf));
     nn_mm_shape s;
     int32_t *acc;
-    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, &acc));
+    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, 0, &acc));
     cort_value *y;
     cort_status *st = cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y);
     if (!st) {
