@@ -19,6 +19,7 @@
 #include "../quant/quant.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/int_gemm.h"
+#include "../math/matmul.h"
 #include "../../../../core/alloc.h"
 
 /* ---- shared: float gemm of integer operands, then per-column scale and bias ---- */
@@ -101,7 +102,7 @@ static cort_status *mm_infer(cort_infer_ctx *ctx) {
 
 /* the common tail: A quantized (rows x K), B quantized, scales. The product runs on the exact int
  * GEMM (kernels/int_gemm.h) straight into y's bytes, then turns into float in place. */
-static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, const cort_value *b,
+static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, size_t bi, size_t bzi, const cort_value *b,
                                  const cort_value *bz, const cort_value *bs, float a_scale, const float *bias,
                                  size_t rows, size_t K, size_t N, const int64_t *ydims, size_t yrank) {
     cort_value *y;
@@ -113,7 +114,8 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
         return NULL;
     }
     const nn_igemm_kernel *k = nn_igemm_best_kernel();
-    const size_t na = nn_igemm_a_size(k, rows, K), nb = nn_igemm_b_size(k, K, N);
+    const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &k);
+    const size_t na = nn_igemm_a_size(k, rows, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
     if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "product of [%zu, %zu] x [%zu, %zu] is too large",
                                rows, K, K, N);
@@ -122,10 +124,10 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
     nn_i8_operand ob = { b->data, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL, bz && bz->type == CORT_TYPE_INT8,
                          bz ? bz->count : 0 };
     nn_igemm_pack_a(k, rows, K, qa, ap);
-    nn_igemm_pack_b(k, K, N, &ob, bp);
+    if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
     /* int32 and float have one size: the int32 sums land in y's buffer, converted element by element */
     unsigned char *yb = y->data;
-    nn_igemm(ctx->pool, k, rows, N, K, ap, bp, (int32_t *)(void *)yb, N);
+    nn_igemm(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, (int32_t *)(void *)yb, N);
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
     for (size_t i = 0; i < rows * N; i++) {
@@ -137,6 +139,10 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
     scale_cols(y->data, rows, N, a_scale, bs, bias);
     return NULL;
 }
+
+/* B (input 1) with its zero point (input 5, or 3 for DynamicQuantizeMatMul) packed at creation */
+static cort_status *mmitf_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 5); }
+static cort_status *dqmm_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 3); }
 
 static cort_status *mmitf_run(cort_kernel_ctx *ctx) {
     const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 1), *as = nn_opt_input(ctx, 2);
@@ -156,7 +162,7 @@ static cort_status *mmitf_run(cort_kernel_ctx *ctx) {
     CORT_TRY(ctb_row_param(ctx, 6, "bias", N, &bias));
     nn_i8_operand qa = { a->data, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL, az && az->type == CORT_TYPE_INT8,
                          1 };
-    return int_to_float(ctx, &qa, b, bz, bs, *(const float *)as->data, bias, rows, K, N, yd, yrank);
+    return int_to_float(ctx, &qa, 1, 5, b, bz, bs, *(const float *)as->data, bias, rows, K, N, yd, yrank);
 }
 
 static cort_status *dqmm_run(cort_kernel_ctx *ctx) {
@@ -190,7 +196,7 @@ static cort_status *dqmm_run(cort_kernel_ctx *ctx) {
         aq[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
     }
     nn_i8_operand qa = { aq, 0, K, &zp8, 0, 1 };
-    cort_status *st = int_to_float(ctx, &qa, b, bz, bs, scale, bias, rows, K, N, yd, yrank);
+    cort_status *st = int_to_float(ctx, &qa, 1, 3, b, bz, bs, scale, bias, rows, K, N, yd, yrank);
     cort_kernel_scratch_free(ctx, aq);
     return st;
 }
@@ -424,9 +430,9 @@ static cort_status *nbits_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def ctb_op_matmul_integer_to_float = { .name = "MatMulIntegerToFloat", .domain = "com.microsoft",
-    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = mmitf_run };
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .init = mmitf_init, .free_state = nn_imm_free, .infer = mm_infer, .run = mmitf_run };
 const cort_op_def ctb_op_dynamic_quantize_matmul = { .name = "DynamicQuantizeMatMul", .domain = "com.microsoft",
-    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = dqmm_run };
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .init = dqmm_init, .free_state = nn_imm_free, .infer = mm_infer, .run = dqmm_run };
 const cort_op_def ctb_op_qgemm = { .name = "QGemm", .domain = "com.microsoft", .min_opset = 1,
     .max_opset = CORT_OPSET_MAX, .types = 0, .infer = qgemm_infer, .run = qgemm_run };
 const cort_op_def ctb_op_matmul_nbits = { .name = "MatMulNBits", .domain = "com.microsoft", .min_opset = 1,

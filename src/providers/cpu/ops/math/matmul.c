@@ -319,13 +319,13 @@ typedef struct imm_state {
     int16_t *bpack;
 } imm_state;
 
-static void imm_free(void *p) {
+void nn_imm_free(void *p) {
     imm_state *s = p;
     if (s) cort_free(s->bpack);
     cort_free(s);
 }
 
-static cort_status *imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi) {
+cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi) {
     *state = NULL;
     /* the same lazy lookups as MatMul's pack, so the run's input pointers compare equal */
     const cort_value *b = cort_node_const_input_lazy(node, bi);
@@ -362,8 +362,16 @@ static cort_status *imm_init_packed(const cort_node *node, void **state, size_t 
     *state = s;
     return NULL;
 }
-static cort_status *mmint_init(const cort_node *node, void **state) { return imm_init_packed(node, state, 1, 3); }
-static cort_status *qlmm_init(const cort_node *node, void **state) { return imm_init_packed(node, state, 3, 5); }
+static cort_status *mmint_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 3); }
+static cort_status *qlmm_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 3, 5); }
+
+const int16_t *nn_imm_packed_b(const cort_kernel_ctx *ctx, size_t bi, size_t bzi, const nn_igemm_kernel **k) {
+    const imm_state *s = ctx->state;
+    const cort_value *b = ctx->inputs[bi], *bz = ctx->n_inputs > bzi ? ctx->inputs[bzi] : NULL;
+    if (!s || s->bsrc != b || s->bzsrc != bz || b->rank != 2) return NULL;
+    *k = s->k;
+    return s->bpack;
+}
 
 /* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
 /* direct: acc is output 0 itself (int32), created here; else per-run scratch the caller frees. */
@@ -396,9 +404,8 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
         acc = own = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
         if (!acc) return cort_error_oom();
     }
-    const imm_state *pre = ctx->state;
-    if (pre && (pre->bsrc != b || pre->bzsrc != bz || b->rank != 2)) pre = NULL;
-    const nn_igemm_kernel *kk = pre ? pre->k : nn_igemm_best_kernel();
+    const nn_igemm_kernel *kk = nn_igemm_best_kernel();
+    const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &kk);
     const size_t na = nn_igemm_a_size(kk, M, K), nbp = pre ? 1 : nn_igemm_b_size(kk, K, N);
     if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
         cort_kernel_scratch_free(ctx, own);
@@ -406,7 +413,7 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                M, K, K, N);
     }
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nbp * sizeof(int16_t));
-    const int16_t *bmat = pre ? pre->bpack : bp;
+    const int16_t *bmat = pre ? pre : bp;
     if (!ap || !bp) {
         cort_kernel_scratch_free(ctx, own); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
         return cort_error_oom();
@@ -537,7 +544,7 @@ const cort_op_def nn_op_gemm = {
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .init = mmint_init, .free_state = imm_free, .infer = mmint_infer, .run = mmint_run };
+    .init = mmint_init, .free_state = nn_imm_free, .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
     .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .init = qlmm_init, .free_state = imm_free, .infer = qlmm_infer, .run = qlmm_run };
+    .init = qlmm_init, .free_state = nn_imm_free, .infer = qlmm_infer, .run = qlmm_run };
