@@ -360,6 +360,7 @@ cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, 
     if (zpv != zp) cort_free(zpv);
     s->bsrc = b; s->bzsrc = bz; s->k = k; s->bpack = bp;
     *state = s;
+    cort_node_const_input_packed(node, bi);   /* runs read the pack, not B (it may stay in the file) */
     return NULL;
 }
 static cort_status *mmint_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 3); }
