@@ -9,14 +9,17 @@
  *     B (N, K/block_size, block_size*bits/8) bytes of `bits`-bit weights (low bits first), per block
  *     scales (N * blocks) and zero points (packed like B, or float like scales; 2^(bits-1) without);
  *     g_idx (K) gives each row of K its block instead of k / block_size.
- * The integer operands minus their zero points are small integers, exact in float: they go through
- * cort's float GEMM and the scales are applied per column afterwards. MatMulNBits dequantizes a
+ * MatMulIntegerToFloat and DynamicQuantizeMatMul run the exact int GEMM (kernels/int_gemm.h), QGemm
+ * cort's float GEMM on the operands minus their zero points (small integers, exact in float); the
+ * scales are applied per column afterwards. MatMulNBits dequantizes a
  * constant B once, at creation. B is 2-D (the form quantizers write); A may have batch dims. */
 #include <math.h>
 #include <string.h>
 #include "contrib.h"
 #include "../quant/quant.h"
 #include "../../kernels/gemm.h"
+#include "../../kernels/int_gemm.h"
+#include "../math/matmul.h"
 #include "../../../../core/alloc.h"
 
 /* ---- shared: float gemm of integer operands, then per-column scale and bias ---- */
@@ -97,10 +100,11 @@ static cort_status *mm_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
-/* the common tail: a_float (rows x K), B quantized, scales */
-static cort_status *int_to_float(cort_kernel_ctx *ctx, const float *af, const cort_value *b, const cort_value *bz,
-                                 const cort_value *bs, float a_scale, const float *bias, size_t rows, size_t K,
-                                 size_t N, const int64_t *ydims, size_t yrank) {
+/* the common tail: A quantized (rows x K), B quantized, scales. The product runs on the exact int
+ * GEMM (kernels/int_gemm.h) straight into y's bytes, then turns into float in place. */
+static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, size_t bi, size_t bzi, const cort_value *b,
+                                 const cort_value *bz, const cort_value *bs, float a_scale, const float *bias,
+                                 size_t rows, size_t K, size_t N, const int64_t *ydims, size_t yrank) {
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, ydims, yrank, &y));
     if (!y->count) return NULL;
@@ -109,14 +113,36 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const float *af, const co
             for (size_t n = 0; n < N; n++) ((float *)y->data)[r * N + n] = bias ? bias[n] : 0.0f;
         return NULL;
     }
-    float *bf = b_float(ctx, b, bz, 0, K, N);
-    if (!bf) return cort_error_oom();
-    qmm q = { rows, K, N, af, bf, y->data };
-    cort_status *st = qmm_gemm(ctx, &q);
-    cort_kernel_scratch_free(ctx, bf);
-    if (!st) scale_cols(y->data, rows, N, a_scale, bs, bias);
-    return st;
+    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &k);
+    const size_t na = nn_igemm_a_size(k, rows, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
+    if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "product of [%zu, %zu] x [%zu, %zu] is too large",
+                               rows, K, K, N);
+    int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
+    if (!ap || !bp) { cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp); return cort_error_oom(); }
+    nn_i8_operand ob = { b->data, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL, bz && bz->type == CORT_TYPE_INT8,
+                         bz ? bz->count : 0 };
+    nn_igemm_pack_a(k, rows, K, qa, ap);
+    if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
+    /* int32 and float have one size: the int32 sums land in y's buffer, converted element by element */
+    unsigned char *yb = y->data;
+    nn_igemm(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, (int32_t *)(void *)yb, N);
+    cort_kernel_scratch_free(ctx, ap);
+    cort_kernel_scratch_free(ctx, bp);
+    for (size_t i = 0; i < rows * N; i++) {
+        int32_t v;
+        memcpy(&v, yb + i * 4, 4);
+        const float f = (float)v;
+        memcpy(yb + i * 4, &f, 4);
+    }
+    scale_cols(y->data, rows, N, a_scale, bs, bias);
+    return NULL;
 }
+
+/* B (input 1) with its zero point (input 5, or 3 for DynamicQuantizeMatMul) packed at creation */
+static cort_status *mmitf_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 5); }
+static cort_status *dqmm_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 3); }
 
 static cort_status *mmitf_run(cort_kernel_ctx *ctx) {
     const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 1), *as = nn_opt_input(ctx, 2);
@@ -134,13 +160,9 @@ static cort_status *mmitf_run(cort_kernel_ctx *ctx) {
     CORT_TRY(per_col(ctx, 4, "a_zero_point", 1, 1, &az));
     CORT_TRY(per_col(ctx, 5, "b_zero_point", N, 1, &bz));
     CORT_TRY(ctb_row_param(ctx, 6, "bias", N, &bias));
-    float *af = cort_kernel_scratch(ctx, (a->count + 1) * sizeof(float));
-    if (!af) return cort_error_oom();
-    const int32_t z = az ? nn_q_load(az, 0) : 0;
-    for (size_t i = 0; i < a->count; i++) af[i] = (float)(nn_q_load(a, i) - z);
-    cort_status *st = int_to_float(ctx, af, b, bz, bs, *(const float *)as->data, bias, rows, K, N, yd, yrank);
-    cort_kernel_scratch_free(ctx, af);
-    return st;
+    nn_i8_operand qa = { a->data, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL, az && az->type == CORT_TYPE_INT8,
+                         1 };
+    return int_to_float(ctx, &qa, 1, 5, b, bz, bs, *(const float *)as->data, bias, rows, K, N, yd, yrank);
 }
 
 static cort_status *dqmm_run(cort_kernel_ctx *ctx) {
@@ -167,15 +189,15 @@ static cort_status *dqmm_run(cort_kernel_ctx *ctx) {
         float z = nearbyintf(-lo / scale);
         zp = z < 0.0f ? 0 : z > 255.0f ? 255 : (int32_t)z;
     }
-    float *af = cort_kernel_scratch(ctx, (a->count + 1) * sizeof(float));
-    if (!af) return cort_error_oom();
+    uint8_t *aq = cort_kernel_scratch(ctx, a->count + 1), zp8 = (uint8_t)zp;
+    if (!aq) return cort_error_oom();
     for (size_t i = 0; i < a->count; i++) {
         int32_t q = scale > 0.0f ? nn_q_round(ap[i] / scale) + zp : zp;
-        q = q < 0 ? 0 : q > 255 ? 255 : q;
-        af[i] = (float)(q - zp);
+        aq[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
     }
-    cort_status *st = int_to_float(ctx, af, b, bz, bs, scale, bias, rows, K, N, yd, yrank);
-    cort_kernel_scratch_free(ctx, af);
+    nn_i8_operand qa = { aq, 0, K, &zp8, 0, 1 };
+    cort_status *st = int_to_float(ctx, &qa, 1, 3, b, bz, bs, scale, bias, rows, K, N, yd, yrank);
+    cort_kernel_scratch_free(ctx, aq);
     return st;
 }
 
@@ -408,9 +430,9 @@ static cort_status *nbits_run(cort_kernel_ctx *ctx) {
 }
 
 const cort_op_def ctb_op_matmul_integer_to_float = { .name = "MatMulIntegerToFloat", .domain = "com.microsoft",
-    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = mmitf_run };
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .init = mmitf_init, .free_state = nn_imm_free, .infer = mm_infer, .run = mmitf_run };
 const cort_op_def ctb_op_dynamic_quantize_matmul = { .name = "DynamicQuantizeMatMul", .domain = "com.microsoft",
-    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .infer = mm_infer, .run = dqmm_run };
+    .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .init = dqmm_init, .free_state = nn_imm_free, .infer = mm_infer, .run = dqmm_run };
 const cort_op_def ctb_op_qgemm = { .name = "QGemm", .domain = "com.microsoft", .min_opset = 1,
     .max_opset = CORT_OPSET_MAX, .types = 0, .infer = qgemm_infer, .run = qgemm_run };
 const cort_op_def ctb_op_matmul_nbits = { .name = "MatMulNBits", .domain = "com.microsoft", .min_opset = 1,

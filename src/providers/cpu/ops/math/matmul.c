@@ -1,8 +1,10 @@
 /* MatMul, Gemm, MatMulInteger, QLinearMatMul. Float types run on the packed SGEMM; integer MatMul
- * and Gemm use exact 64-bit accumulation. */
+ * and Gemm use exact 64-bit accumulation; MatMulInteger and QLinearMatMul the exact int GEMM
+ * (kernels/int_gemm.h). */
 #include <string.h>
 #include "matmul.h"
 #include "../../kernels/gemm.h"
+#include "../../kernels/int_gemm.h"
 #include "../quant/quant.h"
 
 static int64_t bdim(const int64_t *dims, int rank, int nb, int i) {   /* batch dim i of nb (right-aligned) */
@@ -309,9 +311,73 @@ static cort_status *gemm_run(cort_kernel_ctx *ctx) {
 }
 
 /* ---- MatMulInteger / QLinearMatMul ---- */
+/* Op state: B (input bi) packed for the int GEMM at creation when it and its zero point (input
+ * bzi, if any) are constants and B is a matrix; used while a run's inputs are those very values. */
+typedef struct imm_state {
+    const cort_value *bsrc, *bzsrc;
+    const nn_igemm_kernel *k;
+    int16_t *bpack;
+} imm_state;
+
+void nn_imm_free(void *p) {
+    imm_state *s = p;
+    if (s) cort_free(s->bpack);
+    cort_free(s);
+}
+
+cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi) {
+    *state = NULL;
+    /* the same lazy lookups as MatMul's pack, so the run's input pointers compare equal */
+    const cort_value *b = cort_node_const_input_lazy(node, bi);
+    const int has_bz = node->n_inputs > bzi && node->in_slot[bzi] >= 0;
+    const cort_value *bz = has_bz ? cort_node_const_input_lazy(node, bzi) : NULL;
+    if (!b || b->kind != CORT_VKIND_TENSOR || b->rank != 2 || (!b->data && !b->lazy_src) || !nn_q_is_8bit(b->type) ||
+        (has_bz && !bz))
+        return NULL;
+    const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
+    if (bz && (bz->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(bz->type) || (bz->count != 1 && bz->count != N)))
+        return NULL;   /* the run reports the bad zero point */
+    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const size_t n = nn_igemm_b_size(k, K, N);
+    if (!n || n > SIZE_MAX / sizeof(int16_t)) return NULL;
+    /* the zero point first: cort_node_const_data's buffer for a lazy constant is reused by the next call */
+    uint8_t zp[1];
+    uint8_t *zpv = NULL;
+    const void *bd;
+    if (bz) {
+        CORT_TRY(cort_node_const_data(node, bzi, &bd));
+        zpv = bz->count == 1 ? zp : cort_malloc(N);
+        if (!zpv) return cort_error_oom();
+        memcpy(zpv, bd, bz->count);
+    }
+    cort_status *st = cort_node_const_data(node, bi, &bd);
+    if (st) { if (zpv != zp) cort_free(zpv); return st; }
+    imm_state *s = cort_calloc(1, sizeof *s);
+    int16_t *bp = cort_malloc(n * sizeof(int16_t));
+    if (!s || !bp) { cort_free(s); cort_free(bp); if (zpv != zp) cort_free(zpv); return cort_error_oom(); }
+    nn_i8_operand ob = { bd, b->type == CORT_TYPE_INT8, N, zpv, bz && bz->type == CORT_TYPE_INT8, bz ? bz->count : 0 };
+    nn_igemm_pack_b(k, K, N, &ob, bp);
+    if (zpv != zp) cort_free(zpv);
+    s->bsrc = b; s->bzsrc = bz; s->k = k; s->bpack = bp;
+    *state = s;
+    cort_node_const_input_packed(node, bi);   /* runs read the pack, not B (it may stay in the file) */
+    return NULL;
+}
+static cort_status *mmint_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 1, 3); }
+static cort_status *qlmm_init(const cort_node *node, void **state) { return nn_imm_init_packed(node, state, 3, 5); }
+
+const int16_t *nn_imm_packed_b(const cort_kernel_ctx *ctx, size_t bi, size_t bzi, const nn_igemm_kernel **k) {
+    const imm_state *s = ctx->state;
+    const cort_value *b = ctx->inputs[bi], *bz = ctx->n_inputs > bzi ? ctx->inputs[bzi] : NULL;
+    if (!s || s->bsrc != b || s->bzsrc != bz || b->rank != 2) return NULL;
+    *k = s->k;
+    return s->bpack;
+}
+
 /* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
+/* direct: acc is output 0 itself (int32), created here; else per-run scratch the caller frees. */
 static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size_t bi, size_t bzi, nn_mm_shape *s,
-                               int32_t **out) {
+                               int direct, int32_t **out) {
     CORT_TRY(nn_check_input(ctx, ai, "A", 1, -1));
     CORT_TRY(nn_check_input(ctx, bi, "B", 1, -1));
     const cort_value *a = ctx->inputs[ai], *b = ctx->inputs[bi];
@@ -330,24 +396,51 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                "input %zu 'b_zero_point' has shape %s, expected a scalar or [%zu]", bzi,
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
-    int32_t *acc = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
-    int32_t *bcol = cort_kernel_scratch(ctx, (K + 1) * sizeof(int32_t));
-    if (!acc || !bcol) { cort_kernel_scratch_free(ctx, acc); cort_kernel_scratch_free(ctx, bcol); return cort_error_oom(); }
+    int32_t *acc, *own = NULL;
+    if (direct) {
+        cort_value *y;
+        CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s->ydims, s->yrank, &y));
+        acc = y->data;
+    } else {
+        acc = own = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
+        if (!acc) return cort_error_oom();
+    }
+    const nn_igemm_kernel *kk = nn_igemm_best_kernel();
+    const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &kk);
+    const size_t na = nn_igemm_a_size(kk, M, K), nbp = pre ? 1 : nn_igemm_b_size(kk, K, N);
+    if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
+        cort_kernel_scratch_free(ctx, own);
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "MatMul of [%zu, %zu] x [%zu, %zu] is too large",
+                               M, K, K, N);
+    }
+    int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nbp * sizeof(int16_t));
+    const int16_t *bmat = pre ? pre : bp;
+    if (!ap || !bp) {
+        cort_kernel_scratch_free(ctx, own); cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp);
+        return cort_error_oom();
+    }
+    nn_i8_operand oa = { a->data, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL, az && az->type == CORT_TYPE_INT8,
+                         az ? az->count : 0 };
+    nn_i8_operand ob = { b->data, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL, bz && bz->type == CORT_TYPE_INT8,
+                         bz ? bz->count : 0 };
+    size_t packed_bm = SIZE_MAX, packed_am = SIZE_MAX;
     for (size_t bt = 0; bt < s->batch; bt++) {
         size_t am, bm;
         nn_mm_batch(s, bt, &am, &bm);
-        for (size_t j = 0; j < N; j++) {
-            int32_t zb = !bz ? 0 : nn_q_load(bz, bz->count == 1 ? 0 : j);
-            for (size_t k = 0; k < K; k++) bcol[k] = nn_q_load(b, bm * K * N + k * N + j) - zb;
-            for (size_t i = 0; i < M; i++) {
-                int32_t za = !az ? 0 : nn_q_load(az, az->count == 1 ? 0 : i), sum = 0;
-                size_t base = am * M * K + i * K;
-                for (size_t k = 0; k < K; k++) sum += (nn_q_load(a, base + k) - za) * bcol[k];
-                acc[bt * M * N + i * N + j] = sum;
-            }
+        if (!pre && bm != packed_bm) {
+            ob.data = (const uint8_t *)b->data + bm * K * N;
+            nn_igemm_pack_b(kk, K, N, &ob, bp);
+            packed_bm = bm;
         }
+        if (am != packed_am) {
+            oa.data = (const uint8_t *)a->data + am * M * K;
+            nn_igemm_pack_a(kk, M, K, &oa, ap);
+            packed_am = am;
+        }
+        nn_igemm(ctx->pool, kk, M, N, K, ap, bmat, acc + bt * M * N, N);
     }
-    cort_kernel_scratch_free(ctx, bcol);
+    cort_kernel_scratch_free(ctx, ap);
+    cort_kernel_scratch_free(ctx, bp);
     *out = acc;
     return NULL;
 }
@@ -360,12 +453,7 @@ static cort_status *mmint_infer(cort_infer_ctx *ctx) {
 static cort_status *mmint_run(cort_kernel_ctx *ctx) {
     nn_mm_shape s;
     int32_t *acc;
-    CORT_TRY(int_matmul(ctx, 0, 2, 1, 3, &s, &acc));
-    cort_value *y;
-    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s.ydims, s.yrank, &y);
-    if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
-    cort_kernel_scratch_free(ctx, acc);
-    return st;
+    return int_matmul(ctx, 0, 2, 1, 3, &s, 1, &acc);
 }
 
 /* inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp */
@@ -433,13 +521,13 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                                "(b_scale has shape %s)", nn_shape(bs, buf, sizeof buf));
     nn_mm_shape s;
     int32_t *acc;
-    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, &acc));
+    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, 0, &acc));
     cort_value *y;
     cort_status *st = cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y);
     if (!st) {
         float mult = nn_q_scale(as, 0) * nn_q_scale(bs, 0) / nn_q_scale(ys, 0);
         int32_t zp = yz ? nn_q_load(yz, 0) : 0;
-        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)acc[i] * mult), zp));
+        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round_fast((float)acc[i] * mult), zp));
     }
     cort_kernel_scratch_free(ctx, acc);
     return st;
@@ -457,7 +545,7 @@ const cort_op_def nn_op_gemm = {
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
 const cort_op_def nn_op_matmul_integer = {
     .name = "MatMulInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .infer = mmint_infer, .run = mmint_run };
+    .init = mmint_init, .free_state = nn_imm_free, .infer = mmint_infer, .run = mmint_run };
 const cort_op_def nn_op_qlinear_matmul = {
     .name = "QLinearMatMul", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .infer = qlmm_infer, .run = qlmm_run };
+    .init = qlmm_init, .free_state = nn_imm_free, .infer = qlmm_infer, .run = qlmm_run };

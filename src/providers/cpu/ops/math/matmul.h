@@ -3,6 +3,7 @@
 #define CORT_CPU_NN_MATMUL_H
 #include "../nn/nn_common.h"
 #include "../../kernels/gemm.h"
+#include "../../kernels/int_gemm.h"
 
 typedef struct nn_mm_shape {
     size_t  M, N, K, batch;
@@ -26,4 +27,12 @@ void nn_mm_infer(cort_infer_ctx *ctx, size_t ai, size_t bi, cort_type t);
 cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans);
 void nn_mm_free_packed_b(void *state);
 const nn_gemm_packed *nn_mm_packed_b(const cort_kernel_ctx *ctx);
+
+/* Op state of the 8-bit matrix products (MatMulInteger, QLinearMatMul, MatMulIntegerToFloat,
+ * DynamicQuantizeMatMul): input bi packed for the int GEMM at creation when it is a constant 8-bit
+ * matrix and its zero point (input bzi, if present) is constant too. nn_imm_packed_b returns that
+ * pack (and its kernel in *k) when this run's inputs are those very constants, else NULL. */
+cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi);
+void nn_imm_free(void *state);
+const int16_t *nn_imm_packed_b(const cort_kernel_ctx *ctx, size_t bi, size_t bzi, const nn_igemm_kernel **k);
 #endif

@@ -30,6 +30,16 @@ static inline int32_t nn_q_round(float v) {
     return (int32_t)nearbyintf(v);
 }
 
+/* nn_q_round's value without its nearbyintf call (a library call without SSE4.1): below 2^22 in
+ * magnitude, adding and subtracting 1.5 * 2^23 rounds half to even in the default rounding mode,
+ * the one nearbyintf uses (no -ffast-math, so the pair is not folded away); larger values and NaN
+ * take nn_q_round itself. */
+static inline int32_t nn_q_round_fast(float v) {
+    const float magic = 12582912.0f;
+    if (fabsf(v) < 4194304.0f) return (int32_t)((v + magic) - magic);
+    return nn_q_round(v);
+}
+
 static inline int32_t nn_q_add_sat(int32_t a, int32_t b) {
     int64_t s = (int64_t)a + b;
     return s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : (int32_t)s;

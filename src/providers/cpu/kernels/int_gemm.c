@@ -1,0 +1,123 @@
+/* Exact int GEMM driver: kernel tables per ISA level, packing, threaded tiling (see int_gemm.h). */
+#include <string.h>
+#include "int_gemm.h"
+#include "../../../core/checked.h"
+
+static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16 };
+#ifdef NN_HAVE_X86_IGEMM
+static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16 };
+static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
+#endif
+static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
+
+typedef struct igemm_config { const nn_igemm_kernel *const *kernels; size_t n; } igemm_config;
+static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
+    [CORT_ISA_GENERIC] = { kernels_generic, 1 },
+#ifdef NN_HAVE_X86_IGEMM
+    [CORT_ISA_AVX2] = { kernels_avx2, 2 },
+    [CORT_ISA_AVX512] = { kernels_avx2, 2 },   /* no AVX-512 int kernel yet: the AVX2 one runs there */
+#else
+    [CORT_ISA_AVX2] = { kernels_generic, 1 },
+    [CORT_ISA_AVX512] = { kernels_generic, 1 },
+#endif
+    [CORT_ISA_NEON] = { kernels_generic, 1 },
+};
+
+size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
+    const igemm_config *c = &igemm_configs[cort_cpu_isa()];
+    *out = c->kernels;
+    return c->n;
+}
+const nn_igemm_kernel *nn_igemm_best_kernel(void) { return igemm_configs[cort_cpu_isa()].kernels[0]; }
+
+size_t nn_igemm_b_size(const nn_igemm_kernel *k, size_t K, size_t N) {
+    size_t panels = N / k->nr + (N % k->nr != 0), r;
+    if (cort_mul_size_ovf(panels, k->nr, &r) || cort_mul_size_ovf(r, nn_igemm_kp(K), &r)) return 0;
+    return r ? r : 1;
+}
+size_t nn_igemm_a_size(const nn_igemm_kernel *k, size_t M, size_t K) {
+    size_t tiles = M / k->mr + (M % k->mr != 0), r;
+    if (cort_mul_size_ovf(tiles, k->mr, &r) || cort_mul_size_ovf(r, nn_igemm_kp(K), &r)) return 0;
+    return r ? r : 1;
+}
+
+static inline int32_t ld8(const void *p, int is_signed, size_t i) {
+    return is_signed ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const uint8_t *)p)[i];
+}
+static inline int32_t zp_at(const nn_i8_operand *o, size_t idx) {
+    return !o->zp ? 0 : ld8(o->zp, o->zp_signed, o->zp_count > 1 ? idx : 0);
+}
+
+void nn_igemm_pack_b(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out) {
+    const size_t nr = k->nr, kp = nn_igemm_kp(K), panels = N / nr + (N % nr != 0);
+    for (size_t jp = 0; jp < panels; jp++) {
+        int16_t *dst = out + jp * nr * kp;
+        for (size_t j = 0; j < nr; j++) {
+            const size_t col = jp * nr + j;
+            if (col >= N) {
+                for (size_t p = 0; p < kp; p++) dst[(p >> 1) * 2 * nr + 2 * j + (p & 1)] = 0;
+                continue;
+            }
+            const int32_t z = zp_at(b, col);
+            for (size_t p = 0; p < kp; p++)
+                dst[(p >> 1) * 2 * nr + 2 * j + (p & 1)] =
+                    p < K ? (int16_t)(ld8(b->data, b->is_signed, p * b->ld + col) - z) : 0;
+        }
+    }
+}
+
+void nn_igemm_pack_a(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i8_operand *a, int16_t *out) {
+    const size_t kp = nn_igemm_kp(K), rows = (M / k->mr + (M % k->mr != 0)) * k->mr;
+    for (size_t i = 0; i < rows; i++) {
+        int16_t *dst = out + i * kp;
+        if (i >= M) { memset(dst, 0, kp * sizeof *dst); continue; }
+        const int32_t z = zp_at(a, i);
+        const size_t base = i * a->ld;
+        if (a->is_signed) {
+            const int8_t *s = (const int8_t *)a->data + base;
+            for (size_t p = 0; p < K; p++) dst[p] = (int16_t)(s[p] - z);
+        } else {
+            const uint8_t *s = (const uint8_t *)a->data + base;
+            for (size_t p = 0; p < K; p++) dst[p] = (int16_t)(s[p] - z);
+        }
+        if (K & 1) dst[K] = 0;
+    }
+}
+
+typedef struct igemm_job {
+    const nn_igemm_kernel *k;
+    size_t M, N, kp, mtiles;
+    const int16_t *a, *b;
+    int32_t *c;
+    size_t ldc;
+} igemm_job;
+
+/* Items are tiles ordered panel-major: a worker's consecutive tiles share one B panel (kept in L1)
+ * while packed A streams from L2. Edge tiles go through a local tile. */
+static void igemm_range(void *arg, size_t begin, size_t end) {
+    const igemm_job *j = arg;
+    const size_t mr = j->k->mr, nr = j->k->nr;
+    int32_t tile[16 * 64];
+    for (size_t t = begin; t < end; t++) {
+        const size_t jp = t / j->mtiles, it = t % j->mtiles;
+        const size_t i0 = it * mr, j0 = jp * nr;
+        const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
+        const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
+        if (rows == mr && cols == nr) {
+            j->k->ukr(j->kp / 2, a, j->kp, b, j->c + i0 * j->ldc + j0, j->ldc);
+        } else {
+            j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);
+            for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
+        }
+    }
+}
+
+void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+              const int16_t *bpack, int32_t *c, size_t ldc) {
+    if (M == 0 || N == 0) return;
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc };
+    const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
+    /* ~64K multiply-adds per range at least, so small products stay on one thread */
+    size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
+    cort_parallel_for(pool, n, grain, igemm_range, &j);
+}

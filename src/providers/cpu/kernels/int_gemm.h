@@ -1,0 +1,61 @@
+/* Exact 8-bit integer GEMM: C[i][j] = sum_k (A[i][k] - za[i]) * (B[k][j] - zb[j]) in int32.
+ * Both operands are widened to int16 with their zero points already subtracted (|v| <= 255), and
+ * K is consumed in pairs: a pair of int16 products summed into int32 (vpmaddwd) is at most
+ * 2 * 255 * 255, so nothing saturates and the int32 sum is the one the scalar loop computes
+ * (wrapping alike on overflow). Subtracting the zero points while widening costs nothing extra
+ * (the widening pass runs anyway) and saves the row/column-sum corrections.
+ * Packed B: panels of NR columns; panel jp holds, for each k pair p, NR (b[2p][j], b[2p+1][j])
+ * int16 pairs. Packed A: rows padded to a multiple of MR, each row kp int16 (K rounded up to
+ * even, zero-filled). */
+#ifndef CORT_CPU_KERNELS_INT_GEMM_H
+#define CORT_CPU_KERNELS_INT_GEMM_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../../../core/cpu_features.h"
+#include "../../../core/threadpool.h"
+
+/* One MR x NR tile: c[i * ldc + j] = sum_p a[i * lda + 2p .. 2p+1] . b[p * 2NR + 2j .. 2j+1]
+ * over kp2 = kp / 2 pairs; a is packed A (lda int16 per row), b one packed B panel. */
+typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+
+typedef struct nn_igemm_kernel {
+    const char     *name;
+    cort_isa_level  isa;
+    size_t          mr, nr;
+    nn_igemm_ukr_fn ukr;
+} nn_igemm_kernel;
+
+/* The kernel the ISA level in use picks first. */
+const nn_igemm_kernel *nn_igemm_best_kernel(void);
+/* Every kernel the level in use may run, best first (tests run each). */
+size_t nn_igemm_kernels(const nn_igemm_kernel *const **out);
+
+/* K rounded up to even. */
+static inline size_t nn_igemm_kp(size_t K) { return K + (K & 1); }
+/* int16 elements of packed B / packed A (0 on size overflow). */
+size_t nn_igemm_b_size(const nn_igemm_kernel *k, size_t K, size_t N);
+size_t nn_igemm_a_size(const nn_igemm_kernel *k, size_t M, size_t K);
+
+/* An 8-bit operand: elements of `data` (int8 if is_signed, else uint8); the zero point is zp[0]
+ * (zp_count 1), zp[idx] (zp_count > 1: per row of A / per column of B), or 0 (zp NULL). */
+typedef struct nn_i8_operand {
+    const void *data;
+    int         is_signed;
+    size_t      ld;            /* row stride in elements */
+    const void *zp;
+    int         zp_signed;
+    size_t      zp_count;
+} nn_i8_operand;
+
+void nn_igemm_pack_b(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out);
+void nn_igemm_pack_a(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i8_operand *a, int16_t *out);
+/* C (M x N, row stride ldc) from packed operands; threaded over tiles. */
+void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+              const int16_t *bpack, int32_t *c, size_t ldc);
+
+void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+#if defined(__x86_64__) || defined(__i386__)
+#define NN_HAVE_X86_IGEMM 1
+void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* AVX2 exact int GEMM micro-kernel, 6 rows x 16 columns over the int16 packs of int_gemm.h: per k
+ * pair, one broadcast of A's (a[2p], a[2p+1]) int16 pair per row and vpmaddwd against two B
+ * vectors (8 columns x 2 k each); 12 accumulators + 2 B + 1 broadcast = 15 registers. vpmaddwd's
+ * pair sum cannot overflow for |operands| <= 255, so the result is exact. */
+#include "../int_gemm.h"
+#ifdef NN_HAVE_X86_IGEMM
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda,
+                                                            const int16_t *b, int32_t *c, size_t ldc) {
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const int16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda, *a5 = a + 5 * lda;
+    for (size_t p = 0; p < kp2; p++, b += 32) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)b);
+        const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(b + 16));
+        int32_t w;
+        __m256i x;
+#define NN_IROW(AP, C0, C1) \
+        __builtin_memcpy(&w, AP + 2 * p, 4); x = _mm256_set1_epi32(w); \
+        C0 = _mm256_add_epi32(C0, _mm256_madd_epi16(x, b0)); C1 = _mm256_add_epi32(C1, _mm256_madd_epi16(x, b1));
+        NN_IROW(a0, c00, c01) NN_IROW(a1, c10, c11) NN_IROW(a2, c20, c21)
+        NN_IROW(a3, c30, c31) NN_IROW(a4, c40, c41) NN_IROW(a5, c50, c51)
+#undef NN_IROW
+    }
+#define NN_ISTORE(I, C0, C1) \
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc), C0); \
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc + 8), C1);
+    NN_ISTORE(0, c00, c01) NN_ISTORE(1, c10, c11) NN_ISTORE(2, c20, c21)
+    NN_ISTORE(3, c30, c31) NN_ISTORE(4, c40, c41) NN_ISTORE(5, c50, c51)
+#undef NN_ISTORE
+}
+#endif
