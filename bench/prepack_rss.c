@@ -1,9 +1,11 @@
 /* Resident memory of N sessions of one model, with or without a shared prepacked-weights container:
- * creates N sessions (1 thread each), runs each once, then reports VmRSS and VmHWM of the process.
+ * creates N sessions (1 thread each), runs each once, then reports VmRSS and VmHWM of the process
+ * and the creation time of the first session and of the others.
  * Usage: cort_prepack_rss MODEL N [shared|own] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cort.h"
 #include "bench_inputs.h"
 
@@ -17,6 +19,12 @@ static long status_kb(const char *field) {
         if (!strncmp(line, field, n) && line[n] == ':') { v = atol(line + n + 1); break; }
     fclose(f);
     return v;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
 static int fail(cort_status *st) {
@@ -38,8 +46,13 @@ int main(int argc, char **argv) {
     if ((st = cort_session_options_create(&o)) || (st = cort_session_options_set_threads(o, 1))) return fail(st);
     if (shared && ((st = cort_prepacked_weights_create(&pw)) || (st = cort_session_options_set_prepacked_weights(o, pw))))
         return fail(st);
-    for (int i = 0; i < n; i++)
+    double first_ms = 0, rest_ms = 0;
+    for (int i = 0; i < n; i++) {
+        const double t0 = now_ms();
         if ((st = cort_session_create(argv[1], o, &s[i]))) return fail(st);
+        if (i) rest_ms += now_ms() - t0;
+        else first_ms = now_ms() - t0;
+    }
     cort_session_options_free(o);
     for (int i = 0; i < n; i++) {
         const char *names[64];
@@ -56,6 +69,8 @@ int main(int argc, char **argv) {
            status_kb("VmRSS") / 1024.0, status_kb("VmHWM") / 1024.0);
     if (pw) printf(", container: %zu buffers from %.1f MB of weights", cort_prepacked_weights_count(pw),
                    cort_prepacked_weights_bytes(pw) / 1048576.0);
+    printf("; creation: first %.1f ms", first_ms);
+    if (n > 1) printf(", others %.1f ms each", rest_ms / (n - 1));
     printf("\n");
     for (int i = 0; i < n; i++) cort_session_release(s[i]);
     cort_prepacked_weights_release(pw);
