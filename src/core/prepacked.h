@@ -16,7 +16,7 @@ typedef struct cort_prepack_key {
     uint64_t params[CORT_PREPACK_NPARAMS];   /* shapes, tile, micro-kernel identity; unused = 0 */
 } cort_prepack_key;
 
-enum { CORT_PREPACK_KIND_CONV = 1, CORT_PREPACK_KIND_MATMUL_B = 2 };
+enum { CORT_PREPACK_KIND_CONV = 1, CORT_PREPACK_KIND_MATMUL_B = 2, CORT_PREPACK_KIND_PWDW = 3 };
 
 /* Fills key->hash and key->src_bytes from bytes[n] (any alignment); kind and params untouched. */
 void cort_prepack_hash(const void *bytes, size_t n, cort_prepack_key *key);
