@@ -208,7 +208,7 @@ CORT_API cort_status *cort_session_options_set_thread_pool(cort_session_options 
 
 /* Prepacked weights shared between sessions. Sessions created from options given a container
  * (cort_session_options_set_prepacked_weights) look up every weight they pack at creation (conv
- * filters, Winograd transforms, MatMul/Gemm B) in it and reuse the buffer another session made, so
+ * filters, Winograd transforms, fused expand convs, MatMul/Gemm B) in it and reuse the buffer another session made, so
  * N sessions of one model hold one copy of the packed weights. Buffers are found by content: a
  * 128-bit hash of the source initializer's bytes plus its byte count, the kernel family and every
  * packing parameter (shapes, Winograd tile, path, micro-kernel of the ISA level in force) must all
