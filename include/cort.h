@@ -206,6 +206,30 @@ CORT_API int          cort_thread_pool_threads(const cort_thread_pool *pool);
  * is the pool's (cort_session_options_set_threads is ignored). NULL: own pools again. */
 CORT_API cort_status *cort_session_options_set_thread_pool(cort_session_options *options, cort_thread_pool *pool);
 
+/* Prepacked weights shared between sessions. Sessions created from options given a container
+ * (cort_session_options_set_prepacked_weights) look up every weight they pack at creation (conv
+ * filters, Winograd transforms, fused expand convs, MatMul/Gemm B) in it and reuse the buffer another session made, so
+ * N sessions of one model hold one copy of the packed weights. Buffers are found by content: a
+ * 128-bit hash of the source initializer's bytes plus its byte count, the kernel family and every
+ * packing parameter (shapes, Winograd tile, path, micro-kernel of the ISA level in force) must all
+ * be equal, never by name, so models sharing a weight share its pack too. Each kernel still picks
+ * its path from the per-ISA config; a buffer packed for another choice is simply another entry.
+ * Ownership: reference counted. create returns one reference; options and every session created
+ * with the container hold their own, and the buffers are freed with the last one, so the
+ * container, options and sessions may be released in any order. Thread-safe: any number of
+ * threads may create sessions with one container at once (lookups take its mutex; two threads
+ * missing the same weight both pack it and the first stored wins). count is the number of stored
+ * buffers, bytes the byte count of the initializers they were packed from (0 for NULL). */
+typedef struct cort_prepacked_weights cort_prepacked_weights;
+CORT_API cort_status *cort_prepacked_weights_create(cort_prepacked_weights **out);
+CORT_API void         cort_prepacked_weights_release(cort_prepacked_weights *container);   /* NULL is a no-op */
+CORT_API size_t       cort_prepacked_weights_count(cort_prepacked_weights *container);
+CORT_API uint64_t     cort_prepacked_weights_bytes(cort_prepacked_weights *container);
+/* Sessions created from these options share packed weights through container (retained; NULL:
+ * each session packs its own again, the default). */
+CORT_API cort_status *cort_session_options_set_prepacked_weights(cort_session_options *options,
+                                                                 cort_prepacked_weights *container);
+
 /* ---- session: thread-safe; any number of threads may run it at once ---- */
 typedef struct cort_session cort_session;
 /* options may be NULL (defaults). The path is not used after the call returns (the file is

@@ -175,6 +175,7 @@ class SessionOptions:
         self._denotations = {}
         self._initializers = {}        # name -> OrtValue (kept alive: a session may wrap its memory)
         self._external_files = {}      # file name -> bytes
+        self.prepacked_weights = None   # a PrepackedWeights shared with other sessions, or None
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
@@ -243,6 +244,11 @@ class SessionOptions:
         try:
             check(lib.cort_session_options_set_threads(opts, int(self.intra_op_num_threads)))
             check(lib.cort_session_options_set_optimization_level(opts, _cort_level(self.graph_optimization_level)))
+            if self.prepacked_weights is not None:
+                if not isinstance(self.prepacked_weights, PrepackedWeights):
+                    raise InvalidArgument("SessionOptions: prepacked_weights must be a cort.PrepackedWeights, got %s"
+                                          % type(self.prepacked_weights).__name__)
+                check(lib.cort_session_options_set_prepacked_weights(opts, self.prepacked_weights._ptr))
             spin = self._config.get("session.intra_op.allow_spinning")
             if spin is not None:
                 if spin not in ("0", "1"):
@@ -291,6 +297,33 @@ class SessionOptions:
             lib.cort_session_options_free(opts)
             raise
         return opts
+
+
+class PrepackedWeights:
+    """Packed weights shared by every session created with `SessionOptions.prepacked_weights` set to
+    this object (cort_prepacked_weights in include/cort.h): N sessions of one model hold one copy.
+    Buffers are matched by content, so sessions of different models sharing a weight share it too.
+    Safe to use from many threads; sessions keep the buffers alive after this object is gone."""
+
+    def __init__(self):
+        ptr = c_p()
+        check(lib.cort_prepacked_weights_create(ctypes.byref(ptr)))
+        self._ptr = ptr.value
+
+    @property
+    def count(self):
+        """Number of packed buffers stored."""
+        return int(lib.cort_prepacked_weights_count(self._ptr))
+
+    @property
+    def nbytes(self):
+        """Byte count of the initializers the stored buffers were packed from."""
+        return int(lib.cort_prepacked_weights_bytes(self._ptr))
+
+    def __del__(self, _release=lib.cort_prepacked_weights_release):
+        p, self._ptr = getattr(self, "_ptr", None), None
+        if p:
+            _release(p)
 
 
 class RunOptions:

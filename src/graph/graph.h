@@ -15,6 +15,7 @@ typedef struct cort_compile_opts {
     /* Size policy (cort.h: cort_session_options_set_max_tensor_bytes / _set_fold_budget); 0 = default */
     size_t max_tensor_bytes;
     size_t fold_budget; int fold_budget_set;   /* unset: CORT_DEFAULT_FOLD_BUDGET */
+    struct cort_prepacked_weights *prepacked;   /* packed weights shared with other sessions, or NULL */
 } cort_compile_opts;
 
 /* Defaults of the size policy. A tensor above max_tensor_bytes is refused (INVALID_MODEL when

@@ -133,6 +133,10 @@ cort_pool *cort_node_init_pool(const cort_node *node) {
     return node && node->graph && node->graph->opts ? node->graph->opts->pool : NULL;
 }
 
+struct cort_prepacked_weights *cort_node_prepacked(const cort_node *node) {
+    return node && node->graph && node->graph->opts ? node->graph->opts->prepacked : NULL;
+}
+
 void cort_node_const_input_packed(const cort_node *node, size_t i) {
     const cort_value *v = cort_node_const_input_lazy(node, i);
     if (!v || v->kind != CORT_VKIND_TENSOR) return;

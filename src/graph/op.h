@@ -168,6 +168,8 @@ void cort_node_const_input_packed(const cort_node *node, size_t i);
 /* The session's thread pool while the graph is being compiled (init may spread one-time work such
  * as weight packing over it), or NULL. Not for use at run time (use ctx->pool). */
 cort_pool *cort_node_init_pool(const cort_node *node);
+/* The session's prepacked-weights container (core/prepacked.h) for weights packed at creation, or NULL. */
+struct cort_prepacked_weights *cort_node_prepacked(const cort_node *node);
 
 /* ---- kernel helpers ---- */
 /* Allocates output i as a tensor (uninitialized data; strings ""), stores it in ctx->outputs[i] and

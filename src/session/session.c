@@ -1,5 +1,6 @@
 /* Session options, session creation (all one-time work happens here) and metadata queries. */
 #include "session.h"
+#include "../core/prepacked.h"
 #include "../core/bufcache.h"
 #include "../onnx/onnx.h"
 #include "../core/cpu_features.h"
@@ -45,6 +46,7 @@ void cort_session_options_free(cort_session_options *o) {
     cort_free(o->ext_lens);
     cort_free(o->optimized_path);
     cort_free(o->optimized_ext_file);
+    cort_prepacked_weights_release(o->prepacked);
     cort_free(o);
 }
 
@@ -242,6 +244,14 @@ cort_status *cort_session_options_set_thread_pool(cort_session_options *o, cort_
     return NULL;
 }
 
+cort_status *cort_session_options_set_prepacked_weights(cort_session_options *o, cort_prepacked_weights *c) {
+    if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_prepacked_weights: options is NULL");
+    cort_prepacked_weights *prev = o->prepacked;
+    o->prepacked = cort_prepacked_retain(c);
+    cort_prepacked_weights_release(prev);
+    return NULL;
+}
+
 cort_status *cort_session_options_set_spinning(cort_session_options *o, int allow) {
     if (!o) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "cort_session_options_set_spinning: options is NULL");
     o->no_spin = !allow;
@@ -371,6 +381,7 @@ static void session_destroy(cort_session *s) {
     cort_free(s->dim_names);
     cort_free(s->dim_values);
     cort_huge_arena_free(s->weights);   /* last: the packed weights of every node state live here */
+    cort_prepacked_weights_release(s->prepacked);   /* after the graph: node states point into it */
     cort_trace_free(s->trace);
     cort_free(s);
 }
@@ -429,6 +440,7 @@ static cort_status *session_finish(cort_model_ir *model, const cort_session_opti
     if (o && o->shared_pool) s->pool = cort_pool_retain(o->shared_pool);
     else if ((st = cort_pool_create_ex(s->threads, !(o && o->no_spin), &s->pool))) goto error;
     s->copts.pool = s->pool;
+    if (o && o->prepacked) s->copts.prepacked = s->prepacked = cort_prepacked_retain(o->prepacked);
     /* the weights packed while compiling go to the session's huge-page arena */
     if ((st = cort_huge_arena_create(&s->weights))) goto error;
     cort_huge_arena *prev = cort_huge_arena_bind(s->weights);

@@ -35,6 +35,7 @@ struct cort_session_options {
     char **ext_names; void **ext_bytes; size_t *ext_lens; size_t n_ext;   /* ..._add_external_data (copies) */
     char *optimized_path;     /* cort_session_options_set_optimized_model_path */
     char *optimized_ext_file; size_t optimized_ext_min;   /* ..._set_optimized_model_external_data */
+    struct cort_prepacked_weights *prepacked;   /* ..._set_prepacked_weights (one reference), or NULL */
 };
 
 struct cort_run_options {
@@ -58,6 +59,7 @@ struct cort_session {
     size_t n_providers;
     _Atomic uint64_t *profile;     /* 2 per node (ns, count) when profiling, else NULL */
     struct cort_huge_arena *weights;   /* packed weights made at creation; freed after the graph */
+    struct cort_prepacked_weights *prepacked;   /* shared packed weights (one reference), or NULL */
     struct cort_trace *trace;      /* chrome-trace profiling (profiler.h), or NULL */
 };
 

@@ -14,6 +14,7 @@
 #include "../../kernels/depthwise.h"
 #include "../../kernels/gemm.h"
 #include "../../../../core/alloc.h"
+#include "../../../../core/prepacked.h"
 
 /* Scratch per task: E planes of this many bytes' worth of expanded rows (at least the window's);
  * smaller bands measured slower, larger ones no faster */
@@ -23,13 +24,51 @@ typedef struct pwdw_state {
     nn_window w;             /* the depthwise conv's window attributes */
     nn_act pw_act;
     nn_gemm_packed pack;     /* Wp as the gemm's A (E x C), packed at creation; k == NULL if not */
+    int shared;              /* pack.data belongs to the session's prepacked-weights container */
 } pwdw_state;
 
 static void pwdw_free(void *state) {
     pwdw_state *s = state;
     if (!s) return;
-    nn_gemm_packed_free(&s->pack);
+    if (!s->shared) nn_gemm_packed_free(&s->pack);
     cort_free(s);
+}
+
+static void pwdw_pack_free(void *obj) {
+    nn_gemm_packed_free(obj);
+    cort_free(obj);
+}
+
+/* Packs Wp[E, C] into s->pack, or finds the pack another session sharing the container made (keyed
+ * by Wp's bytes, E, C and the micro-kernel of the ISA level in force). */
+static cort_status *pwdw_pack(const cort_node *node, pwdw_state *s, const float *wp, size_t E, size_t C) {
+    cort_prepacked_weights *pw = cort_node_prepacked(node);
+    if (!pw) return nn_conv_pack_weights(wp, E, C, 1, &s->pack);
+    const nn_gemm_kernel *k = nn_gemm_best_kernel();
+    cort_prepack_key key;
+    memset(&key, 0, sizeof key);
+    cort_prepack_hash(wp, E * C * sizeof(float), &key);
+    key.kind = CORT_PREPACK_KIND_PWDW;
+    key.params[0] = E;
+    key.params[1] = C;
+    key.params[2] = (uint64_t)(uintptr_t)k;
+    key.params[3] = k ? (uint64_t)k->isa : 0;
+    const nn_gemm_packed *got = cort_prepack_find(pw, &key);
+    if (!got) {
+        nn_gemm_packed *mine = cort_calloc(1, sizeof *mine);
+        if (!mine) return cort_error_oom();
+        cort_huge_arena *prev = cort_huge_arena_bind(NULL);   /* shared packs outlive the session */
+        cort_status *st = nn_conv_pack_weights(wp, E, C, 1, mine);
+        cort_huge_arena_bind(prev);
+        if (st) {
+            cort_free(mine);
+            return st;
+        }
+        if (!(got = cort_prepack_insert(pw, &key, mine, pwdw_pack_free))) return cort_error_oom();
+    }
+    s->pack = *got;
+    s->shared = 1;
+    return NULL;
 }
 
 static cort_status *pwdw_init(const cort_node *node, void **state) {
@@ -45,7 +84,7 @@ static cort_status *pwdw_init(const cort_node *node, void **state) {
         w->shape[2] == 1 && w->shape[3] == 1) {
         const void *wv;
         if ((st = cort_node_const_data(node, 1, &wv))) goto error;
-        if ((st = nn_conv_pack_weights(wv, (size_t)w->shape[0], (size_t)w->shape[1], 1, &s->pack))) goto error;
+        if ((st = pwdw_pack(node, s, wv, (size_t)w->shape[0], (size_t)w->shape[1]))) goto error;
         cort_node_const_input_packed(node, 1);
     }
     *state = s;

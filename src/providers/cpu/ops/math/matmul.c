@@ -6,6 +6,8 @@
 #include "../../kernels/gemm.h"
 #include "../../kernels/int_gemm.h"
 #include "../quant/quant.h"
+#include "../../../../core/alloc.h"
+#include "../../../../core/prepacked.h"
 
 static int64_t bdim(const int64_t *dims, int rank, int nb, int i) {   /* batch dim i of nb (right-aligned) */
     int j = i - (nb - rank);
@@ -89,13 +91,19 @@ typedef struct mm_state {
     nn_gemm_packed bpack;   /* data NULL when B is not a constant float matrix */
     const cort_value *bsrc; /* the constant the pack was made from (it lives as long as the graph) */
     int64_t        bdims[2];
+    int            shared;   /* bpack.data belongs to the session's prepacked-weights container */
 } mm_state;
 
 void nn_mm_free_packed_b(void *state) {
     mm_state *s = state;
     if (!s) return;
-    nn_gemm_packed_free(&s->bpack);
+    if (!s->shared) nn_gemm_packed_free(&s->bpack);
     cort_free(s);
+}
+
+static void mm_pack_free(void *obj) {
+    nn_gemm_packed_free(obj);
+    cort_free(obj);
 }
 
 /* B still in the model file at a misaligned offset (b->ctx: its bytes; b->ld, b->trans as for a
@@ -130,6 +138,7 @@ cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans)
     const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
     cort_status *st = NULL;
     nn_gemm_b gb = { pack_b_bytes, NULL, trans ? K : N, trans, b->lazy_src };
+    const void *bytes = b->lazy_src;
     if (!b->lazy_src) {
         const void *bd;
         st = cort_node_const_data(node, 1, &bd);
@@ -139,12 +148,47 @@ cort_status *nn_mm_init_packed_b(const cort_node *node, void **state, int trans)
             return st;
         }
         gb = nn_gemm_b_matrix(bd, trans ? K : N, trans);
+        bytes = bd;
     }
-    st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
-    if (st) {
-        nn_mm_free_packed_b(s);
-        *state = NULL;
-        return st;
+    cort_prepacked_weights *pw = cort_node_prepacked(node);
+    cort_prepack_key key;
+    const nn_gemm_packed *got = NULL;
+    if (pw) {
+        /* the layout depends on the bytes, K, N, transB and the micro-kernel of the ISA level */
+        const nn_gemm_kernel *k = nn_gemm_best_kernel();
+        memset(&key, 0, sizeof key);
+        cort_prepack_hash(bytes, b->count * sizeof(float), &key);
+        key.kind = CORT_PREPACK_KIND_MATMUL_B;
+        key.params[0] = K;
+        key.params[1] = N;
+        key.params[2] = (uint64_t)trans;
+        key.params[3] = (uint64_t)(uintptr_t)k;
+        key.params[4] = k ? (uint64_t)k->isa : 0;
+        got = cort_prepack_find(pw, &key);
+    }
+    if (!got) {
+        cort_huge_arena *prev = pw ? cort_huge_arena_bind(NULL) : NULL;   /* shared packs outlive the session */
+        st = nn_gemm_pack_b_par(cort_node_init_pool(node), NULL, K, N, &gb, &s->bpack);
+        if (pw) cort_huge_arena_bind(prev);
+        if (st) {
+            nn_mm_free_packed_b(s);
+            *state = NULL;
+            return st;
+        }
+        nn_gemm_packed *mine = pw ? cort_malloc(sizeof *mine) : NULL;
+        if (mine) {   /* else (out of memory for the entry) the session keeps its pack to itself */
+            *mine = s->bpack;
+            memset(&s->bpack, 0, sizeof s->bpack);
+            if (!(got = cort_prepack_insert(pw, &key, mine, mm_pack_free))) {
+                nn_mm_free_packed_b(s);
+                *state = NULL;
+                return cort_error_oom();
+            }
+        }
+    }
+    if (got) {
+        s->bpack = *got;
+        s->shared = 1;
     }
     s->bsrc = b;
     s->bdims[0] = b->shape[0];

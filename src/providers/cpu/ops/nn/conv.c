@@ -5,6 +5,8 @@
 #include "../quant/quant.h"
 #include "../../kernels/winograd.h"
 #include "../../../../graph/graph.h"   /* statically inferred input shapes (slot_info) at init */
+#include "../../../../core/alloc.h"
+#include "../../../../core/prepacked.h"
 
 typedef struct conv_state {
     nn_window w;
@@ -23,18 +25,37 @@ typedef struct conv_state {
     /* Conv only: W^T packed for the transposed small-plane path instead of wpack, when the
      * statically known shape makes that path the faster one (NULL otherwise) */
     nn_gemm_packed  *wpack_t;
+    int shared;   /* wpack, wino and wpack_t belong to the session's prepacked-weights container */
 } conv_state;
+
+/* What a conv packs from its weights, as stored in a prepacked-weights container. */
+typedef struct conv_packs {
+    size_t group;
+    nn_gemm_packed *wpack;
+    nn_wino_weights *wino;
+    nn_gemm_packed *wpack_t;
+} conv_packs;
+
+static void conv_packs_free_parts(size_t group, nn_gemm_packed *wpack, nn_wino_weights *wino, nn_gemm_packed *wpack_t) {
+    if (wpack)
+        for (size_t g = 0; g < group; g++) nn_gemm_packed_free(&wpack[g]);
+    cort_free(wpack);
+    nn_wino_free(wino);
+    cort_free(wino);
+    nn_gemm_packed_free(wpack_t);
+    cort_free(wpack_t);
+}
+
+static void conv_packs_free(void *obj) {
+    conv_packs *p = obj;
+    conv_packs_free_parts(p->group, p->wpack, p->wino, p->wpack_t);
+    cort_free(p);
+}
 
 static void conv_free(void *state) {
     conv_state *s = state;
     if (!s) return;
-    if (s->wpack)
-        for (size_t g = 0; g < (size_t)s->group; g++) nn_gemm_packed_free(&s->wpack[g]);
-    cort_free(s->wpack);
-    nn_wino_free(s->wino);
-    cort_free(s->wino);
-    nn_gemm_packed_free(s->wpack_t);
-    cort_free(s->wpack_t);
+    if (!s->shared) conv_packs_free_parts((size_t)s->group, s->wpack, s->wino, s->wpack_t);
     cort_free(s);
 }
 
@@ -124,6 +145,50 @@ static void conv_packed_from(const cort_node *node, conv_state *s, const cort_va
     cort_node_const_input_packed(node, 1);
 }
 
+/* Packs W into s along the path the per-ISA config and the static shape choose. */
+static cort_status *conv_build_packs(const cort_node *node, conv_state *s, const cort_value *w, const float *wd,
+                                     size_t M, size_t Kg, size_t group) {
+    if (conv_init_winograd(node, s, w, wd)) return s->wino ? NULL : cort_error_oom();
+    if (conv_init_small(node, s, w, wd)) return s->wpack_t ? NULL : cort_error_oom();
+    s->wpack = cort_calloc(group, sizeof *s->wpack);
+    if (!s->wpack) return cort_error_oom();
+    cort_status *st = nn_conv_pack_weights_par(cort_node_init_pool(node), wd, M, Kg, group, s->wpack);
+    if (st) {
+        cort_free(s->wpack);
+        s->wpack = NULL;
+    }
+    return st;
+}
+
+/* The container key of W's packs: its bytes plus everything the packed layout depends on (the
+ * path and tile chosen, the shapes, the micro-kernel of the ISA level in force). */
+static void conv_pack_key(const cort_node *node, const conv_state *s, const cort_value *w, const float *wd,
+                          size_t M, size_t Kg, size_t group, cort_prepack_key *key) {
+    memset(key, 0, sizeof *key);
+    cort_prepack_hash(wd, w->count * sizeof(float), key);
+    key->kind = CORT_PREPACK_KIND_CONV;
+    nn_conv_shape cs;
+    const nn_gemm_kernel *k = nn_gemm_best_kernel();
+    const int st = conv_static_shape(node, s, w, &cs);
+    const int tile = st ? nn_wino_applies(&cs) : 0;
+    const int small = !tile && st && nn_conv_small_prefers(&cs, k);
+    key->params[0] = tile ? 1 : small ? 2 : 3;
+    key->params[1] = (uint64_t)tile;
+    key->params[2] = M;
+    key->params[3] = Kg;
+    key->params[4] = group;
+    key->params[5] = (uint64_t)w->shape[1];
+    key->params[6] = (uint64_t)(uintptr_t)k;
+    key->params[7] = k ? (uint64_t)k->isa : 0;
+}
+
+static void conv_adopt(conv_state *s, const conv_packs *p) {
+    s->wpack = p->wpack;
+    s->wino = p->wino;
+    s->wpack_t = p->wpack_t;
+    s->shared = 1;
+}
+
 static cort_status *conv_init_packed(const cort_node *node, void **state) {
     CORT_TRY(conv_init(node, state));
     conv_state *s = *state;
@@ -143,32 +208,43 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
         return st;
     }
     const float *wd = wv;
-    if (conv_init_winograd(node, s, w, wd)) {
-        if (!s->wino) goto oom;
-        conv_packed_from(node, s, w);
-        return NULL;
+    cort_prepacked_weights *pw = cort_node_prepacked(node);
+    cort_prepack_key key;
+    if (pw) {
+        conv_pack_key(node, s, w, wd, M, Kg, group, &key);
+        const conv_packs *got = cort_prepack_find(pw, &key);
+        if (got) {
+            conv_adopt(s, got);
+            conv_packed_from(node, s, w);
+            return NULL;
+        }
     }
-    if (conv_init_small(node, s, w, wd)) {
-        if (!s->wpack_t) goto oom;
-        conv_packed_from(node, s, w);
-        return NULL;
-    }
-    s->wpack = cort_calloc(group, sizeof *s->wpack);
-    if (!s->wpack) goto oom;
-    st = nn_conv_pack_weights_par(cort_node_init_pool(node), wd, M, Kg, group, s->wpack);
+    /* shared packs must outlive this session: off its huge arena */
+    cort_huge_arena *prev = pw ? cort_huge_arena_bind(NULL) : NULL;
+    st = conv_build_packs(node, s, w, wd, M, Kg, group);
+    if (pw) cort_huge_arena_bind(prev);
     if (st) {
-        cort_free(s->wpack);
-        s->wpack = NULL;
         conv_free(s);
         *state = NULL;
         return st;
     }
+    conv_packs *mine = pw ? cort_malloc(sizeof *mine) : NULL;
+    if (mine) {   /* else (out of memory for the entry) the session keeps its packs to itself */
+        mine->group = group;
+        mine->wpack = s->wpack;
+        mine->wino = s->wino;
+        mine->wpack_t = s->wpack_t;
+        s->wpack = NULL; s->wino = NULL; s->wpack_t = NULL;
+        const conv_packs *got = cort_prepack_insert(pw, &key, mine, conv_packs_free);
+        if (!got) {
+            conv_free(s);
+            *state = NULL;
+            return cort_error_oom();
+        }
+        conv_adopt(s, got);
+    }
     conv_packed_from(node, s, w);
     return NULL;
-oom:
-    conv_free(s);
-    *state = NULL;
-    return cort_error_oom();
 }
 
 static int conv_state_matches(const conv_state *s, const cort_value *w) {
