@@ -57,7 +57,7 @@ for _ in $(seq 100); do grep -q "listening on" "$TMP/serve.out" && break; sleep 
 PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [ -n "$PORT" ] || { cat "$TMP/serve.out"; exit 1; }
 echo "== cort-serve: wrk -t1 -c$CONNS -d${SECS}s, model $NAME, $FORMAT inputs, $THREADS intra-op thread(s), CPU: $(lscpu | sed -n 's/^Model name: *//p')"
-wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" | tee "$TMP/wrk.out"
+wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" | tee "$TMP/wrk.out"
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_request(s|_failures)_total" || true
 kill -TERM $PID
 wait $PID && echo "cort-serve exited 0 after SIGTERM"
