@@ -242,10 +242,11 @@ static void test_loader_forms(void) {
         free(t.p);
     }
     /* wrong packed size: 5 int4 need 3 bytes */
+    const uint8_t five[5] = { packed[0], packed[1], packed[2], 0, 0 };
     pb t = { 0 };
     pb_int(&t, 1, 5);
     pb_int(&t, 2, CORT_TYPE_UINT4);
-    pb_bytes(&t, 9, packed, 5);
+    pb_bytes(&t, 9, five, 5);
     cort_value *v = NULL;
     CHECK_ERR(cort_tensor_parse(t.p, t.n, &v), CORT_ERROR_INVALID_MODEL, "needs 3");
     free(t.p);

@@ -94,12 +94,12 @@ static cort_status *at_infer(cort_infer_ctx *ctx) {
         if (pk->rank != 4 || pk->dims[2] < 0) return NULL;
         past = pk->dims[2];
     }
-    int64_t L = past + g[4];
+    const int64_t L = cort_dim_add(past, g[4]);   /* absurd dims saturate instead of overflowing */
     if (q->rank == 4) {
         int64_t y[4] = { g[0], g[1], g[3], g[6] };
         cort_tinfo_tensor_shape(&ctx->outputs[0], t, y, 4);
     } else {
-        int64_t y[3] = { g[0], g[3], g[1] * g[6] };
+        int64_t y[3] = { g[0], g[3], cort_dim_mul(g[1], g[6]) };
         cort_tinfo_tensor_shape(&ctx->outputs[0], t, y, 3);
     }
     int64_t pkd[4] = { g[0], g[2], L, g[5] }, pvd[4] = { g[0], g[2], L, g[6] }, qkd[4] = { g[0], g[1], g[3], L };
