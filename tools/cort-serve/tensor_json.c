@@ -299,6 +299,8 @@ static const unsigned char k_class[256] = {
     [']'] = C_CLOSE, ['}'] = C_CLOSE, ['"'] = C_QUOTE, [','] = C_COMMA, [':'] = C_COLON,
 };
 
+static const unsigned char k_bracket[256] = { ['['] = 1, ['{'] = 1, [']'] = 1, ['}'] = 1, ['"'] = 1 };
+
 typedef struct lexer {
     const char *s;
     size_t      n, i;
@@ -334,7 +336,14 @@ static int lx_skip(lexer *l) {
     if (c == C_OPEN) {
         size_t depth = 0;
         while (l->i < l->n) {
-            const unsigned char k = k_class[(unsigned char)l->s[l->i]];
+            /* a data array is mostly digits: run over them four at a time */
+            const unsigned char *u = (const unsigned char *)l->s;
+            size_t i = l->i;
+            while (i + 4 <= l->n && !(k_bracket[u[i]] | k_bracket[u[i + 1]] | k_bracket[u[i + 2]] | k_bracket[u[i + 3]])) i += 4;
+            while (i < l->n && !k_bracket[u[i]]) i++;
+            l->i = i;
+            if (i >= l->n) break;
+            const unsigned char k = k_class[u[i]];
             if (k == C_QUOTE) {
                 if (lx_string(l, &b, &e)) return -1;
                 continue;
@@ -447,12 +456,30 @@ static size_t lex_number(const char *s, size_t n, num_token *t) {
     if (i < n && s[i] == '-') { t->neg = 1; i++; }
     if (i >= n) return 0;
     if (s[i] == '0') i++;
-    else if (s[i] >= '1' && s[i] <= '9')
+    else if (s[i] >= '1' && s[i] <= '9') {
+        /* the first 19 digits fit in m whatever they are; past them num_digit keeps count */
+        const size_t stop = n - i > 19 ? i + 19 : n;
+        uint64_t m = 0;
+        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        t->m = m;
+        t->nd = (int)(i - (size_t)t->neg);
         while (i < n && (unsigned)(s[i] - '0') < 10) num_digit(t, s[i++], 0);
-    else return 0;
+    } else return 0;
     if (i < n && s[i] == '.') {
         t->is_int = 0;
         const size_t start = ++i;
+        if (t->m == 0) {
+            /* leading zeros of a fraction only scale it */
+            while (i < n && s[i] == '0') i++;
+            t->e10 -= (int64_t)(i - start);
+        }
+        const size_t room = (size_t)(19 - t->nd), first = i;
+        const size_t stop = n - i > room ? i + room : n;
+        uint64_t m = t->m;
+        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        t->m = m;
+        t->nd += (int)(i - first);
+        t->e10 -= (int64_t)(i - first);
         while (i < n && (unsigned)(s[i] - '0') < 10) num_digit(t, s[i++], 1);
         if (i == start) return 0;
     }
@@ -946,60 +973,126 @@ char *serve_error_json(const char *msg) {
     return s;
 }
 
-static json_t *float_json(double d) {
-    if (isnan(d)) return json_string("NaN");
-    if (isinf(d)) return json_string(d > 0 ? "Infinity" : "-Infinity");
-    return json_real(d);
+/* ---- Responses, written straight into one buffer ------------------------------------------------
+ * No jansson tree per number: reals are printed with snprintf and spelled as jansson spells them (a
+ * '.' or an exponent always present, no '+' or leading zeros in the exponent), with 9 significant
+ * digits (every float32 reads back exactly) or 17 (every double). jansson still escapes
+ * strings and checks their UTF-8. */
+typedef struct sbuf {
+    char  *p;
+    size_t len, cap;
+    int    oom;
+} sbuf;
+
+static char *sb_room(sbuf *b, size_t extra) {
+    if (b->oom) return NULL;
+    if (extra > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->len < extra) {
+            if (cap > SIZE_MAX / 2) { b->oom = 1; return NULL; }
+            cap *= 2;
+        }
+        char *n = realloc(b->p, cap);
+        if (!n) { b->oom = 1; return NULL; }
+        b->p = n;
+        b->cap = cap;
+    }
+    return b->p + b->len;
 }
 
-static json_t *tensor_data_json(const cort_value *v, char *err, size_t errlen, const char *name) {
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    char *d = sb_room(b, n);
+    if (!d) return;
+    memcpy(d, s, n);
+    b->len += n;
+}
+
+static void sb_lit(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* a JSON string; -1 when s is not UTF-8 */
+static int sb_string(sbuf *b, const char *s) {
+    json_t *j = json_string(s);
+    if (!j) return -1;
+    const size_t need = json_dumpb(j, NULL, 0, JSON_ENCODE_ANY);
+    char *d = need ? sb_room(b, need) : NULL;
+    if (d) b->len += json_dumpb(j, d, need, JSON_ENCODE_ANY);
+    else b->oom = 1;
+    json_decref(j);
+    return 0;
+}
+
+static void sb_u64(sbuf *b, uint64_t v, int neg) {
+    char t[24];
+    int k = (int)sizeof t;
+    do {
+        t[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg) t[--k] = '-';
+    sb_put(b, t + k, sizeof t - (size_t)k);
+}
+
+static void sb_i64(sbuf *b, int64_t v) { sb_u64(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0); }
+
+static void sb_real(sbuf *b, double d, int digits) {
+    if (isnan(d)) { sb_lit(b, "\"NaN\""); return; }
+    if (isinf(d)) { sb_lit(b, d > 0 ? "\"Infinity\"" : "\"-Infinity\""); return; }
+    char t[48];
+    int n = snprintf(t, sizeof t - 2, "%.*g", digits, d);
+    if (n <= 0 || n >= (int)sizeof t - 2) { b->oom = 1; return; }
+    char *e = memchr(t, 'e', (size_t)n);
+    if (!e && !memchr(t, '.', (size_t)n)) {
+        memcpy(t + n, ".0", 2);
+        n += 2;
+    } else if (e) {
+        /* "1e+20" -> "1e20", "1e-07" -> "1e-7", as jansson writes them */
+        char *p = e + 1, *q = e + 1;
+        if (*q == '-') *p++ = *q++;
+        else if (*q == '+') q++;
+        while (*q == '0' && q[1]) q++;
+        const size_t rest = (size_t)(t + n - q);
+        memmove(p, q, rest);
+        n = (int)(p + rest - t);
+    }
+    sb_put(b, t, (size_t)n);
+}
+
+static int write_data(sbuf *b, const cort_value *v, int digits, char *err, size_t errlen, const char *name) {
     const cort_type t = cort_tensor_type(v);
     const size_t n = cort_tensor_element_count(v);
     const void *p = cort_tensor_data(v);
-    json_t *a = json_array();
-    if (!a) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = NULL;
+    sb_put(b, "[", 1);
+    for (size_t i = 0; i < n && !b->oom; i++) {
+        if (i) sb_put(b, ",", 1);
         switch (t) {
-        case CORT_TYPE_BOOL: e = json_boolean(((const unsigned char *)p)[i] != 0); break;
-        case CORT_TYPE_UINT8: e = json_integer(((const uint8_t *)p)[i]); break;
-        case CORT_TYPE_INT8: e = json_integer(((const int8_t *)p)[i]); break;
-        case CORT_TYPE_UINT16: e = json_integer(((const uint16_t *)p)[i]); break;
-        case CORT_TYPE_INT16: e = json_integer(((const int16_t *)p)[i]); break;
-        case CORT_TYPE_UINT32: e = json_integer(((const uint32_t *)p)[i]); break;
-        case CORT_TYPE_INT32: e = json_integer(((const int32_t *)p)[i]); break;
-        case CORT_TYPE_INT64: e = json_integer(((const int64_t *)p)[i]); break;
-        case CORT_TYPE_UINT64: {
-            const uint64_t u = ((const uint64_t *)p)[i];
-            e = u <= (uint64_t)INT64_MAX ? json_integer((json_int_t)u) : json_real((double)u);
-            break;
-        }
-        case CORT_TYPE_FLOAT: e = float_json(((const float *)p)[i]); break;
-        case CORT_TYPE_DOUBLE: e = float_json(((const double *)p)[i]); break;
-        case CORT_TYPE_FLOAT16: e = float_json(f16_to_f32(((const uint16_t *)p)[i])); break;
-        case CORT_TYPE_BFLOAT16: e = float_json(bf16_to_f32(((const uint16_t *)p)[i])); break;
+        case CORT_TYPE_BOOL: sb_lit(b, ((const unsigned char *)p)[i] ? "true" : "false"); break;
+        case CORT_TYPE_UINT8: sb_u64(b, ((const uint8_t *)p)[i], 0); break;
+        case CORT_TYPE_INT8: sb_i64(b, ((const int8_t *)p)[i]); break;
+        case CORT_TYPE_UINT16: sb_u64(b, ((const uint16_t *)p)[i], 0); break;
+        case CORT_TYPE_INT16: sb_i64(b, ((const int16_t *)p)[i]); break;
+        case CORT_TYPE_UINT32: sb_u64(b, ((const uint32_t *)p)[i], 0); break;
+        case CORT_TYPE_INT32: sb_i64(b, ((const int32_t *)p)[i]); break;
+        case CORT_TYPE_INT64: sb_i64(b, ((const int64_t *)p)[i]); break;
+        case CORT_TYPE_UINT64: sb_u64(b, ((const uint64_t *)p)[i], 0); break;   /* exact, also above 2^63 */
+        case CORT_TYPE_FLOAT: sb_real(b, ((const float *)p)[i], digits); break;
+        case CORT_TYPE_DOUBLE: sb_real(b, ((const double *)p)[i], digits); break;
+        case CORT_TYPE_FLOAT16: sb_real(b, f16_to_f32(((const uint16_t *)p)[i]), digits); break;
+        case CORT_TYPE_BFLOAT16: sb_real(b, bf16_to_f32(((const uint16_t *)p)[i]), digits); break;
         case CORT_TYPE_STRING: {
             const char *s = ((char *const *)p)[i];
-            e = json_string(s ? s : "");
-            if (!e) {
+            if (sb_string(b, s ? s : "")) {
                 snprintf(err, errlen, "output '%s': element %zu is not valid UTF-8; request it with binary_data", name, i);
-                json_decref(a);
-                return NULL;
+                return -1;
             }
             break;
         }
         default:
             snprintf(err, errlen, "output '%s': element type %s has no v2 datatype", name, cort_type_name(t));
-            json_decref(a);
-            return NULL;
-        }
-        if (!e || json_array_append_new(a, e)) {
-            snprintf(err, errlen, "out of memory");
-            json_decref(a);
-            return NULL;
+            return -1;
         }
     }
-    return a;
+    sb_put(b, "]", 1);
+    return 0;
 }
 
 /* Bytes of an output in the binary extension. */
@@ -1033,21 +1126,23 @@ static void binary_write(const cort_value *v, unsigned char *dst) {
 int serve_build_response(const serve_model *m, const serve_request *req, cort_value *const *outputs,
                          serve_response *resp, char *err, size_t errlen) {
     memset(resp, 0, sizeof *resp);
-    json_t *root = json_object();
-    json_t *outs = json_array();
-    int rc = 500;
+    sbuf b = { 0 };
     size_t bin_total = 0;
-    int need_double = 0;
-    if (!root || !outs) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-    json_object_set_new(root, "model_name", json_string(m->name));
-    json_object_set_new(root, "model_version", json_string(m->version));
+    /* one precision for the whole answer, as jansson's writer had it: 17 digits when an FP64 output
+     * is present (FP16 and BF16 values then read back exactly even as doubles), else 9 */
+    int digits = 9;
+    for (size_t i = 0; i < req->n_outputs; i++)
+        if (cort_value_kind(outputs[i]) == 1 && cort_tensor_type(outputs[i]) == CORT_TYPE_DOUBLE) digits = 17;
+    sb_lit(&b, "{\"model_name\":");
+    if (sb_string(&b, m->name)) sb_lit(&b, "\"\"");
+    sb_lit(&b, ",\"model_version\":");
+    if (sb_string(&b, m->version)) sb_lit(&b, "\"\"");
     if (req->id) {
-        json_t *jid = json_string(req->id);
-        if (jid) json_object_set_new(root, "id", jid);
+        const size_t at = b.len;
+        sb_lit(&b, ",\"id\":");
+        if (sb_string(&b, req->id)) b.len = at;
     }
+    sb_lit(&b, ",\"outputs\":[");
     for (size_t i = 0; i < req->n_outputs; i++) {
         const cort_value *v = outputs[i];
         const char *name = req->output_names[i];
@@ -1060,70 +1155,51 @@ int serve_build_response(const serve_model *m, const serve_request *req, cort_va
             snprintf(err, errlen, "output '%s': element type %s has no v2 datatype", name, cort_type_name(cort_tensor_type(v)));
             goto fail;
         }
-        if (cort_tensor_type(v) == CORT_TYPE_DOUBLE) need_double = 1;
-        json_t *o = json_object();
-        json_t *shape = json_array();
-        if (!o || !shape) {
-            json_decref(o);
-            json_decref(shape);
-            snprintf(err, errlen, "out of memory");
-            goto fail;
+        sb_lit(&b, i ? ",{\"name\":" : "{\"name\":");
+        if (sb_string(&b, name)) sb_lit(&b, "\"\"");
+        sb_lit(&b, ",\"datatype\":\"");
+        sb_lit(&b, dt);
+        sb_lit(&b, "\",\"shape\":[");
+        for (size_t d = 0; d < cort_tensor_rank(v); d++) {
+            if (d) sb_put(&b, ",", 1);
+            sb_i64(&b, cort_tensor_shape(v)[d]);
         }
-        json_array_append_new(outs, o);
-        json_object_set_new(o, "name", json_string(name));
-        json_object_set_new(o, "datatype", json_string(dt));
-        for (size_t d = 0; d < cort_tensor_rank(v); d++) json_array_append_new(shape, json_integer(cort_tensor_shape(v)[d]));
-        json_object_set_new(o, "shape", shape);
+        sb_put(&b, "]", 1);
         if (req->output_binary[i]) {
             const size_t size = binary_size(v);
-            json_t *p = json_object();
-            if (!p) {
-                snprintf(err, errlen, "out of memory");
-                goto fail;
-            }
-            json_object_set_new(p, "binary_data_size", json_integer((json_int_t)size));
-            json_object_set_new(o, "parameters", p);
+            sb_lit(&b, ",\"parameters\":{\"binary_data_size\":");
+            sb_u64(&b, size, 0);
+            sb_put(&b, "}", 1);
             bin_total += size;
         } else {
-            json_t *data = tensor_data_json(v, err, errlen, name);
-            if (!data) goto fail;
-            json_object_set_new(o, "data", data);
+            sb_lit(&b, ",\"data\":");
+            if (write_data(&b, v, digits, err, errlen, name)) goto fail;
         }
+        sb_put(&b, "}", 1);
     }
-    json_object_set_new(root, "outputs", outs);
-    outs = NULL;
-    /* 9 significant digits give every float32 back exactly; float64 needs 17 */
-    char *js = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(need_double ? 17 : 9));
-    if (!js) {
+    sb_lit(&b, "]}");
+    const size_t jlen = b.len;
+    if (bin_total) {
+        unsigned char *dst = (unsigned char *)sb_room(&b, bin_total);
+        if (dst) {
+            for (size_t i = 0; i < req->n_outputs; i++)
+                if (req->output_binary[i]) {
+                    binary_write(outputs[i], dst);
+                    dst += binary_size(outputs[i]);
+                }
+            b.len += bin_total;
+        }
+    } else sb_room(&b, 1);
+    if (b.oom) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    const size_t jlen = strlen(js);
-    if (bin_total) {
-        char *all = malloc(jlen + bin_total);
-        if (!all) {
-            free(js);
-            snprintf(err, errlen, "out of memory");
-            goto fail;
-        }
-        memcpy(all, js, jlen);
-        free(js);
-        unsigned char *dst = (unsigned char *)all + jlen;
-        for (size_t i = 0; i < req->n_outputs; i++)
-            if (req->output_binary[i]) {
-                binary_write(outputs[i], dst);
-                dst += binary_size(outputs[i]);
-            }
-        resp->body = all;
-        resp->length = jlen + bin_total;
-    } else {
-        resp->body = js;
-        resp->length = jlen;
-    }
+    if (!bin_total) b.p[b.len] = 0;   /* callers may treat a JSON-only body as a string */
+    resp->body = b.p;
+    resp->length = b.len;
     resp->json_length = jlen;
-    rc = 0;
+    return 0;
 fail:
-    json_decref(outs);
-    json_decref(root);
-    return rc;
+    free(b.p);
+    return 500;
 }
