@@ -57,7 +57,15 @@ for _ in $(seq 100); do grep -q "listening on" "$TMP/serve.out" && break; sleep 
 PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [ -n "$PORT" ] || { cat "$TMP/serve.out"; exit 1; }
 echo "== cort-serve: wrk -t1 -c$CONNS -d${SECS}s, model $NAME, $FORMAT inputs, $THREADS intra-op thread(s), CPU: $(lscpu | sed -n 's/^Model name: *//p')"
-wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" | tee "$TMP/wrk.out"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+C0=$(cpu_ticks $PID)
+/usr/bin/time -f "wrk CPU: %U s user + %S s system" \
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" 2>&1 | tee "$TMP/wrk.out"
+C1=$(cpu_ticks $PID)
+# server CPU per request (user + system of the cort-serve process): on a machine shared with wrk and
+# other work this compares more fairly with the in-process CPU per run than throughput does
+REQS=$(awk '/requests in/{print $1}' "$TMP/wrk.out")
+awk -v t=$((C1 - C0)) -v hz="$(getconf CLK_TCK)" -v n="$REQS" 'BEGIN { printf "cort-serve CPU: %.2f s = %.1f us per request\n", t / hz, n ? t / hz / n * 1e6 : 0 }'
 curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_request(s|_failures)_total" || true
 kill -TERM $PID
 wait $PID && echo "cort-serve exited 0 after SIGTERM"
