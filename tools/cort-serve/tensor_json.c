@@ -450,8 +450,13 @@ static void num_digit(num_token *t, int c, int frac) {
 
 /* One JSON number (RFC 8259 grammar) at s[0..n): its length, 0 when it is not one. */
 static size_t lex_number(const char *s, size_t n, num_token *t) {
-    memset(t, 0, sizeof *t);
+    /* field by field: a memset here compiled to rep stos, 15% of the scan */
+    t->neg = 0;
     t->is_int = 1;
+    t->truncated = 0;
+    t->nd = 0;
+    t->m = 0;
+    t->e10 = 0;
     size_t i = 0;
     if (i < n && s[i] == '-') { t->neg = 1; i++; }
     if (i >= n) return 0;
