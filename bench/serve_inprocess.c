@@ -1,6 +1,7 @@
 /* The in-process baseline for cort-serve's load test: keeps CONC cort_session_run_async calls in
  * flight on one session for SECONDS and reports throughput and latency percentiles, with the same
- * session settings cort-serve uses by default (1 intra-op thread per session, spinning off).
+ * session settings cort-serve uses by default (1 intra-op thread per session, spinning off). Also
+ * prints the process's CPU time per run, which serve_load.sh sets next to cort-serve's.
  *
  *   cort_serve_inprocess MODEL.onnx [CONC=64] [SECONDS=30] [THREADS=1] */
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include "bench_inputs.h"
 
 static double now_s(void) {
@@ -101,6 +103,8 @@ int main(int argc, char **argv) {
     st.lat = malloc(st.cap * sizeof *st.lat);
     pthread_mutex_init(&st.mu, NULL);
     pthread_cond_init(&st.cv, NULL);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     const double t0 = now_s();
     st.end = t0 + secs;
     st.active = conc;
@@ -109,10 +113,15 @@ int main(int argc, char **argv) {
     while (st.active > 0) pthread_cond_wait(&st.cv, &st.mu);
     pthread_mutex_unlock(&st.mu);
     const double el = now_s() - t0;
+    getrusage(RUSAGE_SELF, &ru1);
+    /* CPU time, not wall time, is what compares fairly on a machine shared with other work */
+    const double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                       (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e-6;
     qsort(st.lat, st.done, sizeof *st.lat, cmp);
-    printf("in-process run_async: %d in flight, %.1f s: %zu runs, %zu failed, %.1f runs/s, p50 %.2f ms, p99 %.2f ms\n", conc, el,
-           st.done, st.failed, (double)st.done / el, st.done ? st.lat[st.done / 2] * 1e3 : 0,
-           st.done ? st.lat[(size_t)((double)st.done * 0.99)] * 1e3 : 0);
+    printf("in-process run_async: %d in flight, %.1f s: %zu runs, %zu failed, %.1f runs/s, p50 %.2f ms, p99 %.2f ms, "
+           "CPU %.2f s = %.1f us per run\n", conc, el, st.done, st.failed, (double)st.done / el,
+           st.done ? st.lat[st.done / 2] * 1e3 : 0, st.done ? st.lat[(size_t)((double)st.done * 0.99)] * 1e3 : 0, cpu,
+           st.done ? cpu / (double)st.done * 1e6 : 0);
     for (size_t i = 0; i < st.n_in; i++) cort_value_release(st.ins[i]);
     cort_session_release(st.s);
     free(st.lat);

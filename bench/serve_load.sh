@@ -3,6 +3,7 @@
 #
 #   bench/serve_load.sh BUILD MODEL.onnx [CONNECTIONS=64] [SECONDS=30] [THREADS=1]
 #   FORMAT=binary bench/serve_load.sh ...   (inputs in the binary tensor data extension; default json)
+#   SERVE_ARGS="--max-batch 32" bench/serve_load.sh ...   (more cort-serve options)
 #
 # Starts BUILD/bin/cort-serve on a free loopback port with MODEL (symbolic dimensions = 1, random
 # float inputs, JSON body), runs `wrk -t1 -cCONNECTIONS -dSECONDS --latency` against its infer
@@ -51,14 +52,22 @@ print("request body: %d bytes" % len(body))
 PY
 NAME=$(basename "$MODEL" .onnx)
 [ "$NAME" = model ] && NAME=$(basename "$(dirname "$MODEL")")
-"$BUILD/bin/cort-serve" --host 127.0.0.1 --port 0 --threads "$THREADS" --max-queue 100000 "$NAME=$MODEL" >"$TMP/serve.out" 2>&1 &
+"$BUILD/bin/cort-serve" --host 127.0.0.1 --port 0 --threads "$THREADS" --max-queue 100000 ${SERVE_ARGS:-} "$NAME=$MODEL" >"$TMP/serve.out" 2>&1 &
 PID=$!
 for _ in $(seq 100); do grep -q "listening on" "$TMP/serve.out" && break; sleep 0.1; done
 PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serve.out")
 [ -n "$PORT" ] || { cat "$TMP/serve.out"; exit 1; }
 echo "== cort-serve: wrk -t1 -c$CONNS -d${SECS}s, model $NAME, $FORMAT inputs, $THREADS intra-op thread(s), CPU: $(lscpu | sed -n 's/^Model name: *//p')"
-wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" | tee "$TMP/wrk.out"
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_request(s|_failures)_total" || true
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+C0=$(cpu_ticks $PID)
+/usr/bin/time -f "wrk CPU: %U s user + %S s system" \
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" 2>&1 | tee "$TMP/wrk.out"
+C1=$(cpu_ticks $PID)
+# server CPU per request (user + system of the cort-serve process): on a machine shared with wrk and
+# other work this compares more fairly with the in-process CPU per run than throughput does
+REQS=$(awk '/requests in/{print $1}' "$TMP/wrk.out")
+awk -v t=$((C1 - C0)) -v hz="$(getconf CLK_TCK)" -v n="$REQS" 'BEGIN { printf "cort-serve CPU: %.2f s = %.1f us per request\n", t / hz, n ? t / hz / n * 1e6 : 0 }'
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_(requests|request_failures|batches|batched_requests)_total" || true
 kill -TERM $PID
 wait $PID && echo "cort-serve exited 0 after SIGTERM"
 echo "== in-process: $CONNS run_async calls in flight for ${SECS}s"

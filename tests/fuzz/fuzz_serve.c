@@ -3,7 +3,9 @@
  * cannot hold, splits it: what precedes is the JSON header, what follows the binary tensor data
  * (Inference-Header-Content-Length). The first byte picks one of tests/fuzz/serve_models/ (an Identity
  * per v2 datatype, and an Add with two outputs) and is not part of the body; a request that parses is
- * run and its response built, so both directions are fuzzed. */
+ * run and its response built, so both directions are fuzzed. Every body is also parsed with
+ * jansson alone (json_fast_path_off), which must give the same result bit for bit, or the same error
+ * message. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     serve_request req;
     memset(&req, 0, sizeof req);
     char err[1024];
-    if (serve_parse_request(m, body, header + bin, header, &limits, &req, err, sizeof err) == 0) {
+    err[0] = 0;
+    const int rc = serve_parse_request(m, body, header + bin, header, &limits, &req, err, sizeof err);
+    /* jansson alone must give the same answer: the fast path for data arrays changes nothing */
+    {
+        serve_limits slow_limits = limits;
+        slow_limits.json_fast_path_off = 1;
+        serve_request slow;
+        memset(&slow, 0, sizeof slow);
+        char slow_err[1024];
+        slow_err[0] = 0;
+        const int slow_rc = serve_parse_request(m, body, header + bin, header, &slow_limits, &slow, slow_err, sizeof slow_err);
+        if (slow_rc != rc || (rc && strcmp(err, slow_err) != 0)) abort();
+        if (rc == 0) {
+            if (slow.n_inputs != req.n_inputs || slow.n_outputs != req.n_outputs) abort();
+            if ((slow.id == NULL) != (req.id == NULL) || (slow.id && strcmp(slow.id, req.id) != 0)) abort();
+            for (size_t i = 0; i < req.n_inputs; i++) {
+                const cort_value *a = req.inputs[i], *b = slow.inputs[i];
+                if (req.input_names[i] != slow.input_names[i] || cort_tensor_type(a) != cort_tensor_type(b) ||
+                    cort_tensor_rank(a) != cort_tensor_rank(b) ||
+                    memcmp(cort_tensor_shape(a), cort_tensor_shape(b), cort_tensor_rank(a) * sizeof(int64_t)) != 0)
+                    abort();
+                if (cort_tensor_type(a) == CORT_TYPE_STRING) {
+                    char *const *x = cort_tensor_data(a), *const *y = cort_tensor_data(b);
+                    for (size_t k = 0; k < cort_tensor_element_count(a); k++)
+                        if (strcmp(x[k] ? x[k] : "", y[k] ? y[k] : "") != 0) abort();
+                } else if (cort_tensor_bytes(a) && memcmp(cort_tensor_data(a), cort_tensor_data(b), cort_tensor_bytes(a)) != 0)
+                    abort();   /* bit patterns: NaN payloads and -0 included */
+            }
+            for (size_t i = 0; i < req.n_outputs; i++)
+                if (req.output_names[i] != slow.output_names[i] || req.output_binary[i] != slow.output_binary[i]) abort();
+        }
+        serve_request_free(&slow);
+    }
+    if (rc == 0) {
         cort_value *outs[32] = { 0 };
         cort_status *st = cort_session_run(m->session, NULL, (const char *const *)req.input_names, req.inputs,
                                            req.n_inputs, req.output_names, req.n_outputs, outs);

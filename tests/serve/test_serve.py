@@ -461,3 +461,177 @@ def test_command_line_models_and_bad_repository(tmp_path):
     (tmp_path / "m" / "config").write_text("threads = lots\n")
     p = subprocess.run([SERVE, "--port", "0", "--model-repository", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "config:1: bad value 'lots' for 'threads'" in p.stderr
+
+
+# ---- the JSON fast path: data arrays scanned straight into tensors, responses written by hand ----
+
+
+def single_identity_model(dt):
+    """x_T -> y_T, shape [N, 3], for one datatype (the fast-path tests send one input at a time)."""
+    et = TYPES[dt][0]
+    g = helper.make_graph([helper.make_node("Identity", ["x_" + dt], ["y_" + dt])], "id_" + dt,
+                          [helper.make_tensor_value_info("x_" + dt, et, ["N", 3])],
+                          [helper.make_tensor_value_info("y_" + dt, et, ["N", 3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def fast(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fastrepo")
+    for dt in TYPES:
+        save(single_identity_model(dt), str(d / ("id_" + dt) / "1" / "model.onnx"))
+    save(add_model(1), str(d / "add" / "1" / "model.onnx"))
+    s = Server(["--model-repository", str(d), "--max-body-bytes", "1048576", "--max-elements", "1000000"])
+    yield s
+    rc, _, err = s.stop()
+    assert rc == 0, err
+
+
+def extreme_floats32(rng, n):
+    """Random float32 bit patterns (every exponent, subnormals included) and the edge values."""
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    a = bits.view(np.float32)
+    a = a[np.isfinite(a)]
+    edges = np.array([0.0, -0.0, 1.0, -1.0, np.finfo(np.float32).max, -np.finfo(np.float32).max,
+                      np.finfo(np.float32).tiny, np.finfo(np.float32).smallest_subnormal,
+                      -np.finfo(np.float32).smallest_subnormal, 3.4028235e38, 1.1754942e-38, 16777217.0, 0.1], np.float32)
+    return np.concatenate([edges, a]).astype(np.float32)
+
+
+def binary_outputs(r):
+    hlen = int(r.headers["Inference-Header-Content-Length"])
+    meta = json.loads(r.content[:hlen])
+    out, at = {}, hlen
+    for o in meta["outputs"]:
+        size = o["parameters"]["binary_data_size"]
+        out[o["name"]] = r.content[at:at + size]
+        at += size
+    return out
+
+
+def post_raw(server, model, text, **kw):
+    return requests.post(server.url + "/v2/models/%s/infer" % model, data=text.encode(), **kw)
+
+
+@pytest.mark.parametrize("spelling", ["repr", "%.9g", "%.17g", "%.6e", "%.12E"])
+def test_json_fp32_values_exact(fast, spelling):
+    """Every spelling reads as the correctly rounded double narrowed to float32 (what jansson's path
+    and numpy give); the JSON answer reads back to the same bits."""
+    rng = np.random.default_rng(7)
+    a = extreme_floats32(rng, 3000)
+    a = a[: len(a) // 3 * 3]
+    text = [repr(float(v)) if spelling == "repr" else spelling % float(v) for v in a]
+    # correctly rounded double -> float32; an integer token is a JSON integer, so "-0" is 0 (jansson's reading)
+    want = np.array([np.float32(float(int(t)) if t.lstrip("-").isdigit() else float(t)) for t in text], np.float32)
+    body = '{"inputs":[{"name":"x_FP32","shape":[%d,3],"datatype":"FP32","data":[%s]}],' \
+           '"outputs":[{"name":"y_FP32"}]}' % (len(a) // 3, ",".join(text))
+    r = post_raw(fast, "id_FP32", body)
+    assert r.status_code == 200, r.text
+    got = np.array(r.json()["outputs"][0]["data"], np.float64).astype(np.float32)
+    assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()   # -0 and subnormals included
+    # binary output: the tensor itself, before the writer
+    body = body.replace('"outputs":[{"name":"y_FP32"}]', '"outputs":[{"name":"y_FP32","parameters":{"binary_data":true}}]')
+    r = post_raw(fast, "id_FP32", body)
+    got = np.frombuffer(binary_outputs(r)["y_FP32"], np.float32)
+    assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+
+
+def test_json_fp64_and_special_values_exact(fast):
+    rng = np.random.default_rng(8)
+    bits = rng.integers(0, 1 << 63, 3000, dtype=np.int64).astype(np.uint64) | (rng.integers(0, 2, 3000).astype(np.uint64) << 63)
+    a = bits.view(np.float64)
+    a = np.concatenate([[0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 9007199254740993.0,
+                         0.1, 123456789012345678.0], a[np.isfinite(a)]])
+    a = a[: len(a) // 3 * 3]
+    data = ",".join(repr(float(v)) for v in a)
+    body = '{"inputs":[{"name":"x_FP64","shape":[%d,3],"datatype":"FP64","data":[%s]}],"outputs":[{"name":"y_FP64"}]}' % (len(a) // 3, data)
+    r = post_raw(fast, "id_FP64", body)
+    assert r.status_code == 200, r.text
+    got = np.array(r.json()["outputs"][0]["data"], np.float64)
+    assert got.view(np.uint64).tolist() == a.view(np.uint64).tolist()
+    # NaN and infinities as the strings v2 uses, integers spelled for reals, -0 as an integer is +0
+    special = '["NaN","Infinity","-Infinity",-0,-0.0,7]'
+    for dt, npt in [("FP32", np.float32), ("FP64", np.float64), ("FP16", np.float16)]:
+        body = '{"inputs":[{"name":"x_%s","shape":[2,3],"datatype":"%s","data":%s}],' \
+               '"outputs":[{"name":"y_%s","parameters":{"binary_data":true}}]}' % (dt, dt, special, dt)
+        r = post_raw(fast, "id_" + dt, body)
+        assert r.status_code == 200, r.text
+        got = np.frombuffer(binary_outputs(r)["y_" + dt], npt)
+        assert np.isnan(got[0]) and got[1] == np.inf and got[2] == -np.inf and got[5] == 7
+        assert not np.signbit(got[3]) and np.signbit(got[4])
+        r = post_raw(fast, "id_" + dt, body.replace(',"parameters":{"binary_data":true}', ""))
+        assert r.json()["outputs"][0]["data"][:3] == ["NaN", "Infinity", "-Infinity"]
+
+
+def test_json_integers_at_their_limits(fast):
+    limits = {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "UINT16": (0, 65535),
+              "INT32": (-2 ** 31, 2 ** 31 - 1), "UINT32": (0, 2 ** 32 - 1), "INT64": (-2 ** 63, 2 ** 63 - 1), "UINT64": (0, 2 ** 63 - 1)}
+    for dt, (lo, hi) in limits.items():
+        data = [lo, hi, 0, lo + 1, hi - 1, 1]
+        r = infer(fast, "id_" + dt, {"inputs": [{"name": "x_" + dt, "shape": [2, 3], "datatype": dt, "data": data}],
+                                    "outputs": [{"name": "y_" + dt}]})
+        assert r.status_code == 200, r.text
+        assert r.json()["outputs"][0]["data"] == data
+        for bad in (lo - 1, hi + 1):
+            r = infer(fast, "id_" + dt, {"inputs": [{"name": "x_" + dt, "shape": [1, 3], "datatype": dt, "data": [0, bad, 0]}]})
+            assert r.status_code == 400, (dt, bad, r.text)
+            assert "element 1" in r.json()["error"] or "malformed JSON" in r.json()["error"]
+    # UINT64 above 2^63 - 1 goes in binary and comes back as an exact JSON integer
+    big = np.array([[2 ** 64 - 1, 2 ** 63, 5]], np.uint64)
+    header = json.dumps({"inputs": [{"name": "x_UINT64", "shape": [1, 3], "datatype": "UINT64",
+                                     "parameters": {"binary_data_size": 24}}], "outputs": [{"name": "y_UINT64"}]}).encode()
+    r = requests.post(fast.url + "/v2/models/id_UINT64/infer", data=header + big.tobytes(),
+                      headers={"Inference-Header-Content-Length": str(len(header))})
+    assert r.status_code == 200 and r.json()["outputs"][0]["data"] == [2 ** 64 - 1, 2 ** 63, 5]
+
+
+def test_json_nested_flat_whitespace_and_huge(fast):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    forms = [a.tolist(), a.flatten().tolist(), [a.tolist()], [[[v] for v in row] for row in a.tolist()], [[], a.tolist(), [[]]]]
+    for data in forms:
+        r = infer(fast, "id_FP32", {"inputs": [{"name": "x_FP32", "shape": [4, 3], "datatype": "FP32", "data": data}],
+                                    "outputs": [{"name": "y_FP32"}]})
+        assert r.status_code == 200, r.text
+        np.testing.assert_array_equal(np.array(r.json()["outputs"][0]["data"], np.float32), a.flatten())
+    text = '{ "inputs" : [ { "data" :\n [ [ 1 ,\t2,3 ]\r\n,[4 , 5, 6 ] ] , "name":"x_INT32","shape":[2,3],"datatype":"INT32"} ] }'
+    r = post_raw(fast, "id_INT32", text)
+    assert r.status_code == 200, r.text
+    assert r.json()["outputs"][0]["data"] == [1, 2, 3, 4, 5, 6]
+    # a large tensor (about 0.7 MB of JSON): every value arrives
+    n = 20000
+    b = rng.standard_normal((n, 3)).astype(np.float32)
+    body = '{"inputs":[{"name":"x_FP32","shape":[%d,3],"datatype":"FP32","data":[%s]}],' \
+           '"outputs":[{"name":"y_FP32","parameters":{"binary_data":true}}]}' % (n, ",".join("%.9g" % v for v in b.flatten()))
+    assert len(body) < 1048576
+    r = post_raw(fast, "id_FP32", body)
+    assert r.status_code == 200, r.text
+    np.testing.assert_array_equal(np.frombuffer(binary_outputs(r)["y_FP32"], np.float32), b.flatten())
+
+
+@pytest.mark.parametrize("data,fragment", [
+    ("[1,2,3,4,]", "malformed JSON"), ("[1,2,,4]", "malformed JSON"), ("[1 2,3,4]", "malformed JSON"),
+    ("[01,2,3,4]", "malformed JSON"), ("[1.,2,3,4]", "malformed JSON"), ("[.5,2,3,4]", "malformed JSON"),
+    ("[1e,2,3,4]", "malformed JSON"), ("[-,2,3,4]", "malformed JSON"), ("[+1,2,3,4]", "malformed JSON"),
+    ("[0x10,2,3,4]", "malformed JSON"), ("[1.2.3,2,3,4]", "malformed JSON"), ("[NaN,2,3,4]", "malformed JSON"),
+    ("[Infinity,2,3,4]", "malformed JSON"), ("[1e999,2,3,4]", "malformed JSON"), ("[1,2,3,4", "malformed JSON"),
+    ("[[1,2],[3,4]]]", "malformed JSON"), ('[1,2,"nan",4]', "element 2 is not a number"),
+    ("[1,2,true,4]", "element 2 is not a number"), ("[1,2,null,4]", "element 2 is not a number"),
+    ("[1,2,{},4]", "element 2 is not a number"), ("[1,2,3]", "holds 3 elements but shape needs 4"),
+    ("[1,2,3,4,5]", "holds 5 elements but shape needs 4"), ("[" * 18 + "1,2,3,4" + "]" * 18, "nested deeper"),
+])
+def test_json_malformed_numbers_get_400(fast, data, fragment):
+    body = '{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":%s}]}' % data
+    r = post_raw(fast, "add/versions/1", body)
+    assert r.status_code == 400, r.text
+    assert fragment in r.json()["error"], r.json()["error"]
+
+
+def test_json_duplicate_and_odd_keys(fast):
+    # a duplicate "data" key is jansson's error; an escaped key name still means "data"
+    r = post_raw(fast, "add/versions/1", '{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":[1,2,3,4],"data":[1,2,3,4]}]}')
+    assert r.status_code == 400 and "duplicate" in r.json()["error"], r.text
+    r = post_raw(fast, "add/versions/1", '{"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","d\\u0061ta":[1,2,3,4]}]}')
+    assert r.status_code == 200 and r.json()["outputs"][0]["data"] == [2.0, 3.0, 4.0, 5.0], r.text
+    r = post_raw(fast, "add/versions/1", '{"id":"a\\"b","inputs":[{"data":[1,2,3,4],"name":"x","shape":[1,4],"datatype":"FP32"}]}')
+    assert r.status_code == 200 and r.json()["id"] == 'a"b', r.text

@@ -278,6 +278,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             x->state = 2;   /* answered: the body is never read */
             return send_error(srv, c, 413, err);
         }
+        /* one buffer of the announced size: no growing and copying while a large body arrives
+         * (a body longer than announced, which HTTP does not allow anyway, still grows it) */
+        const unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
+        if (announced > 0) {
+            x->body = malloc((size_t)announced);
+            if (x->body) x->cap = (size_t)announced;
+        }
         return MHD_YES;
     }
     if (x->state == 2) {

@@ -93,6 +93,7 @@ typedef struct serve_request {
 /* Limits the parser enforces before allocating anything. */
 typedef struct serve_limits {
     uint64_t max_elements;          /* per input tensor */
+    int      json_fast_path_off;    /* 1: jansson parses all of the JSON (tests compare the two paths) */
 } serve_limits;
 
 /* Parses body[0..length) (header_length: Inference-Header-Content-Length, or length when the body

@@ -276,8 +276,397 @@ static int get_bool_param(const json_t *params, const char *key, int *out) {
     return 1;
 }
 
+/* ---- The JSON fast path for the data arrays ------------------------------------------------------
+ * jansson builds a tree with one allocation per number and reads each with strtod: on a 16 KB MLP
+ * request that was 70% of the server's CPU. The data arrays, which are nearly all of a request,
+ * are instead cut out of the text, and scanned into the tensor by the code below once the envelope
+ * (parsed by jansson) has given their datatype and shape. The values are exactly those jansson's path
+ * gives: integers as 64-bit integers, reals as the correctly rounded double (what strtod returns),
+ * narrowed to the element type the same way. */
+
+#define FAST_FALLBACK (-1)   /* not taken by the fast path: parse again with jansson alone */
+#define MAX_SPANS 64
+
+typedef struct data_span {
+    size_t input;            /* index in the request's inputs array */
+    size_t begin, end;       /* the array's text, '[' to ']' inclusive */
+} data_span;
+
+/* character classes for skipping text that jansson or scan_data validate later */
+enum { C_OTHER = 0, C_WS = 1, C_OPEN = 2, C_CLOSE = 3, C_QUOTE = 4, C_COMMA = 5, C_COLON = 6 };
+static const unsigned char k_class[256] = {
+    [' '] = C_WS, ['\t'] = C_WS, ['\n'] = C_WS, ['\r'] = C_WS, ['['] = C_OPEN, ['{'] = C_OPEN,
+    [']'] = C_CLOSE, ['}'] = C_CLOSE, ['"'] = C_QUOTE, [','] = C_COMMA, [':'] = C_COLON,
+};
+
+static const unsigned char k_bracket[256] = { ['['] = 1, ['{'] = 1, [']'] = 1, ['}'] = 1, ['"'] = 1 };
+
+typedef struct lexer {
+    const char *s;
+    size_t      n, i;
+} lexer;
+
+static void lx_ws(lexer *l) {
+    while (l->i < l->n && k_class[(unsigned char)l->s[l->i]] == C_WS) l->i++;
+}
+
+/* at '"': moves past the closing quote; *b, *e delimit the raw contents */
+static int lx_string(lexer *l, size_t *b, size_t *e) {
+    size_t i = l->i + 1;
+    *b = i;
+    while (i < l->n) {
+        const char c = l->s[i];
+        if (c == '"') {
+            *e = i;
+            l->i = i + 1;
+            return 0;
+        }
+        i += c == '\\' ? 2 : 1;
+    }
+    return -1;
+}
+
+/* Skips one value without validating it (brackets and strings only matter). */
+static int lx_skip(lexer *l) {
+    lx_ws(l);
+    if (l->i >= l->n) return -1;
+    size_t b, e;
+    const unsigned char c = k_class[(unsigned char)l->s[l->i]];
+    if (c == C_QUOTE) return lx_string(l, &b, &e);
+    if (c == C_OPEN) {
+        size_t depth = 0;
+        while (l->i < l->n) {
+            /* a data array is mostly digits: run over them four at a time */
+            const unsigned char *u = (const unsigned char *)l->s;
+            size_t i = l->i;
+            while (i + 4 <= l->n && !(k_bracket[u[i]] | k_bracket[u[i + 1]] | k_bracket[u[i + 2]] | k_bracket[u[i + 3]])) i += 4;
+            while (i < l->n && !k_bracket[u[i]]) i++;
+            l->i = i;
+            if (i >= l->n) break;
+            const unsigned char k = k_class[u[i]];
+            if (k == C_QUOTE) {
+                if (lx_string(l, &b, &e)) return -1;
+                continue;
+            }
+            l->i++;
+            if (k == C_OPEN) depth++;
+            else if (k == C_CLOSE && --depth == 0) return 0;
+        }
+        return -1;
+    }
+    const size_t start = l->i;
+    while (l->i < l->n && k_class[(unsigned char)l->s[l->i]] == C_OTHER) l->i++;
+    return l->i > start ? 0 : -1;
+}
+
+static int lx_key_is(const lexer *l, size_t b, size_t e, const char *key) {
+    return e - b == strlen(key) && memcmp(l->s + b, key, e - b) == 0;
+}
+
+/* Finds the text of every inputs[i].data that is an array. For valid JSON the walk is exact; for
+ * anything else what it finds is harmless: the envelope goes to jansson and the arrays to scan_data,
+ * which between them refuse whatever is not JSON (and the request then takes jansson's path). */
+static int find_data_spans(const char *s, size_t n, data_span *spans, size_t *n_spans) {
+    lexer l = { s, n, 0 };
+    size_t b, e;
+    lx_ws(&l);
+    if (l.i >= n || s[l.i] != '{') return -1;
+    l.i++;
+    for (;;) {
+        lx_ws(&l);
+        if (l.i >= n) return -1;
+        if (s[l.i] == '}') return 0;
+        if (s[l.i] == ',') { l.i++; continue; }
+        if (s[l.i] != '"' || lx_string(&l, &b, &e)) return -1;
+        const int is_inputs = lx_key_is(&l, b, e, "inputs");
+        lx_ws(&l);
+        if (l.i >= n || s[l.i] != ':') return -1;
+        l.i++;
+        lx_ws(&l);
+        if (!is_inputs || l.i >= n || s[l.i] != '[') {
+            if (lx_skip(&l)) return -1;
+            continue;
+        }
+        l.i++;
+        for (size_t index = 0;; index++) {
+            lx_ws(&l);
+            if (l.i >= n) return -1;
+            if (s[l.i] == ']') { l.i++; break; }
+            if (s[l.i] != '{') {
+                if (lx_skip(&l)) return -1;
+            } else {
+                l.i++;
+                for (;;) {
+                    lx_ws(&l);
+                    if (l.i >= n) return -1;
+                    if (s[l.i] == '}') { l.i++; break; }
+                    if (s[l.i] == ',') { l.i++; continue; }
+                    if (s[l.i] != '"' || lx_string(&l, &b, &e)) return -1;
+                    const int is_data = lx_key_is(&l, b, e, "data");
+                    lx_ws(&l);
+                    if (l.i >= n || s[l.i] != ':') return -1;
+                    l.i++;
+                    lx_ws(&l);
+                    const size_t begin = l.i;
+                    if (lx_skip(&l)) return -1;
+                    if (is_data && s[begin] == '[') {
+                        if (*n_spans == MAX_SPANS) return -1;
+                        for (size_t k = 0; k < *n_spans; k++)
+                            if (spans[k].input == index) return -1;   /* a duplicate key: jansson's answer */
+                        spans[*n_spans].input = index;
+                        spans[*n_spans].begin = begin;
+                        spans[*n_spans].end = l.i;
+                        (*n_spans)++;
+                    }
+                }
+            }
+            lx_ws(&l);
+            if (l.i < n && s[l.i] == ',') l.i++;
+        }
+    }
+}
+
+typedef struct num_token {
+    int      neg, is_int, truncated;
+    int      nd;         /* significant digits in m (at most 19) */
+    uint64_t m;
+    int64_t  e10;        /* value = m * 10^e10 (digits past the 19th dropped, truncated set) */
+} num_token;
+
+static void num_digit(num_token *t, int c, int frac) {
+    if (t->m == 0 && c == '0') {
+        if (frac) t->e10--;
+        return;
+    }
+    if (t->nd < 19) {
+        t->m = t->m * 10 + (uint64_t)(c - '0');
+        t->nd++;
+        if (frac) t->e10--;
+    } else {
+        if (c != '0') t->truncated = 1;
+        if (!frac) t->e10++;
+    }
+}
+
+/* One JSON number (RFC 8259 grammar) at s[0..n): its length, 0 when it is not one. */
+static size_t lex_number(const char *s, size_t n, num_token *t) {
+    /* field by field: a memset here compiled to rep stos, 15% of the scan */
+    t->neg = 0;
+    t->is_int = 1;
+    t->truncated = 0;
+    t->nd = 0;
+    t->m = 0;
+    t->e10 = 0;
+    size_t i = 0;
+    if (i < n && s[i] == '-') { t->neg = 1; i++; }
+    if (i >= n) return 0;
+    if (s[i] == '0') i++;
+    else if (s[i] >= '1' && s[i] <= '9') {
+        /* the first 19 digits fit in m whatever they are; past them num_digit keeps count */
+        const size_t stop = n - i > 19 ? i + 19 : n;
+        uint64_t m = 0;
+        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        t->m = m;
+        t->nd = (int)(i - (size_t)t->neg);
+        while (i < n && (unsigned)(s[i] - '0') < 10) num_digit(t, s[i++], 0);
+    } else return 0;
+    if (i < n && s[i] == '.') {
+        t->is_int = 0;
+        const size_t start = ++i;
+        if (t->m == 0) {
+            /* leading zeros of a fraction only scale it */
+            while (i < n && s[i] == '0') i++;
+            t->e10 -= (int64_t)(i - start);
+        }
+        const size_t room = (size_t)(19 - t->nd), first = i;
+        const size_t stop = n - i > room ? i + room : n;
+        uint64_t m = t->m;
+        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        t->m = m;
+        t->nd += (int)(i - first);
+        t->e10 -= (int64_t)(i - first);
+        while (i < n && (unsigned)(s[i] - '0') < 10) num_digit(t, s[i++], 1);
+        if (i == start) return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        t->is_int = 0;
+        i++;
+        int eneg = 0;
+        if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+        const size_t start = i;
+        int64_t ev = 0;
+        while (i < n && (unsigned)(s[i] - '0') < 10) {
+            if (ev < 1000000) ev = ev * 10 + (s[i] - '0');
+            i++;
+        }
+        if (i == start) return 0;
+        t->e10 += eneg ? -ev : ev;
+    }
+    return i;
+}
+
+/* strtod on the token, as jansson does it; -1 where jansson refuses the number (overflow) */
+static int token_strtod(const char *s, size_t len, double *out) {
+    char buf[512];
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    const double d = strtod(buf, &end);
+    if (end != buf + len || isinf(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+static const double k_pow10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* The double of a real token, correctly rounded. m <= 2^53 and |e10| <= 22 make m and 10^|e10| exact
+ * doubles and one multiplication or division rounds once (Clinger's fast path); otherwise strtod. */
+static int real_double(const char *s, size_t len, const num_token *t, double *out) {
+    if (t->m == 0 && !t->truncated) {
+        *out = t->neg ? -0.0 : 0.0;
+        return 0;
+    }
+    if (!t->truncated && t->m <= (UINT64_C(1) << 53) && t->e10 >= -22 && t->e10 <= 22) {
+        const double d = t->e10 >= 0 ? (double)t->m * k_pow10[t->e10] : (double)t->m / k_pow10[-t->e10];
+        *out = t->neg ? -d : d;
+        return 0;
+    }
+    return token_strtod(s, len, out);
+}
+
+/* (float) of the correctly rounded double of a real token. With up to 19 digits the product
+ * (double)m * 10^e10 is within 4 ulps of that double; unless it lies within 16 ulps of a midpoint
+ * between two floats (or outside the normal float range) both round to the same float. */
+static int real_float(const char *s, size_t len, const num_token *t, float *out) {
+    if (t->m != 0 && t->m > (UINT64_C(1) << 53) && t->e10 >= -22 && t->e10 <= 22) {
+        const double d = t->e10 >= 0 ? (double)t->m * k_pow10[t->e10] : (double)t->m / k_pow10[-t->e10];
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        const int exp = (int)(bits >> 52) & 0x7ff;
+        const uint64_t low = bits & ((UINT64_C(1) << 29) - 1), mid = UINT64_C(1) << 28;
+        if (exp > 1023 - 126 && exp < 1023 + 127 && (low + 16 < mid || low > mid + 16)) {
+            *out = t->neg ? -(float)d : (float)d;
+            return 0;
+        }
+    }
+    double d;
+    if (real_double(s, len, t, &d)) return -1;
+    *out = (float)d;
+    return 0;
+}
+
+static int match(const char *s, size_t n, const char *lit) {
+    const size_t k = strlen(lit);
+    return n >= k && memcmp(s, lit, k) == 0 ? (int)k : 0;
+}
+
+/* One element at s[0..n) into data[i]: its length, 0 when the fast path does not take it. */
+static size_t scan_element(const char *s, size_t n, cort_type type, void *data, size_t i) {
+    if (type == CORT_TYPE_BOOL) {
+        int k;
+        if ((k = match(s, n, "true"))) ((unsigned char *)data)[i] = 1;
+        else if ((k = match(s, n, "false"))) ((unsigned char *)data)[i] = 0;
+        return (size_t)k;
+    }
+    const int real = type == CORT_TYPE_FLOAT || type == CORT_TYPE_DOUBLE || type == CORT_TYPE_FLOAT16 ||
+                     type == CORT_TYPE_BFLOAT16;
+    if (s[0] == '"') {
+        if (!real) return 0;
+        double d;
+        int k;
+        if ((k = match(s, n, "\"NaN\""))) d = NAN;
+        else if ((k = match(s, n, "\"Infinity\""))) d = INFINITY;
+        else if ((k = match(s, n, "\"-Infinity\""))) d = -INFINITY;
+        else return 0;
+        if (type == CORT_TYPE_DOUBLE) ((double *)data)[i] = d;
+        else if (type == CORT_TYPE_FLOAT) ((float *)data)[i] = (float)d;
+        else if (type == CORT_TYPE_FLOAT16) ((uint16_t *)data)[i] = f32_to_f16((float)d);
+        else ((uint16_t *)data)[i] = f32_to_bf16((float)d);
+        return (size_t)k;
+    }
+    num_token t;
+    const size_t len = lex_number(s, n, &t);
+    if (!len) return 0;
+    if (t.is_int) {
+        /* jansson reads integers with strtoll; 18 digits always fit, longer ones take its path */
+        if (t.truncated || t.nd > 18 || t.e10 != 0) return 0;
+        const int64_t v = t.neg ? -(int64_t)t.m : (int64_t)t.m;
+        switch (type) {
+        case CORT_TYPE_FLOAT: ((float *)data)[i] = (float)(double)v; return len;
+        case CORT_TYPE_DOUBLE: ((double *)data)[i] = (double)v; return len;
+        case CORT_TYPE_FLOAT16: ((uint16_t *)data)[i] = f32_to_f16((float)(double)v); return len;
+        case CORT_TYPE_BFLOAT16: ((uint16_t *)data)[i] = f32_to_bf16((float)(double)v); return len;
+        case CORT_TYPE_INT8: if (v < INT8_MIN || v > INT8_MAX) return 0; ((int8_t *)data)[i] = (int8_t)v; return len;
+        case CORT_TYPE_UINT8: if (v < 0 || v > UINT8_MAX) return 0; ((uint8_t *)data)[i] = (uint8_t)v; return len;
+        case CORT_TYPE_INT16: if (v < INT16_MIN || v > INT16_MAX) return 0; ((int16_t *)data)[i] = (int16_t)v; return len;
+        case CORT_TYPE_UINT16: if (v < 0 || v > UINT16_MAX) return 0; ((uint16_t *)data)[i] = (uint16_t)v; return len;
+        case CORT_TYPE_INT32: if (v < INT32_MIN || v > INT32_MAX) return 0; ((int32_t *)data)[i] = (int32_t)v; return len;
+        case CORT_TYPE_UINT32: if (v < 0 || v > UINT32_MAX) return 0; ((uint32_t *)data)[i] = (uint32_t)v; return len;
+        case CORT_TYPE_INT64: ((int64_t *)data)[i] = v; return len;
+        case CORT_TYPE_UINT64: if (v < 0) return 0; ((uint64_t *)data)[i] = (uint64_t)v; return len;
+        default: return 0;
+        }
+    }
+    if (!real) return 0;
+    if (type == CORT_TYPE_DOUBLE) return real_double(s, len, &t, &((double *)data)[i]) ? 0 : len;
+    float f;
+    if (real_float(s, len, &t, &f)) return 0;
+    if (type == CORT_TYPE_FLOAT) ((float *)data)[i] = f;
+    else if (type == CORT_TYPE_FLOAT16) ((uint16_t *)data)[i] = f32_to_f16(f);
+    else ((uint16_t *)data)[i] = f32_to_bf16(f);
+    return len;
+}
+
+/* A data array s[0..n) ('[' to ']'), nested or flat, into exactly count elements. 0 on success, -1
+ * for anything else (not JSON, not of the datatype, too deep, another count): jansson's path then
+ * gives the answer and its message. */
+static int scan_data(const char *s, size_t n, cort_type type, void *data, size_t count) {
+    size_t i = 0, at = 0;
+    int depth = 0, want_value = 1, may_close = 0;
+    for (;;) {
+        while (i < n && k_class[(unsigned char)s[i]] == C_WS) i++;
+        if (i >= n) return -1;
+        const char c = s[i];
+        if (want_value) {
+            if (c == '[') {
+                /* count_leaves allows arrays nested SERVE_MAX_RANK deep below the outer one */
+                if (++depth > SERVE_MAX_RANK + 1) return -1;
+                i++;
+                may_close = 1;
+                continue;
+            }
+            if (c == ']' && may_close) {
+                want_value = 0;
+                continue;
+            }
+            if (at >= count) return -1;
+            const size_t len = scan_element(s + i, n - i, type, data, at);
+            if (!len) return -1;
+            i += len;
+            at++;
+            want_value = 0;
+            continue;
+        }
+        if (c == ',' && depth > 0) {
+            i++;
+            want_value = 1;
+            may_close = 0;
+            continue;
+        }
+        if (c != ']' || depth == 0) return -1;
+        i++;
+        if (--depth == 0) {
+            while (i < n && k_class[(unsigned char)s[i]] == C_WS) i++;
+            return i == n && at == count ? 0 : -1;
+        }
+    }
+}
+
 static int parse_input(const serve_model *m, const json_t *in, size_t index, const unsigned char *bin, size_t bin_size,
-                       size_t *bin_at, const serve_limits *limits, serve_request *req, char *err, size_t errlen) {
+                       size_t *bin_at, const serve_limits *limits, const char *span, size_t span_len, serve_request *req,
+                       char *err, size_t errlen) {
     if (!json_is_object(in)) return fail(err, errlen, "inputs[%zu] is not an object", index);
     const json_t *jname = json_object_get(in, "name");
     if (!json_is_string(jname)) return fail(err, errlen, "inputs[%zu] has no string \"name\"", index);
@@ -332,6 +721,7 @@ static int parse_input(const serve_model *m, const json_t *in, size_t index, con
     if (params && !json_is_object(params)) return fail(err, errlen, "input '%s': \"parameters\" is not an object", name);
     const json_t *jbin = params ? json_object_get(params, "binary_data_size") : NULL;
     const json_t *jdata = json_object_get(in, "data");
+    if (span && !json_is_null(jdata)) return FAST_FALLBACK;
     if (jbin && jdata) return fail(err, errlen, "input '%s' has both \"data\" and binary_data_size", name);
     if (!jbin && !jdata) return fail(err, errlen, "input '%s' has neither \"data\" nor binary_data_size", name);
 
@@ -349,6 +739,9 @@ static int parse_input(const serve_model *m, const json_t *in, size_t index, con
         if (!esize && count > size / 4)
             return fail(err, errlen, "input '%s': %llu BYTES elements cannot fit in %llu bytes", name,
                         (unsigned long long)count, (unsigned long long)size);
+    } else if (span) {
+        /* every element takes a character and a separator: allocation stays in proportion to the body */
+        if (type == CORT_TYPE_STRING || count > span_len / 2 + 1) return FAST_FALLBACK;
     } else {
         const int64_t n = count_leaves(jdata, 0);
         if (n < 0) return fail(err, errlen, "input '%s': \"data\" is nested deeper than any tensor", name);
@@ -381,18 +774,18 @@ static int parse_input(const serve_model *m, const json_t *in, size_t index, con
         }
         return fill_binary_strings(v, p, size, (size_t)count, name, err, errlen);
     }
+    if (span) return scan_data(span, span_len, type, cort_tensor_data(v), (size_t)count) ? FAST_FALLBACK : 0;
     fill_ctx c = { v, type, cort_tensor_data(v), 0, name, err, errlen };
     return fill_tree(&c, jdata);
 }
 
-int serve_parse_request(const serve_model *m, const char *body, size_t length, size_t header_length,
-                        const serve_limits *limits, serve_request *req, char *err, size_t errlen) {
-    if (header_length > length)
-        return fail(err, errlen, "Inference-Header-Content-Length is %zu but the body has %zu bytes", header_length, length);
-    json_error_t jerr;
-    json_t *root = json_loadb(body, header_length, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) return fail(err, errlen, "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+/* The request after its JSON is parsed; spans[0..n_spans) are the fast path's data arrays (none on
+ * the jansson-only path). */
+static int parse_root(const serve_model *m, json_t *root, const char *body, size_t length, size_t header_length,
+                      const serve_limits *limits, const data_span *spans, size_t n_spans, serve_request *req, char *err,
+                      size_t errlen) {
     int rc = 0;
+    size_t spans_used = 0;
     if (!json_is_object(root)) {
         rc = fail(err, errlen, "the request is not a JSON object");
         goto done;
@@ -439,8 +832,17 @@ int serve_parse_request(const serve_model *m, const char *body, size_t length, s
     const size_t bin_size = length - header_length;
     size_t bin_at = 0;
     for (size_t i = 0; i < n_in; i++) {
-        rc = parse_input(m, json_array_get(inputs, i), i, bin, bin_size, &bin_at, limits, req, err, errlen);
+        const data_span *sp = NULL;
+        for (size_t k = 0; k < n_spans; k++)
+            if (spans[k].input == i) sp = &spans[k];
+        spans_used += sp != NULL;
+        rc = parse_input(m, json_array_get(inputs, i), i, bin, bin_size, &bin_at, limits, sp ? body + sp->begin : NULL,
+                         sp ? sp->end - sp->begin : 0, req, err, errlen);
         if (rc) goto done;
+    }
+    if (spans_used != n_spans) {
+        rc = FAST_FALLBACK;
+        goto done;
     }
     if (bin_at != bin_size) {
         rc = fail(err, errlen, "%zu bytes of binary data follow the JSON but the inputs use %zu", bin_size, bin_at);
@@ -502,6 +904,51 @@ int serve_parse_request(const serve_model *m, const char *body, size_t length, s
         }
     }
 done:
+    return rc;
+}
+
+int serve_parse_request(const serve_model *m, const char *body, size_t length, size_t header_length,
+                        const serve_limits *limits, serve_request *req, char *err, size_t errlen) {
+    if (header_length > length)
+        return fail(err, errlen, "Inference-Header-Content-Length is %zu but the body has %zu bytes", header_length, length);
+    json_error_t jerr;
+    int rc;
+    if (!limits->json_fast_path_off) {
+        /* jansson parses the envelope with the data arrays cut out (each replaced by null); the arrays
+         * are scanned straight into the tensors. Anything the fast path does not take as it is,
+         * including every error, is parsed again by jansson alone, so answers and messages are the same
+         * either way (fuzz_serve compares the two). */
+        data_span spans[MAX_SPANS];
+        size_t n_spans = 0;
+        if (find_data_spans(body, header_length, spans, &n_spans) == 0 && n_spans) {
+            size_t env_len = header_length;
+            for (size_t k = 0; k < n_spans; k++) env_len -= spans[k].end - spans[k].begin;
+            env_len += 4 * n_spans;
+            char *env = malloc(env_len ? env_len : 1);
+            if (env) {
+                size_t at = 0, from = 0;
+                for (size_t k = 0; k < n_spans; k++) {
+                    memcpy(env + at, body + from, spans[k].begin - from);
+                    at += spans[k].begin - from;
+                    memcpy(env + at, "null", 4);
+                    at += 4;
+                    from = spans[k].end;
+                }
+                memcpy(env + at, body + from, header_length - from);
+                json_t *root = json_loadb(env, env_len, JSON_REJECT_DUPLICATES, &jerr);
+                free(env);
+                if (root) {
+                    rc = parse_root(m, root, body, length, header_length, limits, spans, n_spans, req, err, errlen);
+                    json_decref(root);
+                    if (rc == 0) return 0;
+                }
+                serve_request_free(req);
+            }
+        }
+    }
+    json_t *root = json_loadb(body, header_length, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) return fail(err, errlen, "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    rc = parse_root(m, root, body, length, header_length, limits, NULL, 0, req, err, errlen);
     json_decref(root);
     return rc;
 }
@@ -531,60 +978,126 @@ char *serve_error_json(const char *msg) {
     return s;
 }
 
-static json_t *float_json(double d) {
-    if (isnan(d)) return json_string("NaN");
-    if (isinf(d)) return json_string(d > 0 ? "Infinity" : "-Infinity");
-    return json_real(d);
+/* ---- Responses, written straight into one buffer ------------------------------------------------
+ * No jansson tree per number: reals are printed with snprintf and spelled as jansson spells them (a
+ * '.' or an exponent always present, no '+' or leading zeros in the exponent), with 9 significant
+ * digits (every float32 reads back exactly) or 17 (every double). jansson still escapes
+ * strings and checks their UTF-8. */
+typedef struct sbuf {
+    char  *p;
+    size_t len, cap;
+    int    oom;
+} sbuf;
+
+static char *sb_room(sbuf *b, size_t extra) {
+    if (b->oom) return NULL;
+    if (extra > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->len < extra) {
+            if (cap > SIZE_MAX / 2) { b->oom = 1; return NULL; }
+            cap *= 2;
+        }
+        char *n = realloc(b->p, cap);
+        if (!n) { b->oom = 1; return NULL; }
+        b->p = n;
+        b->cap = cap;
+    }
+    return b->p + b->len;
 }
 
-static json_t *tensor_data_json(const cort_value *v, char *err, size_t errlen, const char *name) {
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    char *d = sb_room(b, n);
+    if (!d) return;
+    memcpy(d, s, n);
+    b->len += n;
+}
+
+static void sb_lit(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* a JSON string; -1 when s is not UTF-8 */
+static int sb_string(sbuf *b, const char *s) {
+    json_t *j = json_string(s);
+    if (!j) return -1;
+    const size_t need = json_dumpb(j, NULL, 0, JSON_ENCODE_ANY);
+    char *d = need ? sb_room(b, need) : NULL;
+    if (d) b->len += json_dumpb(j, d, need, JSON_ENCODE_ANY);
+    else b->oom = 1;
+    json_decref(j);
+    return 0;
+}
+
+static void sb_u64(sbuf *b, uint64_t v, int neg) {
+    char t[24];
+    int k = (int)sizeof t;
+    do {
+        t[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg) t[--k] = '-';
+    sb_put(b, t + k, sizeof t - (size_t)k);
+}
+
+static void sb_i64(sbuf *b, int64_t v) { sb_u64(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0); }
+
+static void sb_real(sbuf *b, double d, int digits) {
+    if (isnan(d)) { sb_lit(b, "\"NaN\""); return; }
+    if (isinf(d)) { sb_lit(b, d > 0 ? "\"Infinity\"" : "\"-Infinity\""); return; }
+    char t[48];
+    int n = snprintf(t, sizeof t - 2, "%.*g", digits, d);
+    if (n <= 0 || n >= (int)sizeof t - 2) { b->oom = 1; return; }
+    char *e = memchr(t, 'e', (size_t)n);
+    if (!e && !memchr(t, '.', (size_t)n)) {
+        memcpy(t + n, ".0", 2);
+        n += 2;
+    } else if (e) {
+        /* "1e+20" -> "1e20", "1e-07" -> "1e-7", as jansson writes them */
+        char *p = e + 1, *q = e + 1;
+        if (*q == '-') *p++ = *q++;
+        else if (*q == '+') q++;
+        while (*q == '0' && q[1]) q++;
+        const size_t rest = (size_t)(t + n - q);
+        memmove(p, q, rest);
+        n = (int)(p + rest - t);
+    }
+    sb_put(b, t, (size_t)n);
+}
+
+static int write_data(sbuf *b, const cort_value *v, int digits, char *err, size_t errlen, const char *name) {
     const cort_type t = cort_tensor_type(v);
     const size_t n = cort_tensor_element_count(v);
     const void *p = cort_tensor_data(v);
-    json_t *a = json_array();
-    if (!a) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = NULL;
+    sb_put(b, "[", 1);
+    for (size_t i = 0; i < n && !b->oom; i++) {
+        if (i) sb_put(b, ",", 1);
         switch (t) {
-        case CORT_TYPE_BOOL: e = json_boolean(((const unsigned char *)p)[i] != 0); break;
-        case CORT_TYPE_UINT8: e = json_integer(((const uint8_t *)p)[i]); break;
-        case CORT_TYPE_INT8: e = json_integer(((const int8_t *)p)[i]); break;
-        case CORT_TYPE_UINT16: e = json_integer(((const uint16_t *)p)[i]); break;
-        case CORT_TYPE_INT16: e = json_integer(((const int16_t *)p)[i]); break;
-        case CORT_TYPE_UINT32: e = json_integer(((const uint32_t *)p)[i]); break;
-        case CORT_TYPE_INT32: e = json_integer(((const int32_t *)p)[i]); break;
-        case CORT_TYPE_INT64: e = json_integer(((const int64_t *)p)[i]); break;
-        case CORT_TYPE_UINT64: {
-            const uint64_t u = ((const uint64_t *)p)[i];
-            e = u <= (uint64_t)INT64_MAX ? json_integer((json_int_t)u) : json_real((double)u);
-            break;
-        }
-        case CORT_TYPE_FLOAT: e = float_json(((const float *)p)[i]); break;
-        case CORT_TYPE_DOUBLE: e = float_json(((const double *)p)[i]); break;
-        case CORT_TYPE_FLOAT16: e = float_json(f16_to_f32(((const uint16_t *)p)[i])); break;
-        case CORT_TYPE_BFLOAT16: e = float_json(bf16_to_f32(((const uint16_t *)p)[i])); break;
+        case CORT_TYPE_BOOL: sb_lit(b, ((const unsigned char *)p)[i] ? "true" : "false"); break;
+        case CORT_TYPE_UINT8: sb_u64(b, ((const uint8_t *)p)[i], 0); break;
+        case CORT_TYPE_INT8: sb_i64(b, ((const int8_t *)p)[i]); break;
+        case CORT_TYPE_UINT16: sb_u64(b, ((const uint16_t *)p)[i], 0); break;
+        case CORT_TYPE_INT16: sb_i64(b, ((const int16_t *)p)[i]); break;
+        case CORT_TYPE_UINT32: sb_u64(b, ((const uint32_t *)p)[i], 0); break;
+        case CORT_TYPE_INT32: sb_i64(b, ((const int32_t *)p)[i]); break;
+        case CORT_TYPE_INT64: sb_i64(b, ((const int64_t *)p)[i]); break;
+        case CORT_TYPE_UINT64: sb_u64(b, ((const uint64_t *)p)[i], 0); break;   /* exact, also above 2^63 */
+        case CORT_TYPE_FLOAT: sb_real(b, ((const float *)p)[i], digits); break;
+        case CORT_TYPE_DOUBLE: sb_real(b, ((const double *)p)[i], digits); break;
+        case CORT_TYPE_FLOAT16: sb_real(b, f16_to_f32(((const uint16_t *)p)[i]), digits); break;
+        case CORT_TYPE_BFLOAT16: sb_real(b, bf16_to_f32(((const uint16_t *)p)[i]), digits); break;
         case CORT_TYPE_STRING: {
             const char *s = ((char *const *)p)[i];
-            e = json_string(s ? s : "");
-            if (!e) {
+            if (sb_string(b, s ? s : "")) {
                 snprintf(err, errlen, "output '%s': element %zu is not valid UTF-8; request it with binary_data", name, i);
-                json_decref(a);
-                return NULL;
+                return -1;
             }
             break;
         }
         default:
             snprintf(err, errlen, "output '%s': element type %s has no v2 datatype", name, cort_type_name(t));
-            json_decref(a);
-            return NULL;
-        }
-        if (!e || json_array_append_new(a, e)) {
-            snprintf(err, errlen, "out of memory");
-            json_decref(a);
-            return NULL;
+            return -1;
         }
     }
-    return a;
+    sb_put(b, "]", 1);
+    return 0;
 }
 
 /* Bytes of an output in the binary extension. */
@@ -618,21 +1131,23 @@ static void binary_write(const cort_value *v, unsigned char *dst) {
 int serve_build_response(const serve_model *m, const serve_request *req, cort_value *const *outputs,
                          serve_response *resp, char *err, size_t errlen) {
     memset(resp, 0, sizeof *resp);
-    json_t *root = json_object();
-    json_t *outs = json_array();
-    int rc = 500;
+    sbuf b = { 0 };
     size_t bin_total = 0;
-    int need_double = 0;
-    if (!root || !outs) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-    json_object_set_new(root, "model_name", json_string(m->name));
-    json_object_set_new(root, "model_version", json_string(m->version));
+    /* one precision for the whole answer, as jansson's writer had it: 17 digits when an FP64 output
+     * is present (FP16 and BF16 values then read back exactly even as doubles), else 9 */
+    int digits = 9;
+    for (size_t i = 0; i < req->n_outputs; i++)
+        if (cort_value_kind(outputs[i]) == 1 && cort_tensor_type(outputs[i]) == CORT_TYPE_DOUBLE) digits = 17;
+    sb_lit(&b, "{\"model_name\":");
+    if (sb_string(&b, m->name)) sb_lit(&b, "\"\"");
+    sb_lit(&b, ",\"model_version\":");
+    if (sb_string(&b, m->version)) sb_lit(&b, "\"\"");
     if (req->id) {
-        json_t *jid = json_string(req->id);
-        if (jid) json_object_set_new(root, "id", jid);
+        const size_t at = b.len;
+        sb_lit(&b, ",\"id\":");
+        if (sb_string(&b, req->id)) b.len = at;
     }
+    sb_lit(&b, ",\"outputs\":[");
     for (size_t i = 0; i < req->n_outputs; i++) {
         const cort_value *v = outputs[i];
         const char *name = req->output_names[i];
@@ -645,70 +1160,51 @@ int serve_build_response(const serve_model *m, const serve_request *req, cort_va
             snprintf(err, errlen, "output '%s': element type %s has no v2 datatype", name, cort_type_name(cort_tensor_type(v)));
             goto fail;
         }
-        if (cort_tensor_type(v) == CORT_TYPE_DOUBLE) need_double = 1;
-        json_t *o = json_object();
-        json_t *shape = json_array();
-        if (!o || !shape) {
-            json_decref(o);
-            json_decref(shape);
-            snprintf(err, errlen, "out of memory");
-            goto fail;
+        sb_lit(&b, i ? ",{\"name\":" : "{\"name\":");
+        if (sb_string(&b, name)) sb_lit(&b, "\"\"");
+        sb_lit(&b, ",\"datatype\":\"");
+        sb_lit(&b, dt);
+        sb_lit(&b, "\",\"shape\":[");
+        for (size_t d = 0; d < cort_tensor_rank(v); d++) {
+            if (d) sb_put(&b, ",", 1);
+            sb_i64(&b, cort_tensor_shape(v)[d]);
         }
-        json_array_append_new(outs, o);
-        json_object_set_new(o, "name", json_string(name));
-        json_object_set_new(o, "datatype", json_string(dt));
-        for (size_t d = 0; d < cort_tensor_rank(v); d++) json_array_append_new(shape, json_integer(cort_tensor_shape(v)[d]));
-        json_object_set_new(o, "shape", shape);
+        sb_put(&b, "]", 1);
         if (req->output_binary[i]) {
             const size_t size = binary_size(v);
-            json_t *p = json_object();
-            if (!p) {
-                snprintf(err, errlen, "out of memory");
-                goto fail;
-            }
-            json_object_set_new(p, "binary_data_size", json_integer((json_int_t)size));
-            json_object_set_new(o, "parameters", p);
+            sb_lit(&b, ",\"parameters\":{\"binary_data_size\":");
+            sb_u64(&b, size, 0);
+            sb_put(&b, "}", 1);
             bin_total += size;
         } else {
-            json_t *data = tensor_data_json(v, err, errlen, name);
-            if (!data) goto fail;
-            json_object_set_new(o, "data", data);
+            sb_lit(&b, ",\"data\":");
+            if (write_data(&b, v, digits, err, errlen, name)) goto fail;
         }
+        sb_put(&b, "}", 1);
     }
-    json_object_set_new(root, "outputs", outs);
-    outs = NULL;
-    /* 9 significant digits give every float32 back exactly; float64 needs 17 */
-    char *js = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(need_double ? 17 : 9));
-    if (!js) {
+    sb_lit(&b, "]}");
+    const size_t jlen = b.len;
+    if (bin_total) {
+        unsigned char *dst = (unsigned char *)sb_room(&b, bin_total);
+        if (dst) {
+            for (size_t i = 0; i < req->n_outputs; i++)
+                if (req->output_binary[i]) {
+                    binary_write(outputs[i], dst);
+                    dst += binary_size(outputs[i]);
+                }
+            b.len += bin_total;
+        }
+    } else sb_room(&b, 1);
+    if (b.oom) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    const size_t jlen = strlen(js);
-    if (bin_total) {
-        char *all = malloc(jlen + bin_total);
-        if (!all) {
-            free(js);
-            snprintf(err, errlen, "out of memory");
-            goto fail;
-        }
-        memcpy(all, js, jlen);
-        free(js);
-        unsigned char *dst = (unsigned char *)all + jlen;
-        for (size_t i = 0; i < req->n_outputs; i++)
-            if (req->output_binary[i]) {
-                binary_write(outputs[i], dst);
-                dst += binary_size(outputs[i]);
-            }
-        resp->body = all;
-        resp->length = jlen + bin_total;
-    } else {
-        resp->body = js;
-        resp->length = jlen;
-    }
+    if (!bin_total) b.p[b.len] = 0;   /* callers may treat a JSON-only body as a string */
+    resp->body = b.p;
+    resp->length = b.len;
     resp->json_length = jlen;
-    rc = 0;
+    return 0;
 fail:
-    json_decref(outs);
-    json_decref(root);
-    return rc;
+    free(b.p);
+    return 500;
 }
