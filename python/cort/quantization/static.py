@@ -50,6 +50,7 @@ class _Plan:
         self.inits = g.Initializers(model)
         self.params = {}       # activation tensor -> (scale float32, zero point)
         self.kind = {}         # id(node) -> "weight" | "generic" | "pass"
+        self.alias = {}        # pass-through output -> the tensor whose parameters it shares
         self.consumers = {}
         self.producer = {}
         self.reindex()
@@ -175,6 +176,7 @@ class _Plan:
                     self.kind[id(n)] = "generic"
             elif op in PASS_OPS and n.input[0] in self.params and n.output[0] in floats:
                 self.params[n.output[0]] = self.params[n.input[0]]
+                self.alias[n.output[0]] = self.alias.get(n.input[0], n.input[0])
                 self.kind[id(n)] = "pass"
 
     # ---- weights ----
@@ -210,6 +212,7 @@ class _Plan:
 
     def tensor_qparams(self, t):
         """Initializer names (scale, zero point) of an activation's parameters."""
+        t = self.alias.get(t, t)
         key = ("p", t)
         if key not in self.cache:
             s, z = self.params[t]
