@@ -259,8 +259,7 @@ def test_static_qoperator_convnet(per_channel):
     assert o.count("QLinearConv") == 3 and "Conv" not in o
     assert "QGemm" in o and "QLinearAdd" in o and "QLinearGlobalAveragePool" in o
     assert o.count("QuantizeLinear") == 1 and o.count("DequantizeLinear") == 1   # only at the boundaries
-    assert any(i.domain == "com.microsoft" for i in q.model_opset_import()) if hasattr(q, "model_opset_import") \
-        else any(i.domain == "com.microsoft" for i in q.opset_import)
+    assert any(i.domain == "com.microsoft" for i in q.opset_import)
     for n in q.graph.node:
         if n.op_type == "QLinearConv":
             assert initializer(q, n.input[4]).shape == ((8,) if per_channel else ())

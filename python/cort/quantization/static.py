@@ -297,7 +297,6 @@ def _write_qdq(plan):
 
 def _write_qoperator(plan):
     m, inits = plan.model, plan.inits
-    act = plan.a["activation_type"]
     have_f = {i.name for i in m.graph.input} | set(inits.protos)
     have_q = {}
     nodes = []
@@ -401,7 +400,6 @@ def _write_qoperator(plan):
     m.graph.node.extend(nodes)
     if used_ms[0]:
         g.ensure_ms_domain(m)
-    _ = act
 
 
 def quantize_static(model_input, model_output, calibration_data_reader, quant_format=QuantFormat.QDQ,
