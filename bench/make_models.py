@@ -19,6 +19,12 @@ outputs, which would hide numerical errors.
 
 Usage: /usr/bin/python3 bench/make_models.py [--only NAME[,NAME]] [--out DIR]
        /usr/bin/python3 bench/make_models.py --list
+       /usr/bin/python3 bench/make_models.py --int8 [--only NAME] [--float-dir DIR] [--out DIR]
+
+--int8 writes the int8 models of INT8_MODELS instead, quantized from the float folders in
+--float-dir (default: --out) with cort.quantization (python/cort/quantization; static models are
+calibrated in cort, so libcort must be built): the CNNs statically in QDQ form with per-channel
+weights, BERT and the MLP dynamically. They keep the float model's test_data_set_0.
 """
 import argparse
 import math
@@ -437,6 +443,51 @@ MODELS = {
 }
 
 
+# int8 name: (float model, how). Static models are calibrated on INT8_CALIBRATION_SAMPLES seeded
+# N(0, 1) inputs, the distribution of the float model's own test input.
+INT8_MODELS = {
+    "resnet50_int8_qdq":      ("resnet50", "static"),
+    "mobilenet_v2_int8_qdq":  ("mobilenet_v2", "static"),
+    "squeezenet1_1_int8_qdq": ("squeezenet1_1", "static"),
+    "bert_encoder_int8_dyn":  ("bert_encoder", "dynamic"),
+    "mlp_int8_dyn":           ("mlp", "dynamic"),
+}
+INT8_CALIBRATION_SAMPLES = 4
+
+
+def export_int8(name, float_dir, out_dir):
+    import shutil
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+    from cort.quantization import ListDataReader, QuantFormat, quantize_dynamic, quantize_static
+
+    src_name, how = INT8_MODELS[name]
+    src = os.path.join(float_dir, src_name)
+    if not os.path.isfile(os.path.join(src, "model.onnx")):
+        sys.exit(f"make_models: {src}/model.onnx is missing; export {src_name} first")
+    t0 = time.time()
+    mdir = os.path.join(out_dir, name)
+    ddir = os.path.join(mdir, "test_data_set_0")
+    os.makedirs(ddir, exist_ok=True)
+    path = os.path.join(mdir, "model.onnx")
+    if how == "dynamic":
+        m = quantize_dynamic(os.path.join(src, "model.onnx"), path, per_channel=True)
+    else:
+        _, in_name, in_shape, _, _ = MODELS[src_name]
+        rng = np.random.default_rng(model_seed(name))
+        samples = [{in_name: rng.standard_normal(in_shape).astype(np.float32)}
+                   for _ in range(INT8_CALIBRATION_SAMPLES)]
+        m = quantize_static(os.path.join(src, "model.onnx"), path, ListDataReader(samples),
+                            quant_format=QuantFormat.QDQ, per_channel=True)
+    shutil.copy(os.path.join(src, "test_data_set_0", "input_0.pb"), os.path.join(ddir, "input_0.pb"))
+    ops = {}
+    for n in m.graph.node:
+        ops[n.op_type] = ops.get(n.op_type, 0) + 1
+    print(f"{name:24s} from {src_name} ({how})  {os.path.getsize(path) / 1e6:8.2f} MB  "
+          f"{len(m.graph.node):4d} nodes  ({time.time() - t0:.1f}s)")
+    print(f"{'':24s} ops: " + ", ".join(f"{k}x{v}" for k, v in sorted(ops.items())))
+    sys.stdout.flush()
+
+
 def write_input(path, name, array):
     t = numpy_helper.from_array(array, name)
     with open(path, "wb") as f:
@@ -503,24 +554,31 @@ def main():
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "models"),
         help="output directory (default: REPO/build/models)")
     ap.add_argument("--list", action="store_true", help="print model names and exit")
+    ap.add_argument("--int8", action="store_true",
+                    help="write the int8 models (INT8_MODELS) quantized from the float ones in --float-dir")
+    ap.add_argument("--float-dir", help="with --int8: folder of the float models (default: --out)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch intra-op threads (default 1: multi-threaded reductions "
                          "could change the last bits of the BatchNorm statistics "
                          "with the core count)")
     args = ap.parse_args()
 
+    registry = INT8_MODELS if args.int8 else MODELS
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(registry))
         return
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
+    names = [n for n in args.only.split(",") if n] or list(registry)
+    unknown = [n for n in names if n not in registry]
     if unknown:
-        ap.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+        ap.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(registry)}")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
     for name in names:
-        export_one(name, args.out)
+        if args.int8:
+            export_int8(name, args.float_dir or args.out, args.out)
+        else:
+            export_one(name, args.out)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,10 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0",
                   "bert_encoder", "mlp", "ocr_det", "ocr_rec", "fc_head", "cnn_batch"]
+# The int8 group (`--models int8`, or names from it): quantized by cort.quantization from the float
+# models (bench/make_models.py --int8) into --int8-models-dir; not part of the default run.
+INT8_MODELS = ["resnet50_int8_qdq", "mobilenet_v2_int8_qdq", "squeezenet1_1_int8_qdq",
+               "bert_encoder_int8_dyn", "mlp_int8_dyn"]
 RATIO_LIMIT = 1.05
 NOISY_SPREAD = 1.10
 SCALING_TOLERANCE = 1.01   # "more threads slower" only beyond timer-level differences
@@ -57,7 +61,8 @@ def log(msg):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", help="comma-separated names from bench/make_models.py (default: all 10)")
+    p.add_argument("--models", help="comma-separated names from bench/make_models.py (default: all 10); "
+                                    "'int8' stands for the int8 group (%s)" % ", ".join(INT8_MODELS))
     p.add_argument("--isa", help="CORT_ISA for cort's processes (generic, avx2, avx512, neon): the level "
                                  "cort may use; default: the highest this CPU has (or CORT_ISA if set)")
     p.add_argument("--model", action="append", default=[], metavar="PATH",
@@ -81,6 +86,8 @@ def parse_args(argv):
     p.add_argument("--ort-args", default="", metavar="'ARGS'",
                    help="extra arguments for bench/ort_bench.js, e.g. '--opt extended'")
     p.add_argument("--models-dir", default=os.path.join(REPO, "build", "models"))
+    p.add_argument("--int8-models-dir", default=os.path.join(REPO, "build", "models-int8"),
+                   help="folder of the int8 group (written by bench/make_models.py --int8 when missing)")
     p.add_argument("--timeout", type=float, default=900, help="seconds per process (default 900)")
     p.add_argument("--out", default=os.path.join(REPO, "build", "bench", "last.json"),
                    help="raw records and summary (default build/bench/last.json)")
@@ -130,19 +137,33 @@ def targets(a):
     """[(name, model.onnx path, input dir or None)]"""
     out = []
     names = [n for n in a.models.split(",") if n] if a.models else ([] if a.model else list(DEFAULT_MODELS))
+    names = [x for n in names for x in (INT8_MODELS if n == "int8" else [n])]
     if names:
-        unknown = [n for n in names if n not in DEFAULT_MODELS]
+        unknown = [n for n in names if n not in DEFAULT_MODELS + INT8_MODELS]
         if unknown:
-            sys.exit(f"run_bench: unknown model(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_MODELS)} "
-                     "(use --model PATH for your own)")
-        missing = [n for n in names if not os.path.isfile(os.path.join(a.models_dir, n, "model.onnx"))
-                   or not find_inputs(os.path.join(a.models_dir, n, "model.onnx"))]
+            sys.exit(f"run_bench: unknown model(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_MODELS)}, "
+                     f"int8 ({', '.join(INT8_MODELS)}) (use --model PATH for your own)")
+        folder = {n: a.int8_models_dir if n in INT8_MODELS else a.models_dir for n in names}
+
+        def absent(group):
+            return [n for n in group if not os.path.isfile(os.path.join(folder[n], n, "model.onnx"))
+                    or not find_inputs(os.path.join(folder[n], n, "model.onnx"))]
+        int8_missing = absent([n for n in names if n in INT8_MODELS])
+        # the float models the missing int8 ones are quantized from
+        sources = {n.split("_int8")[0] for n in int8_missing}
+        missing = sorted(set(absent([n for n in names if n not in INT8_MODELS])) |
+                         {f for f in sources if not os.path.isfile(os.path.join(a.models_dir, f, "model.onnx"))})
         if missing:
             log(f"== exporting {', '.join(missing)} with bench/make_models.py (~1 min for all)")
             subprocess.run([sys.executable, os.path.join(REPO, "bench", "make_models.py"),
                             "--out", a.models_dir, "--only", ",".join(missing)], check=True)
+        if int8_missing:
+            log(f"== quantizing {', '.join(int8_missing)} with bench/make_models.py --int8")
+            subprocess.run([sys.executable, os.path.join(REPO, "bench", "make_models.py"), "--int8",
+                            "--float-dir", a.models_dir, "--out", a.int8_models_dir,
+                            "--only", ",".join(int8_missing)], check=True)
         for n in names:
-            path = os.path.join(a.models_dir, n, "model.onnx")
+            path = os.path.join(folder[n], n, "model.onnx")
             out.append((n, path, find_inputs(path)))
     for m in a.model:
         path = os.path.join(m, "model.onnx") if os.path.isdir(m) else m
@@ -429,6 +450,10 @@ def main(argv):
     # (bench/compare_ort.sh / ort_reference.js write them), with docs/ort_comparison.md's tolerances.
     info["check"] = {}
     for name, model, inputs in tg if a.check else []:
+        # int8 outputs legitimately differ from ORT's (its AVX2 u8 x s8 path saturates, cort's is exact):
+        # docs/quantization.md compares them by cosine instead.
+        if name in INT8_MODELS:
+            continue
         if inputs and os.path.isfile(os.path.join(inputs, "output_0.pb")):
             p = subprocess.run([a.cort, "test", "--rtol", "1e-3", "--atol", "1e-4", os.path.dirname(inputs)],
                                capture_output=True, text=True, timeout=a.timeout)

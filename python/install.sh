@@ -15,12 +15,13 @@ src=$(cd "$(dirname "$0")" && pwd)/cort
 dest=${DESTDIR:-}$prefix/lib/python3/dist-packages/cort
 
 rm -rf "$dest"
-mkdir -p "$dest/capi"
+mkdir -p "$dest/capi" "$dest/quantization"
 for f in "$src"/*.py; do
     case $(basename "$f") in _libpath.py) continue ;; esac
     install -m 644 "$f" "$dest/"
 done
 install -m 644 "$src"/capi/*.py "$dest/capi/"
+install -m 644 "$src"/quantization/*.py "$dest/quantization/"
 # repr() quoting through Python keeps any path (spaces, quotes) a valid literal.
 /usr/bin/env python3 -c 'import sys; print("# written by python/install.sh\nLIBRARY = %r" % sys.argv[1])' \
     "$libdir/libcort.so" > "$dest/_libpath.py"

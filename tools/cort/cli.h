@@ -16,6 +16,7 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_test(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
+int cli_cmd_quantize(int argc, char **argv);
 
 /* ---- argument parsing ---- */
 /* Matches option `name` at argv[*i], in the forms "--name VALUE" and "--name=VALUE". On a match

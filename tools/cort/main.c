@@ -15,6 +15,8 @@ static const char usage[] =
     "  test DIR...             run ONNX backend-test folders and compare with expected outputs\n"
     "  bench MODEL [OPTIONS]   measure session creation and run latency\n"
     "  demo MODEL SAMPLES_DIR  classify the demo digit samples\n"
+    "  quantize MODE IN OUT    int8 quantization, dynamic or static (runs python3 -m cort.quantization;\n"
+    "                          see 'cort quantize --help')\n"
     "  serve [OPTIONS] MODELS  serve models over the KServe v2 REST API (runs cort-serve; see\n"
     "                          'cort serve --help')\n"
     "\n"
@@ -77,6 +79,7 @@ int main(int argc, char **argv) {
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         { "info", cli_cmd_info }, { "run", cli_cmd_run }, { "test", cli_cmd_test },
         { "bench", cli_cmd_bench }, { "demo", cli_cmd_demo },
+        { "quantize", cli_cmd_quantize },
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
