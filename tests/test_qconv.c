@@ -246,6 +246,70 @@ static void run_case(const qcase *q, int ci) {
     free(x); free(w); free(wzp); free(bias); free(ref); free(wsc);
 }
 
+/* ---- the fuse_qdq pass: QDQ models (tests/models/make_qdq_models.py) at levels 0 and 2 ---- */
+static cort_session *open_at(const char *path, int level) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_optimization_level(o, level));
+    CHECK_OK(cort_session_options_set_threads(o, 2));
+    CHECK_OK(cort_session_create(path, o, &s));
+    cort_session_options_free(o);
+    return s;
+}
+
+static size_t count_op(const cort_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < cort_session_node_count(s); i++) {
+        const char *name, *type, *prov;
+        if (cort_session_node_info(s, i, &name, &type, &prov)) continue;
+        if (!strcmp(type, op) && strcmp(prov, "folded")) c++;
+    }
+    return c;
+}
+
+/* Level 0 runs the graph as written (float Conv between Q/DQ): the reference. Fused, the float
+ * rounding of the requantization may move a value that lies within rounding of a half by one unit,
+ * and a layer's one-unit change moves the next layer's accumulator by at most |w - w_zp| * x_scale *
+ * w_scale / y_scale units (< 1 here), so the final outputs stay within 2 units, nearly all exact. */
+static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
+                           size_t qmm, size_t conv_left) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/models/%s", file);
+    cort_session *s0 = open_at(path, 0), *s2 = open_at(path, 2);
+    if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
+    CHECK_MSG(count_op(s2, "QLinearConv") == qconv && count_op(s2, "QLinearMatMul") == qmm &&
+              count_op(s2, "Conv") == conv_left && count_op(s0, "QLinearConv") == 0,
+              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu Conv (expected %zu, %zu, %zu)", file,
+              count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"), count_op(s2, "Conv"), qconv, qmm, conv_left);
+    cort_value *x = NULL, *y0 = NULL, *y2 = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, rank, &x));
+    if (x) {
+        float *xd = cort_tensor_data(x);
+        for (size_t i = 0; i < cort_tensor_element_count(x); i++) xd[i] = (float)(rnd() % 2000) / 400.0f - 1.0f;
+        const char *in = "x", *on = "y";
+        CHECK_OK(cort_session_run(s0, NULL, &in, &x, 1, &on, 1, &y0));
+        CHECK_OK(cort_session_run(s2, NULL, &in, &x, 1, &on, 1, &y2));
+    }
+    CHECK(y0 && y2 && cort_tensor_element_count(y0) == cort_tensor_element_count(y2));
+    if (y0 && y2 && cort_tensor_element_count(y0) == cort_tensor_element_count(y2)) {
+        const float *a = cort_tensor_data(y0), *b = cort_tensor_data(y2);
+        const size_t n = cort_tensor_element_count(y0);
+        size_t off = 0;
+        double worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double d = fabs((double)a[i] - (double)b[i]) / out_scale;
+            off += d > 0.5;
+            if (d > worst) worst = d;
+        }
+        CHECK_MSG(worst < 2.5 && off * 50 <= n, "%s: fused output differs from level 0 by up to %.2f units, %zu of %zu "
+                  "elements off", file, worst, off, n);
+        printf("%s: %zu of %zu outputs differ from level 0 (max %.0f unit)\n", file, off, n, worst);
+    }
+    cort_value_release(x); cort_value_release(y0); cort_value_release(y2);
+    cort_session_release(s0); cort_session_release(s2);
+}
+
 int main(void) {
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
@@ -266,5 +330,11 @@ int main(void) {
         { 3, 1, 4, 8, 4, { 3, 5, 5 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], (int)i);
+    test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0);
+    test_qdq_model("qdq_conv_u8u8_pertensor.onnx", (const int64_t[]){ 2, 3, 12, 12 }, 4, 0.05f, 4, 0, 0);
+    test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0);
+    test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0);
+    /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
+    test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2);
     return tu_finish();
 }
