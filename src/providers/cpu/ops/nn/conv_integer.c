@@ -8,6 +8,7 @@
  * requantizes each finished block while it is in cache. Every path is exact int32 arithmetic and
  * the requantization is the scalar path's expression, so all paths agree bit for bit; the scalar
  * loop stays as the reference and serves non-constant weights. */
+#include <math.h>
 #include <string.h>
 #include "conv.h"
 #include "../quant/quant.h"
@@ -18,7 +19,12 @@
 typedef struct qconv_state {
     nn_conv_attrs a;
     /* the constants the packs were made from (runs with other inputs take the scalar path) */
-    const cort_value *wsrc, *wzsrc;
+    const cort_value *wsrc;
+    /* w_zero_point's values (it is not packed, so a run may see a copy of the constant: compared by value) */
+    int       has_wz;
+    cort_type wz_type;
+    size_t    wz_count;
+    uint8_t  *wz_bytes;
     int64_t wdims[NN_MAX_SPATIAL + 2];
     size_t  wrank;
     const nn_igemm_kernel *k;
@@ -32,6 +38,7 @@ static void qconv_free(void *p) {
     if (!s) return;
     cort_free(s->wpack);
     cort_free(s->wdw);
+    cort_free(s->wz_bytes);
     cort_free(s);
 }
 
@@ -72,6 +79,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
             s->wdw[i] = (int16_t)((sgn ? ((const int8_t *)d)[i] : ((const uint8_t *)d)[i]) - zp[i / Kg]);
     } else {
         const nn_igemm_kernel *k = nn_igemm_best_kernel();
+        if (k->nr > 256 || 256 % k->nr) { cort_free(zp); return NULL; }   /* im2col chunks hold whole panels */
         const size_t per = nn_igemm_a_size(k, Mg, Kg);
         size_t n;
         if (!per || cort_mul_size_ovf(per, group, &n) || cort_mul_size_ovf(n, sizeof(int16_t), &n) ||
@@ -91,9 +99,15 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         s->k = k;
         s->gstride = per;
     }
+    if (wz) {
+        if (!(s->wz_bytes = cort_malloc(wz->count))) { cort_free(zp); return cort_error_oom(); }
+        for (size_t i = 0; i < wz->count; i++) s->wz_bytes[i] = (uint8_t)zp[i];
+        s->has_wz = 1;
+        s->wz_type = wz->type;
+        s->wz_count = wz->count;
+    }
     cort_free(zp);
     s->wsrc = w;
-    s->wzsrc = wz;
     s->wrank = w->rank;
     for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
     cort_node_const_input_packed(node, wi);
@@ -119,7 +133,9 @@ static cort_status *qlconv_init(const cort_node *node, void **state) { return qc
 
 /* Whether the prepared weights apply to this run's W / w_zero_point and geometry. */
 static int qconv_fast_ok(const qconv_state *s, const cort_value *w, const cort_value *wz, const nn_conv_shape *cs) {
-    if (!s || !s->wsrc || w != s->wsrc || wz != s->wzsrc || w->rank != s->wrank) return 0;
+    if (!s || !s->wsrc || w != s->wsrc || w->rank != s->wrank || !wz != !s->has_wz) return 0;
+    if (wz && (wz->type != s->wz_type || wz->count != s->wz_count || !wz->data || memcmp(wz->data, s->wz_bytes, wz->count)))
+        return 0;
     for (size_t i = 0; i < w->rank; i++)
         if (w->shape[i] != s->wdims[i]) return 0;
     for (int i = 0; i < 3; i++)
@@ -133,30 +149,16 @@ typedef struct qconv_rq {
     const float *mult;    /* [M]: x_scale * w_scale[m] / y_scale, in float as the reference computes it */
     const int32_t *bias;  /* [M] or NULL */
     int32_t yzp;
+    const nn_qconv_ops *ops;
 } qconv_rq;
-
-static inline int32_t qconv_rq_one(int32_t acc, int32_t bias, float mult, int32_t yzp) {
-    const int32_t v = (int32_t)((uint32_t)acc + (uint32_t)bias);   /* wraps as the int32 sum does */
-    return nn_q_add_sat(nn_q_round_fast((float)v * mult), yzp);
-}
 
 /* out[q] for q < n of channel m, element offset o of y */
 static void qconv_rq_row(const qconv_rq *rq, const int32_t *acc, size_t m, size_t o, size_t n) {
     const float mult = rq->mult[m];
-    const int32_t bias = rq->bias ? rq->bias[m] : 0, yzp = rq->yzp;
-    if (rq->y->type == CORT_TYPE_UINT8) {
-        uint8_t *d = (uint8_t *)rq->y->data + o;
-        for (size_t q = 0; q < n; q++) {
-            const int32_t v = qconv_rq_one(acc[q], bias, mult, yzp);
-            d[q] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-        }
-    } else {
-        int8_t *d = (int8_t *)rq->y->data + o;
-        for (size_t q = 0; q < n; q++) {
-            const int32_t v = qconv_rq_one(acc[q], bias, mult, yzp);
-            d[q] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-        }
-    }
+    const int sgn = rq->y->type == CORT_TYPE_INT8;
+    /* the vector kernels assume a finite multiplier (a zero y_scale gives inf: the portable loop) */
+    const nn_qrq_row_fn f = isfinite(mult) ? rq->ops->rq_row : nn_qrq_row_generic;
+    f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, sgn, (uint8_t *)rq->y->data + o);
 }
 
 /* ---- GEMM path: im2col of one (image, group) straight into packed B ---- */
@@ -173,58 +175,67 @@ static inline int32_t ldx(const void *x, int sgn, size_t i) {
     return sgn ? (int32_t)((const int8_t *)x)[i] : (int32_t)((const uint8_t *)x)[i];
 }
 
-static inline void qconv_pack_row(const qconv_pack_job *j, size_t p, int sgn) {
-    const nn_conv_shape *cs = j->cs;
-    const nn_geom *g = &cs->g;
-    const size_t nr = j->nr, nrkp = nr * j->kp, P = j->P;
-    int16_t *row = j->out + (p >> 1) * 2 * nr + (p & 1);
-    size_t col = 0;
-    if (p < j->Kg) {
+/* Values (x - x_zp, or 0 for a padded tap) of im2col row p for columns [c0, c0 + n), zeros past P. */
+static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, size_t n, int sgn, int16_t *buf) {
+    const nn_geom *g = &j->cs->g;
+    size_t k = 0;
+    if (p < j->Kg && c0 < j->P) {
         const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
         const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
         const int64_t kw = (int64_t)(kk % (size_t)g->k[2]);
-        const size_t in_size = (size_t)nn_geom_in_size(g);
-        const size_t xo = c * in_size;
+        const size_t xo = c * (size_t)nn_geom_in_size(g), lim = j->P - c0 < n ? j->P - c0 : n;
         const int32_t z = j->xzp;
-        const int direct = ks == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->pb[0] == 0 && g->pb[1] == 0 &&
-                           g->pb[2] == 0 && g->in[0] == g->out[0] && g->in[1] == g->out[1] && g->in[2] == g->out[2];
-        if (direct) {   /* 1x1, stride 1, no padding: row p is input plane c */
-            for (size_t c0 = 0; c0 < P; c0 += nr) {
-                int16_t *d = row + (c0 / nr) * nrkp;
-                const size_t n = P - c0 < nr ? P - c0 : nr;
-                for (size_t t = 0; t < n; t++) d[2 * t] = (int16_t)(ldx(j->x, sgn, xo + c0 + t) - z);
-            }
-            col = P;
-        } else {
-            size_t jj = 0;
-            int16_t *d = row;
-            for (int64_t od = 0; od < g->out[0]; od++) {
-                const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
-                const int dok = id >= 0 && id < g->in[0];
-                for (int64_t oh = 0; oh < g->out[1]; oh++) {
-                    const int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
-                    const int ok = dok && ih >= 0 && ih < g->in[1];
-                    const size_t rbase = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
-                    int64_t iw = -g->pb[2] + kw * g->d[2];
-                    for (int64_t ow = 0; ow < g->out[2]; ow++, iw += g->s[2]) {
-                        d[2 * jj] = ok && iw >= 0 && iw < g->in[2] ? (int16_t)(ldx(j->x, sgn, rbase + (size_t)iw) - z) : 0;
-                        if (++jj == nr) { jj = 0; d += nrkp; }
+        int64_t ow = (int64_t)(c0 % (size_t)g->out[2]), t = (int64_t)(c0 / (size_t)g->out[2]);
+        int64_t oh = t % g->out[1], od = t / g->out[1];
+        while (k < lim) {
+            const size_t seg = (size_t)(g->out[2] - ow) < lim - k ? (size_t)(g->out[2] - ow) : lim - k;
+            const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0], ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+                memset(buf + k, 0, seg * sizeof *buf);
+            } else {
+                const size_t rbase = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
+                const int64_t iw0 = ow * g->s[2] - g->pb[2] + kw * g->d[2], sw = g->s[2], in2 = g->in[2];
+                int16_t *d = buf + k;
+                if (sw == 1 && iw0 >= 0 && iw0 + (int64_t)seg <= in2) {   /* the whole segment inside the row */
+                    if (sgn) { const int8_t *sx = (const int8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                    else { const uint8_t *sx = (const uint8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                } else {
+                    for (size_t q = 0; q < seg; q++) {
+                        const int64_t iw = iw0 + (int64_t)q * sw;
+                        d[q] = iw >= 0 && iw < in2 ? (int16_t)(ldx(j->x, sgn, rbase + (size_t)iw) - z) : 0;
                     }
                 }
             }
-            col = P;
+            k += seg;
+            ow = 0;
+            if (++oh == g->out[1]) { oh = 0; od++; }
         }
     }
-    /* the pad row of an odd K, and the columns of the last panel past P */
-    const size_t panels = P / nr + (P % nr != 0);
-    for (size_t c1 = col; c1 < panels * nr; c1++) row[(c1 / nr) * nrkp + 2 * (c1 % nr)] = 0;
+    if (k < n) memset(buf + k, 0, (n - k) * sizeof *buf);
+}
+
+#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
+
+/* Rows 2pp and 2pp+1 of packed B: both filled a chunk at a time, then interleaved into the panels. */
+static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) {
+    int16_t ra[QCONV_CHUNK], rb[QCONV_CHUNK];
+    const size_t nr = j->nr, nrkp = nr * j->kp, panels = j->P / nr + (j->P % nr != 0), cols = panels * nr;
+    for (size_t c0 = 0; c0 < cols; c0 += QCONV_CHUNK) {
+        const size_t n = cols - c0 < QCONV_CHUNK ? cols - c0 : QCONV_CHUNK;
+        qconv_fill_row(j, 2 * pp, c0, n, sgn, ra);
+        qconv_fill_row(j, 2 * pp + 1, c0, n, sgn, rb);
+        for (size_t q0 = 0; q0 < n; q0 += nr) {
+            int16_t *d = j->out + ((c0 + q0) / nr) * nrkp + pp * 2 * nr;
+            for (size_t t = 0; t < nr; t++) { d[2 * t] = ra[q0 + t]; d[2 * t + 1] = rb[q0 + t]; }
+        }
+    }
 }
 
 static void qconv_pack_range(void *arg, size_t begin, size_t end) {
     const qconv_pack_job *j = arg;
-    for (size_t p = begin; p < end; p++) {
-        if (j->sgn) qconv_pack_row(j, p, 1);
-        else qconv_pack_row(j, p, 0);
+    for (size_t pp = begin; pp < end; pp++) {
+        if (j->sgn) qconv_pack_pair(j, pp, 1);
+        else qconv_pack_pair(j, pp, 0);
     }
 }
 
@@ -264,7 +275,7 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
                                   k->nr, bp };
-            cort_parallel_for(ctx->pool, kp, grain_for(P), qconv_pack_range, &pj);
+            cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
             nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, rq ? acc : yint + o0, P);
             if (rq) {
@@ -288,6 +299,7 @@ typedef struct qconv_dw_job {
     const int16_t *w;
     int32_t *yint;        /* ConvInteger: y; QLinearConv: per-plane accumulators, plane t at t * P */
     const qconv_rq *rq;
+    const nn_qconv_ops *ops;
 } qconv_dw_job;
 
 static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
@@ -327,6 +339,11 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
         for (int64_t od = 0; od < g->out[0]; od++)
             for (int64_t oh = 0; oh < g->out[1]; oh++) {
                 int32_t *yr = y + (od * g->out[1] + oh) * ow_n;
+                if (g->k[0] == 1 && sw == 1) {   /* 1-D/2-D, stride 1 along the row: the per-ISA row kernel */
+                    j->ops->dw_row(yr, (size_t)ow_n, xp + (od * g->s[0] * j->hp + oh * g->s[1]) * j->wp,
+                                   (size_t)(g->d[1] * j->wp), (size_t)g->d[2], (size_t)g->k[1], (size_t)g->k[2], w);
+                    continue;
+                }
                 for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] = 0;
                 for (int64_t kd = 0; kd < g->k[0]; kd++)
                     for (int64_t kh = 0; kh < g->k[1]; kh++) {
@@ -350,7 +367,8 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
     qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
-                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], NULL, s->wdw, yint, rq };
+                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], NULL, s->wdw, yint, rq,
+                       nn_qconv_best_ops() };
     size_t planes = cs->N * cs->C, psize, nbytes, accn = 1;
     const size_t P = (size_t)nn_geom_out_size(g);
     if (cort_mul_size_ovf((size_t)j.dp, (size_t)j.hp, &psize) || cort_mul_size_ovf(psize, (size_t)j.wp, &psize) ||
@@ -530,7 +548,7 @@ static cort_status *qlconv_run(cort_kernel_ctx *ctx) {
     if (!mult) return cort_error_oom();
     const float xsc = nn_q_scale(xs, 0), ysc = nn_q_scale(ys, 0);
     for (size_t m = 0; m < cs.M; m++) mult[m] = xsc * nn_q_scale(ws, ws->count == 1 ? 0 : m) / ysc;
-    const qconv_rq rq = { y, mult, b ? (const int32_t *)b->data : NULL, yz ? nn_q_load(yz, 0) : 0 };
+    const qconv_rq rq = { y, mult, b ? (const int32_t *)b->data : NULL, yz ? nn_q_load(yz, 0) : 0, nn_qconv_best_ops() };
     cort_status *st = NULL;
     if (!qconv_fast(ctx, 2, 3, 5, &cs, NULL, &rq, &st)) {
         const size_t P = (size_t)nn_geom_out_size(&cs.g);
