@@ -125,6 +125,39 @@ static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_m
     return NULL;
 }
 
+/* Whether DQ node dq and Q node q use the same scale and zero point (values and zero-point type). */
+static int same_qparams(const cort_graph *g, const cort_node *dq, const cort_node *q) {
+    const cort_value *s1 = cval(g, in_at(dq, 1)), *s2 = cval(g, in_at(q, 1));
+    const cort_value *z1 = cval(g, in_at(dq, 2)), *z2 = cval(g, in_at(q, 2));
+    return s1 && s2 && z1 && z2 && s1->count == 1 && s2->count == 1 && cf32(s1, 0) == cf32(s2, 0) &&
+           z1->type == z2->type && z1->count == 1 && z2->count == 1 && c8(z1, 0) == c8(z2, 0);
+}
+
+/* Q(MaxPool(DQ(x))) and Q(Concat(DQ(a), DQ(b), ...)) with one scale and zero point throughout: the op
+ * on the 8-bit values. Exact: dequantization is increasing, and Q(DQ(v)) == v. */
+static cort_status *try_passthrough(cort_graph *g, const cort_pass_index *x, cort_node *q, cort_node *p) {
+    const int pool = !strcmp(p->op_type, "MaxPool");
+    if ((!pool && strcmp(p->op_type, "Concat")) || p->n_outputs != 1 || p->n_inputs < 1 || p->n_inputs > 64 ||
+        (pool && p->opset < 12))
+        return NULL;
+    int32_t *in = cort_arena_alloc(g->arena, p->n_inputs * sizeof *in);
+    if (!in) return cort_error_oom();
+    for (size_t k = 0; k < p->n_inputs; k++) {
+        cort_node *dq = producer(g, x, p->in_slot[k], "DequantizeLinear");
+        if (!dq || !dq_act_ok(g, dq) || !same_qparams(g, dq, q)) return NULL;
+        in[k] = dq->in_slot[0];
+    }
+    qdq_match m = { q, NULL, p, NULL, NULL, NULL };
+    CORT_TRY(rewrite(g, x, &m, p->op_type, in, p->n_inputs));
+    for (size_t k = 0; k < p->n_inputs; k++) {
+        cort_node *dq = producer(g, x, p->in_slot[k], "DequantizeLinear");
+        int32_t reads = 0, s = p->in_slot[k];
+        for (size_t i = 0; i < p->n_inputs; i++) reads += p->in_slot[i] == s;
+        if (dq && x->uses[s] == reads) g->skip[dq->index] = 1;
+    }
+    return NULL;
+}
+
 static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node *q) {
     if (q->n_inputs < 3 || q->n_outputs != 1 || q->out_slot[0] < 0 || !dq_act_ok(g, q)) return NULL;
     const cort_value *ys = cval(g, q->in_slot[1]), *yz = cval(g, q->in_slot[2]);
@@ -139,6 +172,8 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
         if (s < 0 || x->producer[s] < 0 || x->uses[s] != 1) return NULL;
         p = &g->nodes[x->producer[s]];
     }
+    if (!p->domain[0] && !m.act && (!strcmp(p->op_type, "MaxPool") || !strcmp(p->op_type, "Concat")))
+        return try_passthrough(g, x, q, p);
     if (p->domain[0] || p->n_outputs != 1 || p->n_inputs < 2) return NULL;
     const int conv = !strcmp(p->op_type, "Conv");
     if (!conv && (strcmp(p->op_type, "MatMul") || m.act)) return NULL;   /* QLinearMatMul: no activation clamp needed */
