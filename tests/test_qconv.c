@@ -273,15 +273,17 @@ static size_t count_op(const cort_session *s, const char *op) {
  * and a layer's one-unit change moves the next layer's accumulator by at most |w - w_zp| * x_scale *
  * w_scale / y_scale units (< 1 here), so the final outputs stay within 2 units, nearly all exact. */
 static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
-                           size_t qmm, size_t conv_left) {
+                           size_t qmm, size_t conv_left, size_t q_left) {
     char path[256];
     snprintf(path, sizeof path, "tests/models/%s", file);
     cort_session *s0 = open_at(path, 0), *s2 = open_at(path, 2);
     if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
     CHECK_MSG(count_op(s2, "QLinearConv") == qconv && count_op(s2, "QLinearMatMul") == qmm &&
-              count_op(s2, "Conv") == conv_left && count_op(s0, "QLinearConv") == 0,
-              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu Conv (expected %zu, %zu, %zu)", file,
-              count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"), count_op(s2, "Conv"), qconv, qmm, conv_left);
+              count_op(s2, "Conv") == conv_left && count_op(s2, "QuantizeLinear") == q_left &&
+              count_op(s0, "QLinearConv") == 0,
+              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu Conv, %zu QuantizeLinear (expected %zu, %zu, %zu, %zu)",
+              file, count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"), count_op(s2, "Conv"),
+              count_op(s2, "QuantizeLinear"), qconv, qmm, conv_left, q_left);
     cort_value *x = NULL, *y0 = NULL, *y2 = NULL;
     CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, rank, &x));
     if (x) {
@@ -332,11 +334,13 @@ int main(void) {
         { 3, 1, 4, 8, 4, { 3, 5, 5 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], (int)i);
-    test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0);
-    test_qdq_model("qdq_conv_u8u8_pertensor.onnx", (const int64_t[]){ 2, 3, 12, 12 }, 4, 0.05f, 4, 0, 0);
-    test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0);
-    test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0);
+    test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_conv_u8u8_pertensor.onnx", (const int64_t[]){ 2, 3, 12, 12 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
-    test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2);
+    test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
+    /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */
+    test_qdq_model("qdq_pool_concat.onnx", (const int64_t[]){ 1, 3, 10, 11 }, 4, 0.05f, 2, 0, 0, 1);
     return tu_finish();
 }

@@ -123,7 +123,24 @@ def unfusible(nodes, inits, x):
     return y
 
 
+def pool_concat(nodes, inits, x):
+    """Conv+Relu branches with one output scale/zero point, a MaxPool and a Concat between Q/DQ of those."""
+    a = conv_block(nodes, inits, x, 3, 8, 3, 1, np.uint8, np.int8, True, "dq", "relu", "p1")
+    b = conv_block(nodes, inits, x, 3, 8, 1, 1, np.uint8, np.int8, True, "dq", "relu", "p2", pads=0)
+    nodes.append(helper.make_node("DequantizeLinear", [a, a + "_s", a + "_z"], ["pa_f"]))
+    nodes.append(helper.make_node("MaxPool", ["pa_f"], ["pool_f"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    alias_scale(inits, a, "pool_q")
+    nodes.append(helper.make_node("QuantizeLinear", ["pool_f", "pool_q_s", "pool_q_z"], ["pool_q"]))
+    nodes.append(helper.make_node("DequantizeLinear", ["pool_q", "pool_q_s", "pool_q_z"], ["pool_f2"]))
+    nodes.append(helper.make_node("DequantizeLinear", [b, b + "_s", b + "_z"], ["pb_f"]))
+    nodes.append(helper.make_node("Concat", ["pool_f2", "pb_f"], ["cat_f"], axis=1))
+    alias_scale(inits, a, "cat_q")
+    nodes.append(helper.make_node("QuantizeLinear", ["cat_f", "cat_q_s", "cat_q_z"], ["cat_q"]))
+    return "cat_q"
+
+
 if __name__ == "__main__":
+    model("qdq_pool_concat", np.uint8, pool_concat, [1, 3, 10, 11])
     model("qdq_conv_u8s8_perchannel", np.uint8, net(np.uint8, np.int8, True), [1, 3, 17, 15])
     model("qdq_conv_u8u8_pertensor", np.uint8, net(np.uint8, np.uint8, False), [2, 3, 12, 12])
     model("qdq_conv_s8s8_perchannel", np.int8, net(np.int8, np.int8, True), [1, 3, 16, 16])
