@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "providers/cpu/kernels/int_gemm.h"
+#include "providers/cpu/ops/quant/quant.h"
 
 static uint32_t rng_state = 777;
 static uint32_t rnd(void) {
@@ -312,7 +314,52 @@ static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, 
     cort_session_release(s0); cort_session_release(s2);
 }
 
+/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise row (exact int32)
+ * and the requantization (nn_q_round, saturating add, 8-bit saturation) on random and extreme
+ * accumulators, wrapping biases, tiny and huge multipliers, row lengths across the vector width. */
+static void test_qconv_ops(void) {
+    const nn_qconv_ops *const *ops;
+    const size_t n_ops = nn_qconv_ops_list(&ops);
+    CHECK(n_ops >= 1 && ops[0] == nn_qconv_best_ops());
+    int16_t x[4 * 64 + 64], w[16];
+    int32_t y[40], acc[40];
+    uint8_t d[40];
+    for (size_t oi = 0; oi < n_ops; oi++) {
+        size_t bad_dw = 0, bad_rq = 0;
+        for (int trial = 0; trial < 300; trial++) {
+            const size_t n = 1 + rnd() % 37, kh = 1 + rnd() % 4, kw = 1 + rnd() % 4, dw = 1 + rnd() % 2, step = 64;
+            for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < 16; i++) w[i] = (int16_t)((int)(rnd() % 511) - 255);
+            ops[oi]->dw_row(y, n, x, step, dw, kh, kw, w);
+            for (size_t o = 0; o < n; o++) {
+                int32_t want = 0;
+                for (size_t i = 0; i < kh; i++)
+                    for (size_t j = 0; j < kw; j++) want += x[i * step + j * dw + o] * w[i * kw + j];
+                bad_dw += y[o] != want;
+            }
+            for (size_t i = 0; i < n; i++) {
+                const uint32_t r = rnd();
+                acc[i] = r % 7 == 0 ? (int32_t)(rnd() << 8) : r % 7 == 1 ? INT32_MAX - (int32_t)(rnd() % 3) : (int32_t)(r % 200001) - 100000;
+            }
+            const int32_t bias = trial % 5 == 0 ? INT32_MAX : (int32_t)(rnd() % 20001) - 10000;
+            const float mult = trial % 7 == 0 ? 3e9f : trial % 7 == 1 ? 1e-9f : (float)(rnd() % 100000 + 1) * 1e-6f;
+            const int sgn = trial & 1;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            ops[oi]->rq_row(acc, n, bias, mult, zp, sgn, d);
+            for (size_t i = 0; i < n; i++) {
+                const int32_t a = (int32_t)((uint32_t)acc[i] + (uint32_t)bias);
+                int32_t v = nn_q_add_sat(nn_q_round((float)a * mult), zp);
+                v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+                bad_rq += (sgn ? (int32_t)(int8_t)d[i] : (int32_t)d[i]) != v;
+            }
+        }
+        CHECK_MSG(bad_dw == 0 && bad_rq == 0, "%s: %zu depthwise and %zu requantized values wrong", ops[oi]->name, bad_dw,
+                  bad_rq);
+    }
+}
+
 int main(void) {
+    test_qconv_ops();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
         { 2, 1, 8, 16, 1, { 5, 7, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
