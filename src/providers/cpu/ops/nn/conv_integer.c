@@ -54,7 +54,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         return NULL;   /* the scalar path (and its checks) at run time */
     const size_t M = (size_t)w->shape[0], group = (size_t)s->a.group, Cg = (size_t)w->shape[1];
     if (M == 0 || M % group || Cg == 0) return NULL;
-    if (wz && (wz->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(wz->type) || (wz->count != 1 && wz->count != M)))
+    if (wz && (wz->kind != CORT_VKIND_TENSOR || wz->type != w->type || (wz->count != 1 && wz->count != M)))
         return NULL;
     const size_t Kg = w->count / M, Mg = M / group;
     /* the zero points first: cort_node_const_data's buffer for a lazy constant is reused by the next call */
