@@ -3,6 +3,8 @@
  * it may rewrite nodes (new op, state, slots), reorder them, and mark others skipped.
  *
  * Before kernels are built (CORT_PASSES_BEFORE_KERNELS):
+ *   fuse_qdq.c         DQ(x), DQ(const w)[, DQ(bias)] -> Conv / MatMul [-> Relu/Clip] -> Q ->
+ *                      QLinearConv / QLinearMatMul (so they pack the integer weights once)
  *   fold_bn.c          Conv/ConvTranspose + BatchNormalization with constant parameters -> the
  *                      convolution with folded weights (so it packs them once)
  * After inference and constant folding (CORT_PASSES_AFTER_KERNELS), in this order:
@@ -36,6 +38,7 @@ enum { CORT_PASSES_BEFORE_KERNELS = 0, CORT_PASSES_AFTER_KERNELS = 1 };
 /* Runs the passes of one phase in order (level-2 sessions only; the caller checks the level). */
 cort_status *cort_passes_run(cort_graph *g, int phase);
 
+cort_status *cort_pass_fuse_qdq(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fold_bn(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_lower_contrib(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_layernorm(cort_graph *g, cort_pass_index *x);

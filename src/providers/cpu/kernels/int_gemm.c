@@ -23,6 +23,30 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_NEON] = { kernels_generic, 1 },
 };
 
+static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_row_generic, nn_qrq_row_generic };
+#ifdef NN_HAVE_X86_IGEMM
+static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_row_avx2, nn_qrq_row_avx2 };
+static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
+#endif
+static const nn_qconv_ops *const qops_generic[] = { &q_generic };
+typedef struct qconv_config { const nn_qconv_ops *const *ops; size_t n; } qconv_config;
+static const qconv_config qconv_configs[CORT_ISA_LEVEL_COUNT] = {
+    [CORT_ISA_GENERIC] = { qops_generic, 1 },
+#ifdef NN_HAVE_X86_IGEMM
+    [CORT_ISA_AVX2] = { qops_avx2, 2 },
+    [CORT_ISA_AVX512] = { qops_avx2, 2 },
+#else
+    [CORT_ISA_AVX2] = { qops_generic, 1 },
+    [CORT_ISA_AVX512] = { qops_generic, 1 },
+#endif
+    [CORT_ISA_NEON] = { qops_generic, 1 },
+};
+const nn_qconv_ops *nn_qconv_best_ops(void) { return qconv_configs[cort_cpu_isa()].ops[0]; }
+size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
+    *out = qconv_configs[cort_cpu_isa()].ops;
+    return qconv_configs[cort_cpu_isa()].n;
+}
+
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
     const igemm_config *c = &igemm_configs[cort_cpu_isa()];
     *out = c->kernels;

@@ -9,9 +9,8 @@
  *     B (N, K/block_size, block_size*bits/8) bytes of `bits`-bit weights (low bits first), per block
  *     scales (N * blocks) and zero points (packed like B, or float like scales; 2^(bits-1) without);
  *     g_idx (K) gives each row of K its block instead of k / block_size.
- * MatMulIntegerToFloat and DynamicQuantizeMatMul run the exact int GEMM (kernels/int_gemm.h), QGemm
- * cort's float GEMM on the operands minus their zero points (small integers, exact in float); the
- * scales are applied per column afterwards. MatMulNBits dequantizes a
+ * MatMulIntegerToFloat, DynamicQuantizeMatMul and QGemm run the exact int GEMM (kernels/int_gemm.h);
+ * the scales are applied per column afterwards. MatMulNBits dequantizes a
  * constant B once, at creation. B is 2-D (the form quantizers write); A may have batch dims. */
 #include <math.h>
 #include <string.h>
@@ -22,20 +21,7 @@
 #include "../math/matmul.h"
 #include "../../../../core/alloc.h"
 
-/* ---- shared: float gemm of integer operands, then per-column scale and bias ---- */
-typedef struct qmm {
-    size_t rows, K, N;
-    const float *a;      /* rows x K (op(A) after any transpose, zero point removed) */
-    const float *b;      /* K x N */
-    float *y;
-} qmm;
-
-static cort_status *qmm_gemm(cort_kernel_ctx *ctx, const qmm *q) {
-    nn_gemm_b gb = nn_gemm_b_matrix(q->b, q->N, 0);
-    nn_gemm_opts o = { NULL, NULL, NULL, NULL, ctx, NULL, NULL };
-    return nn_sgemm_opt(ctx->pool, NULL, q->rows, q->N, q->K, 1.0f, q->a, q->K, 0, &gb, 0.0f, q->y, q->N, &o);
-}
-
+/* ---- shared ---- */
 static cort_status *per_col(const cort_kernel_ctx *ctx, size_t i, const char *name, size_t N, int is_zp,
                             const cort_value **out) {
     const cort_value *v = nn_opt_input(ctx, i);
@@ -50,18 +36,6 @@ static cort_status *per_col(const cort_kernel_ctx *ctx, size_t i, const char *na
                                is_zp ? "int8/uint8" : "float", N);
     }
     return NULL;
-}
-
-/* B (K x N int8/uint8) minus its zero points, as float */
-static float *b_float(cort_kernel_ctx *ctx, const cort_value *b, const cort_value *bz, int trans, size_t K, size_t N) {
-    float *f = cort_kernel_scratch(ctx, (K * N + 1) * sizeof(float));
-    if (!f) return NULL;
-    for (size_t k = 0; k < K; k++)
-        for (size_t n = 0; n < N; n++) {
-            int32_t z = bz ? nn_q_load(bz, bz->count == 1 ? 0 : n) : 0;
-            f[k * N + n] = (float)(nn_q_load(b, trans ? n * K + k : k * N + n) - z);
-        }
-    return f;
 }
 
 /* Y = acc * (a_scale * b_scale[col]) + bias[col] over rows x N */
@@ -251,38 +225,64 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, ys ? (yz ? yz->type : CORT_TYPE_UINT8) : CORT_TYPE_FLOAT, yd, 2, &y));
     if (!y->count) return NULL;
-    float *af = cort_kernel_scratch(ctx, (M * K + 1) * sizeof(float));
-    float *acc = ys ? cort_kernel_scratch(ctx, (M * N + 1) * sizeof(float)) : y->data;
-    float *bf = b_float(ctx, b, bz, tb, K, N);
-    cort_status *st = !af || !acc || !bf ? cort_error_oom() : NULL;
+    /* the exact int GEMM (kernels/int_gemm.h); transposed operands are copied upright first */
+    int32_t *acc = cort_kernel_scratch(ctx, (M * N + 1) * sizeof(int32_t));
+    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const int16_t *pre = tb ? NULL : nn_imm_packed_b(ctx, 3, 5, &k);
+    const size_t na = nn_igemm_a_size(k, M, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
+    if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4) {
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "product of [%zu, %zu] x [%zu, %zu] is too large",
+                               M, K, K, N);
+    }
+    int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
+    uint8_t *at = ta ? cort_kernel_scratch(ctx, M * K + 1) : NULL, *bt = tb && !pre ? cort_kernel_scratch(ctx, K * N + 1) : NULL;
+    cort_status *st = !acc || !ap || !bp || (ta && !at) || (tb && !pre && !bt) ? cort_error_oom() : NULL;
     if (!st) {
-        const int32_t z = az ? nn_q_load(az, 0) : 0;
-        for (size_t m = 0; m < M; m++)
-            for (size_t k = 0; k < K; k++) af[m * K + k] = (float)(nn_q_load(a, ta ? k * M + m : m * K + k) - z);
+        const uint8_t *ad = a->data, *bd = b->data;
+        if (ta)
+            for (size_t m = 0; m < M; m++)
+                for (size_t q = 0; q < K; q++) at[m * K + q] = ad[q * M + m];
+        if (bt)
+            for (size_t q = 0; q < K; q++)
+                for (size_t n = 0; n < N; n++) bt[q * N + n] = bd[n * K + q];
+        nn_i8_operand oa = { ta ? at : ad, a->type == CORT_TYPE_INT8, K, az ? az->data : NULL,
+                             az && az->type == CORT_TYPE_INT8, az ? az->count : 0 };
+        nn_i8_operand ob = { bt ? bt : bd, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL,
+                             bz && bz->type == CORT_TYPE_INT8, bz ? bz->count : 0 };
         if (K) {
-            qmm q = { M, K, N, af, bf, acc };
-            st = qmm_gemm(ctx, &q);
+            nn_igemm_pack_a(k, M, K, &oa, ap);
+            if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
+            nn_igemm(ctx->pool, k, M, N, K, ap, pre ? pre : bp, acc, N);
         } else {
             memset(acc, 0, M * N * sizeof *acc);
         }
-    }
-    if (!st) {
+        /* the same float expression as before on the (exact) sums */
         const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f) * *(const float *)as->data;
         const float ysc = ys ? *(const float *)ys->data : 1.0f;
         const int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
         for (size_t m = 0; m < M; m++)
             for (size_t n = 0; n < N; n++) {
-                float v = acc[m * N + n];
+                float v = (float)acc[m * N + n];
                 if (c) v += (float)((const int32_t *)c->data)[m * cstr[0] + n * cstr[1]];
                 v *= alpha * nn_q_scale(bs, bs->count == 1 ? 0 : n);
                 if (ys) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round(v / ysc), yzp));
-                else acc[m * N + n] = v;
+                else ((float *)y->data)[m * N + n] = v;
             }
     }
-    cort_kernel_scratch_free(ctx, af);
-    if (ys) cort_kernel_scratch_free(ctx, acc);
-    cort_kernel_scratch_free(ctx, bf);
+    cort_kernel_scratch_free(ctx, acc);
+    cort_kernel_scratch_free(ctx, ap);
+    cort_kernel_scratch_free(ctx, bp);
+    cort_kernel_scratch_free(ctx, at);
+    cort_kernel_scratch_free(ctx, bt);
     return st;
+}
+
+/* A constant upright B is packed for the int GEMM at creation (a transposed one per run). */
+static cort_status *qgemm_init(const cort_node *node, void **state) {
+    *state = NULL;
+    if (cort_attr_int(node, "transB", 0) != 0) return NULL;
+    return nn_imm_init_packed(node, state, 3, 5);
 }
 
 /* ---- MatMulNBits ---- */
@@ -434,7 +434,8 @@ const cort_op_def ctb_op_matmul_integer_to_float = { .name = "MatMulIntegerToFlo
 const cort_op_def ctb_op_dynamic_quantize_matmul = { .name = "DynamicQuantizeMatMul", .domain = "com.microsoft",
     .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = 0, .init = dqmm_init, .free_state = nn_imm_free, .infer = mm_infer, .run = dqmm_run };
 const cort_op_def ctb_op_qgemm = { .name = "QGemm", .domain = "com.microsoft", .min_opset = 1,
-    .max_opset = CORT_OPSET_MAX, .types = 0, .infer = qgemm_infer, .run = qgemm_run };
+    .max_opset = CORT_OPSET_MAX, .types = 0, .init = qgemm_init, .free_state = nn_imm_free, .infer = qgemm_infer,
+    .run = qgemm_run };
 const cort_op_def ctb_op_matmul_nbits = { .name = "MatMulNBits", .domain = "com.microsoft", .min_opset = 1,
     .max_opset = CORT_OPSET_MAX, .types = 0, .init = nbits_init, .free_state = nbits_free, .infer = nbits_infer,
     .run = nbits_run };

@@ -9,11 +9,7 @@
 #include "../../../../core/prepacked.h"
 
 typedef struct conv_state {
-    nn_window w;
-    int64_t   group;
-    int64_t   output_padding[NN_MAX_SPATIAL];
-    int64_t   output_shape[NN_MAX_SPATIAL + 2];
-    size_t    n_output_shape;
+    nn_conv_attrs a;
     /* Conv only: constant float weights packed per group at creation (NULL when W is not constant) */
     nn_gemm_packed *wpack;
     const cort_value *wsrc;    /* the constant the packs were made from (it lives as long as the graph) */
@@ -55,47 +51,47 @@ static void conv_packs_free(void *obj) {
 static void conv_free(void *state) {
     conv_state *s = state;
     if (!s) return;
-    if (!s->shared) conv_packs_free_parts((size_t)s->group, s->wpack, s->wino, s->wpack_t);
+    if (!s->shared) conv_packs_free_parts((size_t)s->a.group, s->wpack, s->wino, s->wpack_t);
     cort_free(s);
+}
+
+cort_status *nn_conv_attrs_parse(const cort_node *node, nn_conv_attrs *s) {
+    memset(s, 0, sizeof *s);
+    CORT_TRY(nn_window_parse(node, 0, &s->w));
+    s->group = cort_attr_int(node, "group", 1);
+    if (s->group < 1)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'group' = %lld, expected >= 1",
+                               (long long)s->group);
+    const int64_t *v;
+    size_t n = cort_attr_ints(node, "output_padding", &v);
+    if (n > NN_MAX_SPATIAL)
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_padding' has %zu values", n);
+    for (size_t i = 0; i < n; i++) s->output_padding[i] = v[i];
+    n = cort_attr_ints(node, "output_shape", &v);
+    if (n > NN_MAX_SPATIAL + 2)
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_shape' has %zu values", n);
+    for (size_t i = 0; i < n; i++) s->output_shape[i] = v[i];
+    s->n_output_shape = n;
+    return NULL;
 }
 
 static cort_status *conv_init(const cort_node *node, void **state) {
     conv_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
-    cort_status *st = nn_window_parse(node, 0, &s->w);
-    if (st) goto error;
-    s->group = cort_attr_int(node, "group", 1);
-    if (s->group < 1) {
-        st = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'group' = %lld, expected >= 1",
-                             (long long)s->group);
-        goto error;
+    cort_status *st = nn_conv_attrs_parse(node, &s->a);
+    if (st) {
+        cort_free(s);
+        return st;
     }
-    const int64_t *v;
-    size_t n = cort_attr_ints(node, "output_padding", &v);
-    if (n > NN_MAX_SPATIAL) {
-        st = cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_padding' has %zu values", n);
-        goto error;
-    }
-    for (size_t i = 0; i < n; i++) s->output_padding[i] = v[i];
-    n = cort_attr_ints(node, "output_shape", &v);
-    if (n > NN_MAX_SPATIAL + 2) {
-        st = cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'output_shape' has %zu values", n);
-        goto error;
-    }
-    for (size_t i = 0; i < n; i++) s->output_shape[i] = v[i];
-    s->n_output_shape = n;
     *state = s;
     return NULL;
-error:
-    cort_free(s);
-    return st;
 }
 
 /* Whether the input shape inferred at creation makes this a Winograd conv; if so makes s->wino
  * (left NULL on out-of-memory, which the caller reports). Unknown shapes keep the gemm path. */
 /* The conv's shape as inferred at creation for a one-group 2-D conv, if fully known. */
 static int conv_static_shape(const cort_node *node, const conv_state *s, const cort_value *w, nn_conv_shape *cs) {
-    if (w->rank != 4 || s->group != 1 || !node->graph || node->n_inputs < 1 || node->in_slot[0] < 0 ||
+    if (w->rank != 4 || s->a.group != 1 || !node->graph || node->n_inputs < 1 || node->in_slot[0] < 0 ||
         !node->graph->slot_info)
         return 0;
     const cort_tinfo *xi = &node->graph->slot_info[node->in_slot[0]];
@@ -105,7 +101,7 @@ static int conv_static_shape(const cort_node *node, const conv_state *s, const c
     if (xi->dims[1] != w->shape[1]) return 0;
     nn_conv_shape z = { (size_t)xi->dims[0], (size_t)xi->dims[1], (size_t)w->shape[0], 1, { 0 } };
     *cs = z;
-    cort_status *st = nn_window_geom(node, &s->w, 2, xi->dims + 2, w->shape + 2, 0, &cs->g);
+    cort_status *st = nn_window_geom(node, &s->a.w, 2, xi->dims + 2, w->shape + 2, 0, &cs->g);
     if (st) { cort_status_free(st); return 0; }
     return 1;
 }
@@ -197,7 +193,7 @@ static cort_status *conv_init_packed(const cort_node *node, void **state) {
     if (!w || w->kind != CORT_VKIND_TENSOR || w->type != CORT_TYPE_FLOAT || w->rank < 3 ||
         w->rank > NN_MAX_SPATIAL + 2 || w->count == 0 || (!w->data && !w->lazy_src))
         return NULL;
-    const size_t M = (size_t)w->shape[0], Kg = w->count / M, group = (size_t)s->group;
+    const size_t M = (size_t)w->shape[0], Kg = w->count / M, group = (size_t)s->a.group;
     const size_t C = (size_t)w->shape[1] * group;
     if (M % group || !nn_conv_uses_gemm(C, group)) return NULL;   /* invalid (reported at run) or depthwise */
     const void *wv;
@@ -265,7 +261,7 @@ static const nn_wino_weights *conv_wino_for(const conv_state *s, const cort_valu
 }
 
 /* ConvTranspose geometry: g->in = X spatial dims, g->out = Y spatial dims, pads resolved. */
-static cort_status *convt_geom(const cort_node *node, const conv_state *s, int nd, const int64_t *in,
+static cort_status *convt_geom(const cort_node *node, const nn_conv_attrs *s, int nd, const int64_t *in,
                                const int64_t *k, nn_geom *g) {
     if (nd < 1 || nd > NN_MAX_SPATIAL)
         return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "%d spatial dimensions (supported: 1 to %d)", nd,
@@ -325,10 +321,9 @@ static cort_status *convt_geom(const cort_node *node, const conv_state *s, int n
 }
 
 /* ---- inference ---- */
-static cort_status *conv_infer_common(cort_infer_ctx *ctx, int transpose, cort_type out_type) {
+static cort_status *conv_infer_attrs(cort_infer_ctx *ctx, const nn_conv_attrs *s, size_t wi, int transpose,
+                                     cort_type out_type) {
     nn_infer_type(ctx, 0, out_type);
-    const conv_state *s = ctx->state;
-    const size_t wi = transpose == 2 ? 3 : 1;   /* QLinearConv: w is input 3 */
     const cort_tinfo *x = &ctx->inputs[0], *wt = ctx->n_inputs > wi ? &ctx->inputs[wi] : NULL;
     if (x->rank < 3 || !wt) return NULL;
     int nd = x->rank - 2;
@@ -337,13 +332,13 @@ static cort_status *conv_infer_common(cort_infer_ctx *ctx, int transpose, cort_t
     for (int i = 0; i < nd; i++)
         k[i] = s->w.has_kernel ? s->w.kernel[i] : (wt->rank == x->rank ? wt->dims[2 + i] : -1);
     nn_geom g;
-    cort_status *st = transpose == 1 ? convt_geom(ctx->node, s, nd, x->dims + 2, k, &g)
+    cort_status *st = transpose ? convt_geom(ctx->node, s, nd, x->dims + 2, k, &g)
                                      : nn_window_geom(ctx->node, &s->w, nd, x->dims + 2, k, 0, &g);
     if (st) { cort_status_free(st); return NULL; }   /* reported at run time with the real shapes */
     dims[0] = x->dims[0];
     dims[1] = -1;
     if (wt->rank == x->rank) {
-        if (transpose == 1) dims[1] = cort_dim_mul(wt->dims[1], s->group);
+        if (transpose) dims[1] = cort_dim_mul(wt->dims[1], s->group);
         else dims[1] = wt->dims[0];
     }
     nn_geom_out_dims(&g, dims + 2);
@@ -351,19 +346,19 @@ static cort_status *conv_infer_common(cort_infer_ctx *ctx, int transpose, cort_t
     return NULL;
 }
 
-static cort_status *conv_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 0, ctx->inputs[0].elem); }
-static cort_status *convt_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 1, ctx->inputs[0].elem); }
-static cort_status *convint_infer(cort_infer_ctx *ctx) { return conv_infer_common(ctx, 0, CORT_TYPE_INT32); }
-static cort_status *qlconv_infer(cort_infer_ctx *ctx) {
-    cort_type t = ctx->n_inputs > 7 ? ctx->inputs[7].elem : CORT_TYPE_UNDEFINED;
-    if (t == CORT_TYPE_UNDEFINED) t = ctx->inputs[0].elem;
-    return conv_infer_common(ctx, 2, t);
+cort_status *nn_conv_infer(cort_infer_ctx *ctx, const nn_conv_attrs *a, size_t wi, cort_type out_type) {
+    return conv_infer_attrs(ctx, a, wi, 0, out_type);
+}
+static cort_status *conv_infer(cort_infer_ctx *ctx) {
+    return conv_infer_attrs(ctx, &((const conv_state *)ctx->state)->a, 1, 0, ctx->inputs[0].elem);
+}
+static cort_status *convt_infer(cort_infer_ctx *ctx) {
+    return conv_infer_attrs(ctx, &((const conv_state *)ctx->state)->a, 1, 1, ctx->inputs[0].elem);
 }
 
 /* ---- run-time validation shared by the float and integer convs ---- */
-static cort_status *conv_prepare(cort_kernel_ctx *ctx, size_t xi, size_t wi, int transpose, nn_conv_shape *cs,
-                                 int64_t *ydims) {
-    const conv_state *s = ctx->state;
+static cort_status *conv_prepare_attrs(cort_kernel_ctx *ctx, const nn_conv_attrs *s, size_t xi, size_t wi,
+                                       int transpose, nn_conv_shape *cs, int64_t *ydims) {
     CORT_TRY(nn_check_input(ctx, xi, "X", 3, -1));
     const cort_value *x = ctx->inputs[xi];
     CORT_TRY(nn_check_input(ctx, wi, "W", (int)x->rank, (int)x->rank));
@@ -403,6 +398,15 @@ static cort_status *conv_prepare(cort_kernel_ctx *ctx, size_t xi, size_t wi, int
     ydims[1] = (int64_t)cs->M;
     nn_geom_out_dims(&cs->g, ydims + 2);
     return NULL;
+}
+
+cort_status *nn_conv_prepare(cort_kernel_ctx *ctx, const nn_conv_attrs *a, size_t xi, size_t wi, nn_conv_shape *cs,
+                            int64_t *ydims) {
+    return conv_prepare_attrs(ctx, a, xi, wi, 0, cs, ydims);
+}
+static cort_status *conv_prepare(cort_kernel_ctx *ctx, size_t xi, size_t wi, int transpose, nn_conv_shape *cs,
+                                 int64_t *ydims) {
+    return conv_prepare_attrs(ctx, &((const conv_state *)ctx->state)->a, xi, wi, transpose, cs, ydims);
 }
 
 static cort_status *check_bias(cort_kernel_ctx *ctx, size_t bi, size_t M) {
@@ -489,151 +493,6 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
 static cort_status *conv_run(cort_kernel_ctx *ctx) { return conv_float_run(ctx, 0); }
 static cort_status *convt_run(cort_kernel_ctx *ctx) { return conv_float_run(ctx, 1); }
 
-/* ---- integer convolution: int32 accumulation of (x - x_zp) * (w - w_zp[m]) ---- */
-typedef struct iconv_job {
-    const nn_conv_shape *s;
-    const int32_t *x, *w;   /* zero points already subtracted */
-    int32_t *y;
-} iconv_job;
-
-static void iconv_run(void *arg, size_t begin, size_t end) {
-    const iconv_job *j = arg;
-    const nn_conv_shape *s = j->s;
-    const nn_geom *g = &s->g;
-    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
-    const int64_t in_size = nn_geom_in_size(g), ks = nn_geom_k_size(g), out_size = nn_geom_out_size(g);
-    for (size_t t = begin; t < end; t++) {
-        size_t n = t / s->M, m = t % s->M, gi = m / Mg;
-        int32_t *y = j->y + (int64_t)t * out_size;
-        for (int64_t od = 0; od < g->out[0]; od++)
-            for (int64_t oh = 0; oh < g->out[1]; oh++)
-                for (int64_t ow = 0; ow < g->out[2]; ow++) {
-                    int32_t acc = 0;
-                    for (size_t c = 0; c < Cg; c++) {
-                        const int32_t *xc = j->x + (int64_t)(n * s->C + gi * Cg + c) * in_size;
-                        const int32_t *wc = j->w + (int64_t)(m * Cg + c) * ks;
-                        for (int64_t kd = 0; kd < g->k[0]; kd++) {
-                            int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
-                            if (id < 0 || id >= g->in[0]) continue;
-                            for (int64_t kh = 0; kh < g->k[1]; kh++) {
-                                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
-                                if (ih < 0 || ih >= g->in[1]) continue;
-                                for (int64_t kw = 0; kw < g->k[2]; kw++) {
-                                    int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
-                                    if (iw < 0 || iw >= g->in[2]) continue;
-                                    acc += xc[(id * g->in[1] + ih) * g->in[2] + iw] *
-                                           wc[(kd * g->k[1] + kh) * g->k[2] + kw];
-                                }
-                            }
-                        }
-                    }
-                    *y++ = acc;
-                }
-    }
-}
-
-/* Computes the int32 conv of inputs x (xi), w (wi) with zero points (indices, may be absent) into acc. */
-static cort_status *int_conv(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t wi, size_t wzi, nn_conv_shape *cs,
-                             int64_t *ydims, int32_t **acc_out) {
-    CORT_TRY(conv_prepare(ctx, xi, wi, 0, cs, ydims));
-    const cort_value *x = ctx->inputs[xi], *w = ctx->inputs[wi];
-    const cort_value *xz = nn_opt_input(ctx, xzi), *wz = nn_opt_input(ctx, wzi);
-    if (!nn_q_is_8bit(x->type) || !nn_q_is_8bit(w->type))
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'x'/'w' have types %s/%s, expected "
-                               "int8 or uint8", cort_type_name(x->type), cort_type_name(w->type));
-    char buf[160];
-    if (xz && xz->count != 1)
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "input %zu 'x_zero_point' has shape %s, expected a scalar", xzi,
-                               nn_shape(xz, buf, sizeof buf));
-    if (wz && wz->count != 1 && wz->count != cs->M)
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "input %zu 'w_zero_point' has shape %s, expected a scalar or [%zu]", wzi,
-                               nn_shape(wz, buf, sizeof buf), cs->M);
-    int32_t *xb = cort_kernel_scratch(ctx, (x->count ? x->count : 1) * sizeof(int32_t));
-    int32_t *wb = cort_kernel_scratch(ctx, (w->count ? w->count : 1) * sizeof(int32_t));
-    int32_t *acc = cort_kernel_scratch(ctx, (cs->N * cs->M * (size_t)nn_geom_out_size(&cs->g) + 1) * sizeof(int32_t));
-    if (!xb || !wb || !acc) {
-        cort_kernel_scratch_free(ctx, xb); cort_kernel_scratch_free(ctx, wb); cort_kernel_scratch_free(ctx, acc);
-        return cort_error_oom();
-    }
-    int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
-    for (size_t i = 0; i < x->count; i++) xb[i] = nn_q_load(x, i) - xzp;
-    size_t per_m = cs->M ? w->count / cs->M : 0;
-    for (size_t i = 0; i < w->count; i++) {
-        int32_t zp = !wz ? 0 : wz->count == 1 ? nn_q_load(wz, 0) : nn_q_load(wz, i / per_m);
-        wb[i] = nn_q_load(w, i) - zp;
-    }
-    iconv_job j = { cs, xb, wb, acc };
-    cort_parallel_for(ctx->pool, cs->N * cs->M, 1, iconv_run, &j);
-    cort_kernel_scratch_free(ctx, xb);
-    cort_kernel_scratch_free(ctx, wb);
-    *acc_out = acc;
-    return NULL;
-}
-
-static cort_status *convint_run(cort_kernel_ctx *ctx) {
-    nn_conv_shape cs;
-    int64_t ydims[NN_MAX_SPATIAL + 2];
-    int32_t *acc;
-    CORT_TRY(int_conv(ctx, 0, 2, 1, 3, &cs, ydims, &acc));
-    cort_value *y;
-    cort_status *st = cort_kernel_output(ctx, 0, CORT_TYPE_INT32, ydims, ctx->inputs[0]->rank, &y);
-    if (!st) memcpy(y->data, acc, y->count * sizeof(int32_t));
-    cort_kernel_scratch_free(ctx, acc);
-    return st;
-}
-
-/* QLinearConv inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B */
-static cort_status *qlconv_run(cort_kernel_ctx *ctx) {
-    nn_conv_shape cs;
-    int64_t ydims[NN_MAX_SPATIAL + 2];
-    for (size_t i = 0; i < 8; i++)
-        if (i != 2 && i != 5 && i != 7 && !nn_opt_input(ctx, i))
-            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is missing", i);
-    const cort_value *xs = ctx->inputs[1], *ws = ctx->inputs[4], *ys = ctx->inputs[6];
-    const cort_value *yz = nn_opt_input(ctx, 7), *b = nn_opt_input(ctx, 8);
-    char buf[160];
-    if (xs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                               "x_scale, y_scale and y_zero_point must be scalars (x_scale has shape %s)",
-                               nn_shape(xs, buf, sizeof buf));
-    int32_t *acc;
-    CORT_TRY(int_conv(ctx, 0, 2, 3, 5, &cs, ydims, &acc));
-    cort_status *st = NULL;
-    if (ws->count != 1 && ws->count != cs.M) {
-        st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                             "input 4 'w_scale' has shape %s, expected a scalar or [%zu]", nn_shape(ws, buf, sizeof buf),
-                             cs.M);
-        goto done;
-    }
-    if (b && (b->count != cs.M || b->type != CORT_TYPE_INT32)) {
-        st = cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 8 'B' is %s%s, expected int32[%zu]",
-                             cort_type_name(b->type), nn_shape(b, buf, sizeof buf), cs.M);
-        goto done;
-    }
-    cort_type yt = yz ? yz->type : ctx->inputs[0]->type;
-    cort_value *y;
-    st = cort_kernel_output(ctx, 0, yt, ydims, ctx->inputs[0]->rank, &y);
-    if (st) goto done;
-    {
-        float xsc = nn_q_scale(xs, 0), ysc = nn_q_scale(ys, 0);
-        int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
-        size_t out_size = (size_t)nn_geom_out_size(&cs.g);
-        for (size_t n = 0; n < cs.N; n++)
-            for (size_t m = 0; m < cs.M; m++) {
-                float mult = xsc * nn_q_scale(ws, ws->count == 1 ? 0 : m) / ysc;
-                int32_t bias = b ? ((const int32_t *)b->data)[m] : 0;
-                size_t base = (n * cs.M + m) * out_size;
-                for (size_t q = 0; q < out_size; q++)
-                    nn_q_store(y, base + q, nn_q_round((float)(acc[base + q] + bias) * mult) + yzp);
-            }
-    }
-done:
-    cort_kernel_scratch_free(ctx, acc);
-    return st;
-}
-
 const cort_op_def nn_op_conv = {
     .name = "Conv", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS, .type_input = 0,
     .init = conv_init_packed, .free_state = conv_free, .infer = conv_infer, .run = conv_run,
@@ -642,9 +501,3 @@ const cort_op_def nn_op_conv_transpose = {
     .name = "ConvTranspose", .domain = "", .min_opset = 1, .max_opset = CORT_OPSET_MAX, .types = CORT_TMASK_FLOATS,
     .type_input = 0, .init = conv_init, .free_state = cort_free, .infer = convt_infer, .run = convt_run,
     .flags = CORT_OP_FUSES_ACTIVATION | CORT_OP_FUSES_SILU };
-const cort_op_def nn_op_conv_integer = {
-    .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .init = conv_init, .free_state = cort_free, .infer = convint_infer, .run = convint_run };
-const cort_op_def nn_op_qlinear_conv = {
-    .name = "QLinearConv", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
-    .init = conv_init, .free_state = cort_free, .infer = qlconv_infer, .run = qlconv_run };

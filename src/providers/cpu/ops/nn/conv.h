@@ -10,6 +10,21 @@ typedef struct nn_conv_shape {
     nn_geom g;                /* Conv: in = X spatial, out = Y spatial. ConvTranspose: in = X, out = Y. */
 } nn_conv_shape;
 
+/* The attributes of Conv, ConvTranspose, ConvInteger and QLinearConv (output_* only for ConvTranspose). */
+typedef struct nn_conv_attrs {
+    nn_window w;
+    int64_t   group;
+    int64_t   output_padding[NN_MAX_SPATIAL];
+    int64_t   output_shape[NN_MAX_SPATIAL + 2];
+    size_t    n_output_shape;
+} nn_conv_attrs;
+cort_status *nn_conv_attrs_parse(const cort_node *node, nn_conv_attrs *a);
+/* Output type and shape of a (non-transposed) conv whose X is input 0 and W input wi. */
+cort_status *nn_conv_infer(cort_infer_ctx *ctx, const nn_conv_attrs *a, size_t wi, cort_type out_type);
+/* Run-time validation of X (input xi) and W (input wi) of a non-transposed conv: its shape and Y's dims. */
+cort_status *nn_conv_prepare(cort_kernel_ctx *ctx, const nn_conv_attrs *a, size_t xi, size_t wi, nn_conv_shape *cs,
+                             int64_t *ydims);
+
 /* Conv: x[N,C,in], w[M,C/group,k], bias[M] or NULL -> y[N,M,out].
  * Uses the direct depthwise kernel when C/group == 1, else packed SGEMM with implicit im2col.
  * kernel: gemm micro-kernel (NULL = best). act: fused activation epilogue or NULL. */

@@ -121,6 +121,19 @@ static cort_status *quantize_run(cort_kernel_ctx *ctx) {
     int small_float = cort_type_is_small_float(yt);
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, yt, x->shape, x->rank, &y));
+    if (x->type == CORT_TYPE_FLOAT && sc->type == CORT_TYPE_FLOAT && prec == CORT_TYPE_FLOAT && sc->count == 1 &&
+        (yt == CORT_TYPE_UINT8 || yt == CORT_TYPE_INT8)) {
+        /* the common QDQ case without the per-element type dispatch and nearbyintf call (same values:
+         * nn_q_round_fast is nn_q_round) */
+        const float s = ((const float *)sc->data)[0], *xv = x->data;
+        const int32_t z = zp ? nn_q_load(zp, 0) : 0;
+        for (size_t i = 0; i < x->count; i++) {
+            const int32_t v = nn_q_add_sat(nn_q_round_fast(xv[i] / s), z);
+            if (yt == CORT_TYPE_UINT8) ((uint8_t *)y->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            else ((int8_t *)y->data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < x->count; i++) {
         size_t c = q_entry(&qa, i);
         float v = x->type == CORT_TYPE_FLOAT ? ((const float *)x->data)[i] : (float)cort_load_f64(x->data, x->type, i);

@@ -1,0 +1,578 @@
+/* ConvInteger and QLinearConv (ai.onnx), NC[D]HW.
+ * Constant weights (with constant or absent weight zero points) are prepared once at session
+ * creation: for grouped/dense convs packed per group as the A operand of the exact int GEMM
+ * (kernels/int_gemm.h), Y[g] (Mg x P) = W[g] (Mg x Kg) * im2col(X[g]) (Kg x P), the im2col written
+ * straight into the GEMM's packed-B layout with x's zero point already subtracted (a padded tap
+ * is 0, as the scalar loop skipping it); for depthwise convs (one input channel per group) as
+ * int16 taps for a direct loop over a zero-padded int16 copy of each input plane. QLinearConv
+ * requantizes each finished block while it is in cache. Every path is exact int32 arithmetic and
+ * the requantization is the scalar path's expression, so all paths agree bit for bit; the scalar
+ * loop stays as the reference and serves non-constant weights. */
+#include <math.h>
+#include <string.h>
+#include "conv.h"
+#include "../quant/quant.h"
+#include "../../kernels/int_gemm.h"
+#include "../../../../core/alloc.h"
+#include "../../../../core/checked.h"
+
+typedef struct qconv_state {
+    nn_conv_attrs a;
+    /* the constants the packs were made from (runs with other inputs take the scalar path) */
+    const cort_value *wsrc;
+    /* w_zero_point's values (it is not packed, so a run may see a copy of the constant: compared by value) */
+    int       has_wz;
+    cort_type wz_type;
+    size_t    wz_count;
+    uint8_t  *wz_bytes;
+    int64_t wdims[NN_MAX_SPATIAL + 2];
+    size_t  wrank;
+    const nn_igemm_kernel *k;
+    int16_t *wpack;   /* GEMM path: group g's packed A at wpack + g * gstride */
+    size_t   gstride;
+    int16_t *wdw;     /* depthwise path: [M][kernel size] taps, zero point subtracted */
+} qconv_state;
+
+static void qconv_free(void *p) {
+    qconv_state *s = p;
+    if (!s) return;
+    cort_free(s->wpack);
+    cort_free(s->wdw);
+    cort_free(s->wz_bytes);
+    cort_free(s);
+}
+
+static int qconv_is_depthwise(size_t Cg, size_t group) { return Cg == 1 && group > 1; }
+
+static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s, size_t wi, size_t wzi) {
+    cort_status *st;
+    const cort_value *w = cort_node_const_input_lazy(node, wi);
+    const int has_wz = node->n_inputs > wzi && node->in_slot[wzi] >= 0;
+    const cort_value *wz = has_wz ? cort_node_const_input_lazy(node, wzi) : NULL;
+    if (!w || w->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(w->type) || w->rank < 3 || w->rank > NN_MAX_SPATIAL + 2 ||
+        w->count == 0 || (!w->data && !w->lazy_src) || (has_wz && !wz))
+        return NULL;   /* the scalar path (and its checks) at run time */
+    const size_t M = (size_t)w->shape[0], group = (size_t)s->a.group, Cg = (size_t)w->shape[1];
+    if (M == 0 || M % group || Cg == 0) return NULL;
+    if (wz && (wz->kind != CORT_VKIND_TENSOR || wz->type != w->type || (wz->count != 1 && wz->count != M)))
+        return NULL;
+    const size_t Kg = w->count / M, Mg = M / group;
+    /* the zero points first: cort_node_const_data's buffer for a lazy constant is reused by the next call */
+    int32_t *zp = cort_calloc(M, sizeof *zp);
+    if (!zp) return cort_error_oom();
+    const void *d;
+    if (wz) {
+        if ((st = cort_node_const_data(node, wzi, &d))) { cort_free(zp); return st; }
+        for (size_t m = 0; m < M; m++)
+            zp[m] = wz->type == CORT_TYPE_INT8 ? ((const int8_t *)d)[wz->count == 1 ? 0 : m]
+                                               : ((const uint8_t *)d)[wz->count == 1 ? 0 : m];
+    }
+    if ((st = cort_node_const_data(node, wi, &d))) { cort_free(zp); return st; }
+    const int sgn = w->type == CORT_TYPE_INT8;
+    if (qconv_is_depthwise(Cg, group)) {
+        size_t n;
+        if (cort_mul_size_ovf(w->count, sizeof(int16_t), &n) || !(s->wdw = cort_malloc(n))) {
+            cort_free(zp);
+            return cort_error_oom();
+        }
+        for (size_t i = 0; i < w->count; i++)
+            s->wdw[i] = (int16_t)((sgn ? ((const int8_t *)d)[i] : ((const uint8_t *)d)[i]) - zp[i / Kg]);
+    } else {
+        const nn_igemm_kernel *k = nn_igemm_best_kernel();
+        if (k->nr > 256 || 256 % k->nr) { cort_free(zp); return NULL; }   /* im2col chunks hold whole panels */
+        const size_t per = nn_igemm_a_size(k, Mg, Kg);
+        size_t n;
+        if (!per || cort_mul_size_ovf(per, group, &n) || cort_mul_size_ovf(n, sizeof(int16_t), &n) ||
+            !(s->wpack = cort_malloc(n))) {
+            cort_free(zp);
+            return per ? cort_error_oom() : NULL;
+        }
+        /* zero points as the type of W (pack_a reads them like the data) */
+        uint8_t *zp8 = cort_malloc(M);
+        if (!zp8) { cort_free(zp); return cort_error_oom(); }
+        for (size_t m = 0; m < M; m++) zp8[m] = (uint8_t)zp[m];
+        for (size_t g = 0; g < group; g++) {
+            nn_i8_operand oa = { (const uint8_t *)d + g * Mg * Kg, sgn, Kg, zp8 + g * Mg, sgn, Mg };
+            nn_igemm_pack_a(k, Mg, Kg, &oa, s->wpack + g * per);
+        }
+        cort_free(zp8);
+        s->k = k;
+        s->gstride = per;
+    }
+    if (wz) {
+        if (!(s->wz_bytes = cort_malloc(wz->count))) { cort_free(zp); return cort_error_oom(); }
+        for (size_t i = 0; i < wz->count; i++) s->wz_bytes[i] = (uint8_t)zp[i];
+        s->has_wz = 1;
+        s->wz_type = wz->type;
+        s->wz_count = wz->count;
+    }
+    cort_free(zp);
+    s->wsrc = w;
+    s->wrank = w->rank;
+    for (size_t i = 0; i < w->rank; i++) s->wdims[i] = w->shape[i];
+    cort_node_const_input_packed(node, wi);
+    return NULL;
+}
+
+static cort_status *qconv_init(const cort_node *node, void **state, size_t wi, size_t wzi) {
+    *state = NULL;
+    qconv_state *s = cort_calloc(1, sizeof *s);
+    if (!s) return cort_error_oom();
+    cort_status *st = nn_conv_attrs_parse(node, &s->a);
+    if (!st) st = qconv_prepare_weights(node, s, wi, wzi);
+    if (st) {
+        qconv_free(s);
+        return st;
+    }
+    *state = s;
+    return NULL;
+}
+
+static cort_status *convint_init(const cort_node *node, void **state) { return qconv_init(node, state, 1, 3); }
+static cort_status *qlconv_init(const cort_node *node, void **state) { return qconv_init(node, state, 3, 5); }
+
+/* Whether the prepared weights apply to this run's W / w_zero_point and geometry. */
+static int qconv_fast_ok(const qconv_state *s, const cort_value *w, const cort_value *wz, const nn_conv_shape *cs) {
+    if (!s || !s->wsrc || w != s->wsrc || w->rank != s->wrank || !wz != !s->has_wz) return 0;
+    if (wz && (wz->type != s->wz_type || wz->count != s->wz_count || !wz->data || memcmp(wz->data, s->wz_bytes, wz->count)))
+        return 0;
+    for (size_t i = 0; i < w->rank; i++)
+        if (w->shape[i] != s->wdims[i]) return 0;
+    for (int i = 0; i < 3; i++)
+        if (cs->g.pb[i] < 0 || cs->g.pe[i] < 0) return 0;
+    return 1;
+}
+
+/* ---- requantization: the scalar path's expression, round half to even, saturating ---- */
+typedef struct qconv_rq {
+    cort_value *y;        /* uint8/int8 output */
+    const float *mult;    /* [M]: x_scale * w_scale[m] / y_scale, in float as the reference computes it */
+    const int32_t *bias;  /* [M] or NULL */
+    int32_t yzp;
+    const nn_qconv_ops *ops;
+} qconv_rq;
+
+/* out[q] for q < n of channel m, element offset o of y */
+static void qconv_rq_row(const qconv_rq *rq, const int32_t *acc, size_t m, size_t o, size_t n) {
+    const float mult = rq->mult[m];
+    const int sgn = rq->y->type == CORT_TYPE_INT8;
+    /* the vector kernels assume a finite multiplier (a zero y_scale gives inf: the portable loop) */
+    const nn_qrq_row_fn f = isfinite(mult) ? rq->ops->rq_row : nn_qrq_row_generic;
+    f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, sgn, (uint8_t *)rq->y->data + o);
+}
+
+/* ---- GEMM path: im2col of one (image, group) straight into packed B ---- */
+typedef struct qconv_pack_job {
+    const nn_conv_shape *cs;
+    const void *x;        /* first input plane of the group */
+    int sgn;
+    int32_t xzp;
+    size_t Kg, kp, P, nr;
+    int16_t *out;
+} qconv_pack_job;
+
+static inline int32_t ldx(const void *x, int sgn, size_t i) {
+    return sgn ? (int32_t)((const int8_t *)x)[i] : (int32_t)((const uint8_t *)x)[i];
+}
+
+/* Values (x - x_zp, or 0 for a padded tap) of im2col row p for columns [c0, c0 + n), zeros past P. */
+static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, size_t n, int sgn, int16_t *buf) {
+    const nn_geom *g = &j->cs->g;
+    size_t k = 0;
+    if (p < j->Kg && c0 < j->P) {
+        const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
+        const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
+        const int64_t kw = (int64_t)(kk % (size_t)g->k[2]);
+        const size_t xo = c * (size_t)nn_geom_in_size(g), lim = j->P - c0 < n ? j->P - c0 : n;
+        const int32_t z = j->xzp;
+        int64_t ow = (int64_t)(c0 % (size_t)g->out[2]), t = (int64_t)(c0 / (size_t)g->out[2]);
+        int64_t oh = t % g->out[1], od = t / g->out[1];
+        while (k < lim) {
+            const size_t seg = (size_t)(g->out[2] - ow) < lim - k ? (size_t)(g->out[2] - ow) : lim - k;
+            const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0], ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+                memset(buf + k, 0, seg * sizeof *buf);
+            } else {
+                const size_t rbase = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
+                const int64_t iw0 = ow * g->s[2] - g->pb[2] + kw * g->d[2], sw = g->s[2], in2 = g->in[2];
+                int16_t *d = buf + k;
+                if (sw == 1 && iw0 >= 0 && iw0 + (int64_t)seg <= in2) {   /* the whole segment inside the row */
+                    if (sgn) { const int8_t *sx = (const int8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                    else { const uint8_t *sx = (const uint8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                } else {
+                    for (size_t q = 0; q < seg; q++) {
+                        const int64_t iw = iw0 + (int64_t)q * sw;
+                        d[q] = iw >= 0 && iw < in2 ? (int16_t)(ldx(j->x, sgn, rbase + (size_t)iw) - z) : 0;
+                    }
+                }
+            }
+            k += seg;
+            ow = 0;
+            if (++oh == g->out[1]) { oh = 0; od++; }
+        }
+    }
+    if (k < n) memset(buf + k, 0, (n - k) * sizeof *buf);
+}
+
+#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
+
+/* Rows 2pp and 2pp+1 of packed B: both filled a chunk at a time, then interleaved into the panels. */
+static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) {
+    int16_t ra[QCONV_CHUNK], rb[QCONV_CHUNK];
+    const size_t nr = j->nr, nrkp = nr * j->kp, panels = j->P / nr + (j->P % nr != 0), cols = panels * nr;
+    for (size_t c0 = 0; c0 < cols; c0 += QCONV_CHUNK) {
+        const size_t n = cols - c0 < QCONV_CHUNK ? cols - c0 : QCONV_CHUNK;
+        qconv_fill_row(j, 2 * pp, c0, n, sgn, ra);
+        qconv_fill_row(j, 2 * pp + 1, c0, n, sgn, rb);
+        for (size_t q0 = 0; q0 < n; q0 += nr) {
+            int16_t *d = j->out + ((c0 + q0) / nr) * nrkp + pp * 2 * nr;
+            for (size_t t = 0; t < nr; t++) { d[2 * t] = ra[q0 + t]; d[2 * t + 1] = rb[q0 + t]; }
+        }
+    }
+}
+
+static void qconv_pack_range(void *arg, size_t begin, size_t end) {
+    const qconv_pack_job *j = arg;
+    for (size_t pp = begin; pp < end; pp++) {
+        if (j->sgn) qconv_pack_pair(j, pp, 1);
+        else qconv_pack_pair(j, pp, 0);
+    }
+}
+
+typedef struct qconv_rq_job {
+    const qconv_rq *rq;
+    const int32_t *acc;
+    size_t m0, o0, P;
+} qconv_rq_job;
+
+static void qconv_rq_range(void *arg, size_t begin, size_t end) {
+    const qconv_rq_job *j = arg;
+    for (size_t r = begin; r < end; r++) qconv_rq_row(j->rq, j->acc + r * j->P, j->m0 + r, j->o0 + r * j->P, j->P);
+}
+
+static size_t grain_for(size_t per_item) { return per_item >= 16384 ? 1 : 16384 / (per_item ? per_item : 1); }
+
+static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                               int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_igemm_kernel *k = s->k;
+    const size_t Cg = cs->C / cs->group, Mg = cs->M / cs->group, ks = (size_t)nn_geom_k_size(&cs->g);
+    const size_t Kg = Cg * ks, P = (size_t)nn_geom_out_size(&cs->g), in_size = (size_t)nn_geom_in_size(&cs->g);
+    const size_t nb = nn_igemm_b_size(k, Kg, P);
+    size_t accn = 1;
+    if (!nb || nb > SIZE_MAX / sizeof(int16_t) || (rq && cort_mul_size_ovf(Mg, P, &accn)) || accn > SIZE_MAX / 4)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu x %zu taps over %zu outputs is "
+                               "too large", Mg, Kg, P);
+    int16_t *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
+    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    if (!bp || (rq && !acc)) {
+        cort_kernel_scratch_free(ctx, bp);
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_error_oom();
+    }
+    const int sgn = x->type == CORT_TYPE_INT8;
+    const size_t kp = nn_igemm_kp(Kg);
+    for (size_t n = 0; n < cs->N; n++)
+        for (size_t g = 0; g < cs->group; g++) {
+            qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
+                                  k->nr, bp };
+            cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
+            const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
+            nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, rq ? acc : yint + o0, P);
+            if (rq) {
+                qconv_rq_job rj = { rq, acc, m0, o0, P };
+                cort_parallel_for(ctx->pool, Mg, grain_for(P), qconv_rq_range, &rj);
+            }
+        }
+    cort_kernel_scratch_free(ctx, bp);
+    cort_kernel_scratch_free(ctx, acc);
+    return NULL;
+}
+
+/* ---- depthwise path: direct loop over zero-padded int16 planes ---- */
+typedef struct qconv_dw_job {
+    const nn_conv_shape *cs;
+    const void *x;
+    int sgn;
+    int32_t xzp;
+    int64_t dp, hp, wp;   /* padded plane dims */
+    int16_t *xpad;
+    const int16_t *w;
+    int32_t *yint;        /* ConvInteger: y; QLinearConv: per-plane accumulators, plane t at t * P */
+    const qconv_rq *rq;
+    const nn_qconv_ops *ops;
+} qconv_dw_job;
+
+static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
+    const qconv_dw_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    const size_t in_size = (size_t)nn_geom_in_size(g), psize = (size_t)(j->dp * j->hp * j->wp);
+    for (size_t t = begin; t < end; t++) {
+        int16_t *d = j->xpad + t * psize;
+        memset(d, 0, psize * sizeof *d);
+        const size_t xo = t * in_size;
+        for (int64_t id = 0; id < g->in[0]; id++)
+            for (int64_t ih = 0; ih < g->in[1]; ih++) {
+                int16_t *r = d + ((id + g->pb[0]) * j->hp + ih + g->pb[1]) * j->wp + g->pb[2];
+                const size_t so = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
+                if (j->sgn) {
+                    const int8_t *sx = (const int8_t *)j->x + so;
+                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                } else {
+                    const uint8_t *sx = (const uint8_t *)j->x + so;
+                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                }
+            }
+    }
+}
+
+static void qconv_dw_range(void *arg, size_t begin, size_t end) {
+    const qconv_dw_job *j = arg;
+    const nn_conv_shape *cs = j->cs;
+    const nn_geom *g = &cs->g;
+    const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
+    const size_t psize = (size_t)(j->dp * j->hp * j->wp);
+    const int64_t ow_n = g->out[2], sw = g->s[2];
+    for (size_t t = begin; t < end; t++) {
+        const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
+        const int16_t *xp = j->xpad + (n * cs->C + c) * psize, *w = j->w + m * ks;
+        int32_t *y = j->yint + t * P;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+                int32_t *yr = y + (od * g->out[1] + oh) * ow_n;
+                if (g->k[0] == 1 && sw == 1) {   /* 1-D/2-D, stride 1 along the row: the per-ISA row kernel */
+                    j->ops->dw_row(yr, (size_t)ow_n, xp + (od * g->s[0] * j->hp + oh * g->s[1]) * j->wp,
+                                   (size_t)(g->d[1] * j->wp), (size_t)g->d[2], (size_t)g->k[1], (size_t)g->k[2], w);
+                    continue;
+                }
+                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] = 0;
+                for (int64_t kd = 0; kd < g->k[0]; kd++)
+                    for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                        const int16_t *xr = xp + ((od * g->s[0] + kd * g->d[0]) * j->hp + oh * g->s[1] + kh * g->d[1]) * j->wp;
+                        const int16_t *wr = w + (kd * g->k[1] + kh) * g->k[2];
+                        for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                            const int32_t wv = wr[kw];
+                            const int16_t *xs = xr + kw * g->d[2];
+                            if (sw == 1)
+                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow] * wv;
+                            else
+                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow * sw] * wv;
+                        }
+                    }
+            }
+        if (j->rq) qconv_rq_row(j->rq, y, m, t * P, P);
+    }
+}
+
+static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                             int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_geom *g = &cs->g;
+    qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
+                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], NULL, s->wdw, yint, rq,
+                       nn_qconv_best_ops() };
+    size_t planes = cs->N * cs->C, psize, nbytes, accn = 1;
+    const size_t P = (size_t)nn_geom_out_size(g);
+    if (cort_mul_size_ovf((size_t)j.dp, (size_t)j.hp, &psize) || cort_mul_size_ovf(psize, (size_t)j.wp, &psize) ||
+        cort_mul_size_ovf(psize, planes, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
+        (rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
+                               planes);
+    j.xpad = cort_kernel_scratch(ctx, nbytes ? nbytes : 1);
+    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    if (!j.xpad || (rq && !acc)) {
+        cort_kernel_scratch_free(ctx, j.xpad);
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_error_oom();
+    }
+    if (rq) j.yint = acc;
+    cort_parallel_for(ctx->pool, planes, grain_for(psize), qconv_dw_pad_range, &j);
+    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * (size_t)nn_geom_k_size(g)), qconv_dw_range, &j);
+    cort_kernel_scratch_free(ctx, j.xpad);
+    cort_kernel_scratch_free(ctx, acc);
+    return NULL;
+}
+
+/* ---- the scalar reference: int32 accumulation of (x - x_zp) * (w - w_zp[m]) ---- */
+typedef struct iconv_job {
+    const nn_conv_shape *s;
+    const int32_t *x, *w;   /* zero points already subtracted */
+    int32_t *y;
+} iconv_job;
+
+static void iconv_run(void *arg, size_t begin, size_t end) {
+    const iconv_job *j = arg;
+    const nn_conv_shape *s = j->s;
+    const nn_geom *g = &s->g;
+    const size_t Cg = s->C / s->group, Mg = s->M / s->group;
+    const int64_t in_size = nn_geom_in_size(g), ks = nn_geom_k_size(g), out_size = nn_geom_out_size(g);
+    for (size_t t = begin; t < end; t++) {
+        size_t n = t / s->M, m = t % s->M, gi = m / Mg;
+        int32_t *y = j->y + (int64_t)t * out_size;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++)
+                for (int64_t ow = 0; ow < g->out[2]; ow++) {
+                    uint32_t acc = 0;   /* wraps on overflow like the GEMM's int32 lanes */
+                    for (size_t c = 0; c < Cg; c++) {
+                        const int32_t *xc = j->x + (int64_t)(n * s->C + gi * Cg + c) * in_size;
+                        const int32_t *wc = j->w + (int64_t)(m * Cg + c) * ks;
+                        for (int64_t kd = 0; kd < g->k[0]; kd++) {
+                            int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                            if (id < 0 || id >= g->in[0]) continue;
+                            for (int64_t kh = 0; kh < g->k[1]; kh++) {
+                                int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                                if (ih < 0 || ih >= g->in[1]) continue;
+                                for (int64_t kw = 0; kw < g->k[2]; kw++) {
+                                    int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                    if (iw < 0 || iw >= g->in[2]) continue;
+                                    acc += (uint32_t)(xc[(id * g->in[1] + ih) * g->in[2] + iw] *
+                                                      wc[(kd * g->k[1] + kh) * g->k[2] + kw]);
+                                }
+                            }
+                        }
+                    }
+                    *y++ = (int32_t)acc;
+                }
+    }
+}
+
+/* Checks the inputs of an integer conv (x at xi, w at wi, zero points at xzi / wzi, may be absent). */
+static cort_status *iconv_check(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t wi, size_t wzi, nn_conv_shape *cs,
+                                int64_t *ydims) {
+    const qconv_state *s = ctx->state;
+    CORT_TRY(nn_conv_prepare(ctx, &s->a, xi, wi, cs, ydims));
+    const cort_value *x = ctx->inputs[xi], *w = ctx->inputs[wi];
+    const cort_value *xz = nn_opt_input(ctx, xzi), *wz = nn_opt_input(ctx, wzi);
+    if (!nn_q_is_8bit(x->type) || !nn_q_is_8bit(w->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "inputs 'x'/'w' have types %s/%s, expected "
+                               "int8 or uint8", cort_type_name(x->type), cort_type_name(w->type));
+    char buf[160];
+    if (xz && xz->count != 1)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'x_zero_point' has shape %s, expected a scalar", xzi,
+                               nn_shape(xz, buf, sizeof buf));
+    if (wz && wz->count != 1 && wz->count != cs->M)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input %zu 'w_zero_point' has shape %s, expected a scalar or [%zu]", wzi,
+                               nn_shape(wz, buf, sizeof buf), cs->M);
+    return NULL;
+}
+
+/* The scalar int32 conv into acc (N*M*P, the caller's). */
+static cort_status *iconv_scalar(cort_kernel_ctx *ctx, size_t xi, size_t xzi, size_t wi, size_t wzi,
+                                 const nn_conv_shape *cs, int32_t *acc) {
+    const cort_value *x = ctx->inputs[xi], *w = ctx->inputs[wi];
+    const cort_value *xz = nn_opt_input(ctx, xzi), *wz = nn_opt_input(ctx, wzi);
+    int32_t *xb = cort_kernel_scratch(ctx, (x->count ? x->count : 1) * sizeof(int32_t));
+    int32_t *wb = cort_kernel_scratch(ctx, (w->count ? w->count : 1) * sizeof(int32_t));
+    if (!xb || !wb) {
+        cort_kernel_scratch_free(ctx, xb); cort_kernel_scratch_free(ctx, wb);
+        return cort_error_oom();
+    }
+    int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
+    for (size_t i = 0; i < x->count; i++) xb[i] = nn_q_load(x, i) - xzp;
+    size_t per_m = cs->M ? w->count / cs->M : 0;
+    for (size_t i = 0; i < w->count; i++) {
+        int32_t zp = !wz ? 0 : wz->count == 1 ? nn_q_load(wz, 0) : nn_q_load(wz, i / per_m);
+        wb[i] = nn_q_load(w, i) - zp;
+    }
+    iconv_job j = { cs, xb, wb, acc };
+    cort_parallel_for(ctx->pool, cs->N * cs->M, 1, iconv_run, &j);
+    cort_kernel_scratch_free(ctx, xb);
+    cort_kernel_scratch_free(ctx, wb);
+    return NULL;
+}
+
+/* The fast conv when the prepared weights apply (1), else 0 (nothing done). */
+static int qconv_fast(cort_kernel_ctx *ctx, size_t xzi, size_t wi, size_t wzi, const nn_conv_shape *cs,
+                      int32_t *yint, const qconv_rq *rq, cort_status **st) {
+    const qconv_state *s = ctx->state;
+    if (!qconv_fast_ok(s, ctx->inputs[wi], nn_opt_input(ctx, wzi), cs)) return 0;
+    const cort_value *x = ctx->inputs[0], *xz = nn_opt_input(ctx, xzi);
+    const int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
+    if (s->wdw) *st = qconv_dw(ctx, s, cs, x, xzp, yint, rq);
+    else *st = qconv_gemm(ctx, s, cs, x, xzp, yint, rq);
+    return 1;
+}
+
+static cort_status *convint_infer(cort_infer_ctx *ctx) {
+    return nn_conv_infer(ctx, &((const qconv_state *)ctx->state)->a, 1, CORT_TYPE_INT32);
+}
+
+static cort_status *convint_run(cort_kernel_ctx *ctx) {
+    nn_conv_shape cs;
+    int64_t ydims[NN_MAX_SPATIAL + 2];
+    CORT_TRY(iconv_check(ctx, 0, 2, 1, 3, &cs, ydims));
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_INT32, ydims, ctx->inputs[0]->rank, &y));
+    if (y->count == 0) return NULL;
+    cort_status *st = NULL;
+    if (!qconv_fast(ctx, 2, 1, 3, &cs, y->data, NULL, &st)) st = iconv_scalar(ctx, 0, 2, 1, 3, &cs, y->data);
+    return st;
+}
+
+static cort_status *qlconv_infer(cort_infer_ctx *ctx) {
+    cort_type t = ctx->n_inputs > 7 ? ctx->inputs[7].elem : CORT_TYPE_UNDEFINED;
+    if (t == CORT_TYPE_UNDEFINED) t = ctx->inputs[0].elem;
+    return nn_conv_infer(ctx, &((const qconv_state *)ctx->state)->a, 3, t);
+}
+
+/* QLinearConv inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B */
+static cort_status *qlconv_run(cort_kernel_ctx *ctx) {
+    nn_conv_shape cs;
+    int64_t ydims[NN_MAX_SPATIAL + 2];
+    for (size_t i = 0; i < 8; i++)
+        if (i != 2 && i != 5 && i != 7 && !nn_opt_input(ctx, i))
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu is missing", i);
+    const cort_value *xs = ctx->inputs[1], *ws = ctx->inputs[4], *ys = ctx->inputs[6];
+    const cort_value *yz = nn_opt_input(ctx, 7), *b = nn_opt_input(ctx, 8);
+    char buf[160];
+    if (xs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "x_scale, y_scale and y_zero_point must be scalars (x_scale has shape %s)",
+                               nn_shape(xs, buf, sizeof buf));
+    CORT_TRY(iconv_check(ctx, 0, 2, 3, 5, &cs, ydims));
+    if (ws->count != 1 && ws->count != cs.M)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                               "input 4 'w_scale' has shape %s, expected a scalar or [%zu]", nn_shape(ws, buf, sizeof buf),
+                               cs.M);
+    if (b && (b->count != cs.M || b->type != CORT_TYPE_INT32))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 8 'B' is %s%s, expected int32[%zu]",
+                               cort_type_name(b->type), nn_shape(b, buf, sizeof buf), cs.M);
+    const cort_type yt = yz ? yz->type : ctx->inputs[0]->type;
+    if (!nn_q_is_8bit(yt))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 7 'y_zero_point' has type %s, expected "
+                               "int8 or uint8", cort_type_name(yt));
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, yt, ydims, ctx->inputs[0]->rank, &y));
+    if (y->count == 0) return NULL;
+    float *mult = cort_kernel_scratch(ctx, cs.M * sizeof(float));
+    if (!mult) return cort_error_oom();
+    const float xsc = nn_q_scale(xs, 0), ysc = nn_q_scale(ys, 0);
+    for (size_t m = 0; m < cs.M; m++) mult[m] = xsc * nn_q_scale(ws, ws->count == 1 ? 0 : m) / ysc;
+    const qconv_rq rq = { y, mult, b ? (const int32_t *)b->data : NULL, yz ? nn_q_load(yz, 0) : 0, nn_qconv_best_ops() };
+    cort_status *st = NULL;
+    if (!qconv_fast(ctx, 2, 3, 5, &cs, NULL, &rq, &st)) {
+        const size_t P = (size_t)nn_geom_out_size(&cs.g);
+        int32_t *acc = cort_kernel_scratch(ctx, y->count * sizeof(int32_t));
+        if (!acc) st = cort_error_oom();
+        if (!st) st = iconv_scalar(ctx, 0, 2, 3, 5, &cs, acc);
+        if (!st)   /* the reference requantization, element by element */
+            for (size_t t = 0; t < cs.N * cs.M; t++) {
+                const size_t m = t % cs.M;
+                const int32_t bias = rq.bias ? rq.bias[m] : 0;
+                for (size_t q = 0; q < P; q++)
+                    nn_q_store(y, t * P + q,
+                               nn_q_add_sat(nn_q_round((float)(int32_t)((uint32_t)acc[t * P + q] + (uint32_t)bias) *
+                                                       mult[m]), rq.yzp));
+            }
+        cort_kernel_scratch_free(ctx, acc);
+    }
+    cort_kernel_scratch_free(ctx, mult);
+    return st;
+}
+
+const cort_op_def nn_op_conv_integer = {
+    .name = "ConvInteger", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
+    .init = convint_init, .free_state = qconv_free, .infer = convint_infer, .run = convint_run };
+const cort_op_def nn_op_qlinear_conv = {
+    .name = "QLinearConv", .domain = "", .min_opset = 10, .max_opset = CORT_OPSET_MAX, .types = 0, .type_input = 0,
+    .init = qlconv_init, .free_state = qconv_free, .infer = qlconv_infer, .run = qlconv_run };

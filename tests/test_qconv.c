@@ -1,0 +1,393 @@
+/* QLinearConv and ConvInteger: the paths for constant weights (int GEMM with im2col into packed B,
+ * 1x1 without im2col, direct depthwise loop; weights given as session initializers) against the
+ * scalar path (the same model with the weights as run-time inputs) and both against a plain loop
+ * written here, bit for bit: odd sizes, strides, asymmetric pads, dilations, groups, depthwise with
+ * channel multipliers, 1-D and 3-D, uint8/int8 for x, w and y, zero points absent, scalar and per
+ * output channel, with and without bias, 1 and 3 threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "providers/cpu/kernels/int_gemm.h"
+#include "providers/cpu/ops/quant/quant.h"
+
+static uint32_t rng_state = 777;
+static uint32_t rnd(void) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return rng_state >> 8;
+}
+
+/* ---- a minimal ONNX writer ---- */
+typedef struct pb { unsigned char *p; size_t n, cap; } pb;
+static void pb_byte(pb *b, unsigned char c) {
+    if (b->n == b->cap) { b->cap = b->cap ? 2 * b->cap : 256; b->p = realloc(b->p, b->cap); }
+    b->p[b->n++] = c;
+}
+static void pb_varint(pb *b, uint64_t v) { while (v >= 0x80) { pb_byte(b, (unsigned char)(v | 0x80)); v >>= 7; } pb_byte(b, (unsigned char)v); }
+static void pb_key(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
+static void pb_int(pb *b, int field, int64_t v) { pb_key(b, field, 0); pb_varint(b, (uint64_t)v); }
+static void pb_bytes(pb *b, int field, const void *d, size_t n) {
+    pb_key(b, field, 2); pb_varint(b, n);
+    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
+}
+static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+static void pb_sub(pb *b, int field, pb *sub) { pb_bytes(b, field, sub->p, sub->n); free(sub->p); memset(sub, 0, sizeof *sub); }
+static void attr_ints(pb *node, const char *name, const int64_t *v, size_t n) {
+    pb at = { 0 };
+    pb_str(&at, 1, name);
+    pb_int(&at, 20, 7);
+    for (size_t i = 0; i < n; i++) pb_int(&at, 8, v[i]);
+    pb_sub(node, 5, &at);
+}
+
+/* One conv node; inputs x0..x{n-1} (absent where elem[i] == 0), output y. */
+static void *conv_model(const char *op, int n_in, const int *elem, int out_elem, int nd, const int64_t *strides,
+                        const int64_t *pads, const int64_t *dil, int64_t group, size_t *len) {
+    pb m = { 0 }, g = { 0 }, node = { 0 }, os = { 0 };
+    char name[16];
+    pb_int(&m, 1, 8);
+    pb_str(&os, 1, "");
+    pb_int(&os, 2, 13);
+    pb_sub(&m, 8, &os);
+    for (int i = 0; i < n_in; i++) {
+        snprintf(name, sizeof name, "x%d", i);
+        pb_str(&node, 1, elem[i] ? name : "");
+    }
+    pb_str(&node, 2, "y");
+    pb_str(&node, 3, "n");
+    pb_str(&node, 4, op);
+    attr_ints(&node, "strides", strides, (size_t)nd);
+    attr_ints(&node, "pads", pads, 2 * (size_t)nd);
+    attr_ints(&node, "dilations", dil, (size_t)nd);
+    {
+        pb at = { 0 };
+        pb_str(&at, 1, "group");
+        pb_int(&at, 20, 2);
+        pb_int(&at, 3, group);
+        pb_sub(&node, 5, &at);
+    }
+    pb_sub(&g, 1, &node);
+    pb_str(&g, 2, "g");
+    for (int i = 0; i <= n_in; i++) {
+        if (i < n_in && !elem[i]) continue;
+        pb vi = { 0 }, tp = { 0 }, tt = { 0 };
+        snprintf(name, sizeof name, i < n_in ? "x%d" : "y", i);
+        pb_str(&vi, 1, name);
+        pb_int(&tt, 1, i < n_in ? elem[i] : out_elem);
+        pb_sub(&tp, 1, &tt);
+        pb_sub(&vi, 2, &tp);
+        pb_sub(&g, i < n_in ? 11 : 12, &vi);
+    }
+    pb_sub(&m, 7, &g);
+    *len = m.n;
+    return m.p;
+}
+
+typedef struct qcase {
+    int nd;
+    int64_t N, C, M, group;
+    int64_t in[3], k[3], s[3], pb[3], pe[3], d[3];
+    int xs, ws, ys;   /* signedness of x, w, y */
+    int xz, wz;       /* zero points: 0 none, 1 scalar, 2 (w only) per output channel */
+    int bias;
+} qcase;
+
+static int32_t ld8(const uint8_t *p, int s, size_t i) { return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i]; }
+
+static cort_value *mk(cort_type t, const int64_t *shape, size_t rank, const void *data) {
+    cort_value *v = NULL;
+    if (!CHECK_OK(cort_tensor_create(t, shape, rank, &v))) return NULL;
+    if (cort_tensor_bytes(v)) memcpy(cort_tensor_data(v), data, cort_tensor_bytes(v));
+    return v;
+}
+
+/* Runs the model with inputs vals; constants (bit i of const_mask) as initializers. Returns y. */
+static cort_value *run_model(void *model, size_t len, cort_value **vals, int n_in, unsigned const_mask, int threads) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    cort_value *y = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_threads(o, threads));
+    const char *names[9];
+    cort_value *feed[9];
+    size_t nf = 0;
+    static const char *const nm[9] = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8" };
+    for (int i = 0; i < n_in; i++) {
+        if (!vals[i]) continue;
+        if (const_mask >> i & 1) CHECK_OK(cort_session_options_add_initializer(o, nm[i], vals[i]));
+        else { names[nf] = nm[i]; feed[nf++] = vals[i]; }
+    }
+    const char *on = "y";
+    if (CHECK_OK(cort_session_create_from_memory(model, len, o, &s))) {
+        CHECK_OK(cort_session_run(s, NULL, names, feed, nf, &on, 1, &y));
+        cort_session_release(s);
+    }
+    cort_session_options_free(o);
+    return y;
+}
+
+static void run_case(const qcase *q, int ci) {
+    const int nd = q->nd;
+    int64_t out[3], xshape[5] = { q->N, q->C }, wshape[5] = { q->M, q->C / q->group };
+    size_t in_size = 1, out_size = 1, ks = 1;
+    for (int i = 0; i < nd; i++) {
+        out[i] = (q->in[i] + q->pb[i] + q->pe[i] - q->d[i] * (q->k[i] - 1) - 1) / q->s[i] + 1;
+        xshape[2 + i] = q->in[i];
+        wshape[2 + i] = q->k[i];
+        in_size *= (size_t)q->in[i];
+        out_size *= (size_t)out[i];
+        ks *= (size_t)q->k[i];
+    }
+    const size_t Cg = (size_t)(q->C / q->group), Mg = (size_t)(q->M / q->group), M = (size_t)q->M;
+    const size_t xn = (size_t)(q->N * q->C) * in_size, wn = M * Cg * ks, yn = (size_t)q->N * M * out_size;
+    uint8_t *x = malloc(xn + 1), *w = malloc(wn + 1), xzp = 0, *wzp = malloc(M + 1), yzp = (uint8_t)(rnd() & 255);
+    int32_t *bias = malloc((M + 1) * sizeof(int32_t)), *ref = malloc((yn + 1) * sizeof(int32_t));
+    float xsc = 0.01f + (float)(rnd() % 100) * 1e-4f, ysc = 0.02f + (float)(rnd() % 100) * 5e-4f, *wsc = malloc((M + 1) * sizeof(float));
+    for (size_t i = 0; i < xn; i++) x[i] = (uint8_t)rnd();
+    for (size_t i = 0; i < wn; i++) w[i] = (uint8_t)rnd();
+    for (size_t i = 0; i < xn && i < 5; i++) x[i] = (uint8_t)(i & 1 ? (q->xs ? 0x80 : 0) : (q->xs ? 0x7f : 255));
+    if (q->xz) xzp = (uint8_t)rnd();
+    for (size_t m = 0; m < M; m++) {
+        wzp[m] = q->wz ? (uint8_t)(q->wz == 1 && m ? wzp[0] : rnd()) : 0;
+        bias[m] = q->bias ? (int32_t)(rnd() % 20001) - 10000 : 0;
+        wsc[m] = 0.002f + (float)(rnd() % 100) * 1e-4f;
+    }
+    /* the plain loop */
+    for (size_t n = 0; n < (size_t)q->N; n++)
+        for (size_t m = 0; m < M; m++)
+            for (size_t o = 0; o < out_size; o++) {
+                int64_t op[3] = { 0, 0, 0 };
+                size_t r = o;
+                for (int i = nd - 1; i >= 0; i--) { op[i] = (int64_t)(r % (size_t)out[i]); r /= (size_t)out[i]; }
+                int32_t acc = 0;
+                const size_t gi = m / Mg;
+                for (size_t c = 0; c < Cg; c++)
+                    for (size_t kk = 0; kk < ks; kk++) {
+                        int64_t kp[3] = { 0, 0, 0 };
+                        size_t rr = kk, xi = 0;
+                        int ok = 1;
+                        for (int i = nd - 1; i >= 0; i--) { kp[i] = (int64_t)(rr % (size_t)q->k[i]); rr /= (size_t)q->k[i]; }
+                        for (int i = 0; i < nd; i++) {
+                            int64_t p = op[i] * q->s[i] - q->pb[i] + kp[i] * q->d[i];
+                            ok = ok && p >= 0 && p < q->in[i];
+                            xi = xi * (size_t)q->in[i] + (size_t)(p < 0 ? 0 : p);
+                        }
+                        if (!ok) continue;
+                        const int32_t xv = ld8(x, q->xs, (n * (size_t)q->C + gi * Cg + c) * in_size + xi) - ld8(&xzp, q->xs, 0);
+                        const int32_t wv = ld8(w, q->ws, (m * Cg + c) * ks + kk) - ld8(wzp, q->ws, m);
+                        acc += xv * wv;
+                    }
+                ref[(n * M + m) * out_size + o] = acc;
+            }
+    int64_t mshape[1] = { (int64_t)M }, one[1] = { 1 };
+    const cort_type xt = q->xs ? CORT_TYPE_INT8 : CORT_TYPE_UINT8, wt = q->ws ? CORT_TYPE_INT8 : CORT_TYPE_UINT8;
+    const cort_type yt = q->ys ? CORT_TYPE_INT8 : CORT_TYPE_UINT8;
+    for (int op = 0; op < 2; op++) {   /* 0 ConvInteger, 1 QLinearConv */
+        cort_value *v[9] = { 0 };
+        int elem[9] = { 0 }, n_in;
+        const size_t wzn = q->wz == 2 ? M : 1;
+        if (op == 0) {
+            n_in = 4;
+            v[0] = mk(xt, xshape, (size_t)nd + 2, x);
+            v[1] = mk(wt, wshape, (size_t)nd + 2, w);
+            if (q->xz) v[2] = mk(xt, one, 1, &xzp);
+            if (q->wz) v[3] = mk(wt, q->wz == 2 ? mshape : one, 1, wzp);
+        } else {
+            n_in = 9;
+            v[0] = mk(xt, xshape, (size_t)nd + 2, x);
+            v[1] = mk(CORT_TYPE_FLOAT, one, 0, &xsc);
+            if (q->xz) v[2] = mk(xt, one, 0, &xzp);
+            v[3] = mk(wt, wshape, (size_t)nd + 2, w);
+            v[4] = mk(CORT_TYPE_FLOAT, q->wz == 2 ? mshape : one, q->wz == 2 ? 1 : 0, wsc);
+            if (q->wz) v[5] = mk(wt, wzn > 1 ? mshape : one, wzn > 1 ? 1 : 0, wzp);
+            v[6] = mk(CORT_TYPE_FLOAT, one, 0, &ysc);
+            v[7] = mk(yt, one, 0, &yzp);
+            if (q->bias) v[8] = mk(CORT_TYPE_INT32, mshape, 1, bias);
+        }
+        for (int i = 0; i < n_in; i++) elem[i] = v[i] ? (int)cort_tensor_type(v[i]) : 0;
+        int64_t pads[6];
+        for (int i = 0; i < nd; i++) { pads[i] = q->pb[i]; pads[nd + i] = q->pe[i]; }
+        size_t len;
+        void *model = conv_model(op ? "QLinearConv" : "ConvInteger", n_in, elem, op ? (int)yt : CORT_TYPE_INT32, nd, q->s,
+                                 pads, q->d, q->group, &len);
+        /* expected output: the plain loop, requantized as the spec says (float product, round half to even, saturate) */
+        uint8_t *want8 = malloc(yn + 1);
+        for (size_t i = 0; i < yn; i++) {
+            const size_t m = i / out_size % M;
+            if (op == 1) {
+                const float mult = xsc * wsc[q->wz == 2 ? m : 0] / ysc;
+                float f = (float)(ref[i] + bias[m]) * mult;
+                int64_t r = (int64_t)nearbyintf(f) + ld8(&yzp, q->ys, 0);
+                int64_t lo = q->ys ? -128 : 0, hi = q->ys ? 127 : 255;
+                r = r < lo ? lo : r > hi ? hi : r;
+                want8[i] = (uint8_t)r;
+            }
+        }
+        /* weights (and w zero point) constant: the fast paths; as inputs: the scalar path */
+        const unsigned wmask = op ? (1u << 3 | 1u << 5) : (1u << 1 | 1u << 3);
+        for (int variant = 0; variant < 3; variant++) {
+            cort_value *y = run_model(model, len, v, n_in, variant ? wmask : 0, variant == 2 ? 3 : 1);
+            if (!y) continue;
+            size_t bad = 0, first = 0;
+            if (cort_tensor_element_count(y) != yn) bad = 1;
+            else if (op == 0) {
+                const int32_t *got = cort_tensor_data(y);
+                for (size_t i = 0; i < yn; i++) if (got[i] != ref[i] && !bad++) first = i;
+            } else {
+                const uint8_t *got = cort_tensor_data(y);
+                for (size_t i = 0; i < yn; i++) if (got[i] != want8[i] && !bad++) first = i;
+            }
+            CHECK_MSG(bad == 0, "case %d %s %s: %zu of %zu wrong (first at %zu)", ci, op ? "QLinearConv" : "ConvInteger",
+                      variant == 0 ? "scalar" : variant == 1 ? "packed 1 thread" : "packed 3 threads", bad, yn, first);
+            cort_value_release(y);
+        }
+        free(want8);
+        free(model);
+        for (int i = 0; i < 9; i++) cort_value_release(v[i]);
+    }
+    free(x); free(w); free(wzp); free(bias); free(ref); free(wsc);
+}
+
+/* ---- the fuse_qdq pass: QDQ models (tests/models/make_qdq_models.py) at levels 0 and 2 ---- */
+static cort_session *open_at(const char *path, int level) {
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_optimization_level(o, level));
+    CHECK_OK(cort_session_options_set_threads(o, 2));
+    CHECK_OK(cort_session_create(path, o, &s));
+    cort_session_options_free(o);
+    return s;
+}
+
+static size_t count_op(const cort_session *s, const char *op) {
+    size_t c = 0;
+    for (size_t i = 0; i < cort_session_node_count(s); i++) {
+        const char *name, *type, *prov;
+        if (cort_session_node_info(s, i, &name, &type, &prov)) continue;
+        if (!strcmp(type, op) && strcmp(prov, "folded")) c++;
+    }
+    return c;
+}
+
+/* Level 0 runs the graph as written (float Conv between Q/DQ): the reference. Fused, the float
+ * rounding of the requantization may move a value that lies within rounding of a half by one unit,
+ * and a layer's one-unit change moves the next layer's accumulator by at most |w - w_zp| * x_scale *
+ * w_scale / y_scale units (< 1 here), so the final outputs stay within 2 units, nearly all exact. */
+static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
+                           size_t qmm, size_t conv_left, size_t q_left) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/models/%s", file);
+    cort_session *s0 = open_at(path, 0), *s2 = open_at(path, 2);
+    if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
+    CHECK_MSG(count_op(s2, "QLinearConv") == qconv && count_op(s2, "QLinearMatMul") == qmm &&
+              count_op(s2, "Conv") == conv_left && count_op(s2, "QuantizeLinear") == q_left &&
+              count_op(s0, "QLinearConv") == 0,
+              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu Conv, %zu QuantizeLinear (expected %zu, %zu, %zu, %zu)",
+              file, count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"), count_op(s2, "Conv"),
+              count_op(s2, "QuantizeLinear"), qconv, qmm, conv_left, q_left);
+    cort_value *x = NULL, *y0 = NULL, *y2 = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, rank, &x));
+    if (x) {
+        float *xd = cort_tensor_data(x);
+        for (size_t i = 0; i < cort_tensor_element_count(x); i++) xd[i] = (float)(rnd() % 2000) / 400.0f - 1.0f;
+        const char *in = "x", *on = "y";
+        CHECK_OK(cort_session_run(s0, NULL, &in, &x, 1, &on, 1, &y0));
+        CHECK_OK(cort_session_run(s2, NULL, &in, &x, 1, &on, 1, &y2));
+    }
+    CHECK(y0 && y2 && cort_tensor_element_count(y0) == cort_tensor_element_count(y2));
+    if (y0 && y2 && cort_tensor_element_count(y0) == cort_tensor_element_count(y2)) {
+        const float *a = cort_tensor_data(y0), *b = cort_tensor_data(y2);
+        const size_t n = cort_tensor_element_count(y0);
+        size_t off = 0;
+        double worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double d = fabs((double)a[i] - (double)b[i]) / out_scale;
+            off += d > 0.5;
+            if (d > worst) worst = d;
+        }
+        CHECK_MSG(worst < 2.5 && off * 50 <= n, "%s: fused output differs from level 0 by up to %.2f units, %zu of %zu "
+                  "elements off", file, worst, off, n);
+        printf("%s: %zu of %zu outputs differ from level 0 (max %.0f unit)\n", file, off, n, worst);
+    }
+    cort_value_release(x); cort_value_release(y0); cort_value_release(y2);
+    cort_session_release(s0); cort_session_release(s2);
+}
+
+/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise row (exact int32)
+ * and the requantization (nn_q_round, saturating add, 8-bit saturation) on random and extreme
+ * accumulators, wrapping biases, tiny and huge multipliers, row lengths across the vector width. */
+static void test_qconv_ops(void) {
+    const nn_qconv_ops *const *ops;
+    const size_t n_ops = nn_qconv_ops_list(&ops);
+    CHECK(n_ops >= 1 && ops[0] == nn_qconv_best_ops());
+    int16_t x[4 * 64 + 64], w[16];
+    int32_t y[40], acc[40];
+    uint8_t d[40];
+    for (size_t oi = 0; oi < n_ops; oi++) {
+        size_t bad_dw = 0, bad_rq = 0;
+        for (int trial = 0; trial < 300; trial++) {
+            const size_t n = 1 + rnd() % 37, kh = 1 + rnd() % 4, kw = 1 + rnd() % 4, dw = 1 + rnd() % 2, step = 64;
+            for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < 16; i++) w[i] = (int16_t)((int)(rnd() % 511) - 255);
+            ops[oi]->dw_row(y, n, x, step, dw, kh, kw, w);
+            for (size_t o = 0; o < n; o++) {
+                int32_t want = 0;
+                for (size_t i = 0; i < kh; i++)
+                    for (size_t j = 0; j < kw; j++) want += x[i * step + j * dw + o] * w[i * kw + j];
+                bad_dw += y[o] != want;
+            }
+            for (size_t i = 0; i < n; i++) {
+                const uint32_t r = rnd();
+                acc[i] = r % 7 == 0 ? (int32_t)(rnd() << 8) : r % 7 == 1 ? INT32_MAX - (int32_t)(rnd() % 3) : (int32_t)(r % 200001) - 100000;
+            }
+            const int32_t bias = trial % 5 == 0 ? INT32_MAX : (int32_t)(rnd() % 20001) - 10000;
+            const float mult = trial % 7 == 0 ? 3e9f : trial % 7 == 1 ? 1e-9f : (float)(rnd() % 100000 + 1) * 1e-6f;
+            const int sgn = trial & 1;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            ops[oi]->rq_row(acc, n, bias, mult, zp, sgn, d);
+            for (size_t i = 0; i < n; i++) {
+                const int32_t a = (int32_t)((uint32_t)acc[i] + (uint32_t)bias);
+                int32_t v = nn_q_add_sat(nn_q_round((float)a * mult), zp);
+                v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+                bad_rq += (sgn ? (int32_t)(int8_t)d[i] : (int32_t)d[i]) != v;
+            }
+        }
+        CHECK_MSG(bad_dw == 0 && bad_rq == 0, "%s: %zu depthwise and %zu requantized values wrong", ops[oi]->name, bad_dw,
+                  bad_rq);
+    }
+}
+
+int main(void) {
+    test_qconv_ops();
+    static const qcase cases[] = {
+        /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
+        { 2, 1, 8, 16, 1, { 5, 7, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 2, 3, 5, 1, { 9, 11, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 1, 1 },
+        { 2, 1, 7, 19, 1, { 13, 10, 1 }, { 3, 2, 1 }, { 2, 1, 1 }, { 1, 0, 0 }, { 2, 1, 0 }, { 1, 2, 1 }, 1, 1, 1, 1, 2, 0 },
+        { 2, 1, 6, 6, 3, { 8, 8, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 1, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, 0, 0, 0, 2, 1 },
+        { 2, 2, 12, 12, 12, { 9, 7, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 1, 8, 16, 8, { 10, 10, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 1, 1 },
+        { 2, 1, 5, 5, 5, { 11, 9, 1 }, { 5, 5, 1 }, { 1, 2, 1 }, { 2, 2, 0 }, { 2, 1, 0 }, { 2, 1, 1 }, 0, 0, 1, 0, 0, 0 },
+        { 2, 1, 4, 33, 1, { 6, 5, 1 }, { 1, 1, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 1, 1 },
+        { 2, 1, 37, 20, 1, { 7, 9, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 2, 0, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
+        { 2, 1, 64, 70, 1, { 14, 14, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 1, 3, 1, 1, { 4, 4, 1 }, { 4, 4, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 0, 0 },
+        { 1, 2, 6, 9, 3, { 17, 1, 1 }, { 3, 1, 1 }, { 2, 1, 1 }, { 1, 0, 0 }, { 1, 0, 0 }, { 2, 1, 1 }, 0, 1, 1, 1, 2, 1 },
+        { 1, 1, 4, 4, 4, { 12, 1, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 1, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 2, 1 },
+        { 2, 1, 16, 32, 16, { 6, 21, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 2, 0 }, { 1, 2, 0 }, { 1, 2, 1 }, 0, 1, 1, 1, 2, 1 },
+        { 2, 2, 8, 8, 8, { 5, 33, 1 }, { 1, 5, 1 }, { 1, 1, 1 }, { 0, 2, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 1, 0 },
+        { 3, 1, 3, 4, 1, { 4, 5, 6 }, { 2, 3, 3 }, { 1, 2, 1 }, { 0, 1, 1 }, { 1, 1, 0 }, { 1, 1, 2 }, 0, 1, 0, 1, 2, 1 },
+        { 3, 1, 4, 8, 4, { 3, 5, 5 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], (int)i);
+    test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_conv_u8u8_pertensor.onnx", (const int64_t[]){ 2, 3, 12, 12 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0, 1);
+    test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
+    /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
+    test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
+    /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */
+    test_qdq_model("qdq_pool_concat.onnx", (const int64_t[]){ 1, 3, 10, 11 }, 4, 0.05f, 2, 0, 0, 1);
+    return tu_finish();
+}
