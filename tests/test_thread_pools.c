@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include "testutil.h"
 #include "session/session.h"
 #include "core/threadpool.h"
@@ -20,6 +21,32 @@ static int thread_count(void) {
     while ((e = readdir(d)))
         if (e->d_name[0] != '.') n++;
     closedir(d);
+    return n;
+}
+
+/* A joined thread can stay listed in /proc/self/task for a while after pthread_join returns (under
+ * qemu-user for milliseconds: the emulator clears the guest's tid before its host thread exits), so
+ * counts are read once they reach the expected value or, failing that, after 10 s of polling. */
+static int count_reaches(int want) {
+    int n = thread_count();
+    for (int i = 0; i < 1000 && n != want; i++) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        n = thread_count();
+    }
+    return n;
+}
+
+/* The count once it has not changed for 100 ms (threads of earlier tests still exiting). */
+static int settled_count(void) {
+    int n = thread_count(), same = 0;
+    for (int i = 0; i < 500 && same < 10; i++) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        int m = thread_count();
+        same = m == n ? same + 1 : 0;
+        n = m;
+    }
     return n;
 }
 
@@ -80,16 +107,16 @@ static void test_shared_pool(void) {
     CHECK(run_once(ref, want, 10));
     cort_session_release(ref);
 
-    int before = thread_count();
+    int before = settled_count();
     cort_thread_pool *tp = NULL;
     if (!CHECK_OK(cort_thread_pool_create(3, 1, &tp))) return;
     CHECK(cort_thread_pool_threads(tp) == 3);
-    CHECK_MSG(thread_count() == before + 2, "a 3-thread pool started %d threads", thread_count() - before);
+    { const int n = count_reaches(before + 2); CHECK_MSG(n == before + 2, "a 3-thread pool started %d threads", n - before); }
     enum { N = 8 };
     cort_session *s[N];
     for (int i = 0; i < N; i++) s[i] = open_with(tp, 2 /* ignored */, 1);
     /* negative control of the count: sessions with own pools would add 2 workers each (16 here) */
-    CHECK_MSG(thread_count() == before + 2, "8 sessions on a shared pool: %d threads beyond the pool's", thread_count() - before - 2);
+    { const int n = count_reaches(before + 2); CHECK_MSG(n == before + 2, "8 sessions on a shared pool: %d threads beyond the pool's", n - before - 2); }
     cort_thread_pool_release(tp);   /* the sessions keep it */
     pthread_t t[N];
     worker w[N];
@@ -105,17 +132,17 @@ static void test_shared_pool(void) {
         CHECK(!s[i] || s[i]->threads == 3);
     }
     for (int i = 0; i < N; i++) cort_session_release(s[i]);
-    CHECK_MSG(thread_count() == before, "pool workers left after the last session: %d", thread_count() - before);
+    { const int n = count_reaches(before); CHECK_MSG(n == before, "pool workers left after the last session: %d", n - before); }
 }
 
 static void test_own_pools_for_contrast(void) {
-    int before = thread_count();
+    int before = settled_count();
     cort_session *a = open_with(NULL, 3, 1), *b = open_with(NULL, 3, 1);
-    CHECK_MSG(thread_count() == before + 4, "two 3-thread sessions started %d threads", thread_count() - before);
+    { const int n = count_reaches(before + 4); CHECK_MSG(n == before + 4, "two 3-thread sessions started %d threads", n - before); }
     CHECK(a && b && a->pool != b->pool);
     cort_session_release(a);
     cort_session_release(b);
-    CHECK(thread_count() == before);
+    CHECK(count_reaches(before) == before);
 }
 
 static void test_spinning_option(void) {
