@@ -385,6 +385,7 @@ int main(void) {
     test_qdq_model("qdq_conv_u8u8_pertensor.onnx", (const int64_t[]){ 2, 3, 12, 12 }, 4, 0.05f, 4, 0, 0, 1);
     test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0, 1);
     test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
+    test_qdq_model("qdq_matmul_u8s8_percolumn.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
     test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
     /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */

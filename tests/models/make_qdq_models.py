@@ -103,11 +103,16 @@ def net(at, wt, per_channel):
     return build
 
 
-def matmul_net(at, wt):
+def matmul_net(at, wt, per_column=False):
     def build(nodes, inits, x):
         winfo = np.iinfo(wt)
         w = rng.integers(winfo.min, winfo.max + 1, size=(20, 33)).astype(wt)
-        inits += [c("m_w", w), c("m_ws", np.float32(0.004)), c("m_wz", np.array(1, dtype=wt))]
+        if per_column:   # one weight scale and zero point per output column (DQ axis 1), as quantizers write
+            ws = rng.uniform(0.002, 0.006, size=33).astype(np.float32)
+            wz = rng.integers(-3, 4, size=33).astype(wt) if winfo.min < 0 else rng.integers(120, 136, size=33).astype(wt)
+            inits += [c("m_w", w), c("m_ws", ws), c("m_wz", wz)]
+        else:
+            inits += [c("m_w", w), c("m_ws", np.float32(0.004)), c("m_wz", np.array(1, dtype=wt))]
         nodes.append(helper.make_node("DequantizeLinear", [x, x + "_s", x + "_z"], ["m_xf"]))
         nodes.append(helper.make_node("DequantizeLinear", ["m_w", "m_ws", "m_wz"], ["m_wf"]))
         nodes.append(helper.make_node("MatMul", ["m_xf", "m_wf"], ["m_y"]))
@@ -146,3 +151,4 @@ if __name__ == "__main__":
     model("qdq_conv_s8s8_perchannel", np.int8, net(np.int8, np.int8, True), [1, 3, 16, 16])
     model("qdq_matmul_u8s8", np.uint8, matmul_net(np.uint8, np.int8), [2, 5, 20])
     model("qdq_unfusible", np.uint8, unfusible, [1, 3, 9, 9])
+    model("qdq_matmul_u8s8_percolumn", np.uint8, matmul_net(np.uint8, np.int8, True), [2, 5, 20])

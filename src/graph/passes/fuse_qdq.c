@@ -4,13 +4,14 @@
  * Runs before kernels are built, so the integer op packs the constant weights once and the weight
  * DequantizeLinear (constant-folded otherwise) disappears. Fires only where the integer op computes
  * the same function up to the requantization's float rounding: 8-bit x, w and y with constant scalar
- * float scales and zero points (w's scale and zero point may be per output channel, axis 0), a
- * bias whose scale is exactly x_scale * w_scale[m] with zero point 0, and a Relu/Clip only when
- * the saturation of y already does what it does (Relu with y_zero_point at the type's minimum,
- * Clip(0, hi) with also quantize(hi) at or past the type's maximum). The DQ nodes stay when
- * anything else reads them. The float graph rounds x*sx, w*sw, their sum and y/sy separately
- * where QLinearConv rounds acc * (sx*sw/sy) once: a value that falls within float rounding of a
- * half may land one unit apart (docs/performance.md). Level 0 and 1 keep the graph as written. */
+ * float scales and zero points (w's may be per output channel: Conv's axis 0, MatMul's B per
+ * column, axis 1), a bias whose scale is exactly x_scale * w_scale[m] with zero point 0, and a
+ * Relu/Clip only when the saturation of y already does what it does (Relu with y_zero_point at
+ * the type's minimum, Clip(0, hi) with also quantize(hi) at or past the type's maximum). The DQ
+ * nodes stay when anything else reads them. The float graph rounds x*sx, w*sw, their sum and y/sy
+ * separately where QLinearConv rounds acc * (sx*sw/sy) once: a value that falls within float
+ * rounding of a half may land one unit apart (docs/performance.md). Level 0 and 1 keep the graph
+ * as written. */
 #include <math.h>
 #include <string.h>
 #include "pattern.h"
@@ -211,8 +212,8 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
                                 in_at(m.dw, 2), q->in_slot[1], q->in_slot[2], bslot };
         return rewrite(g, x, &m, "QLinearConv", in, bslot >= 0 ? 9 : 8);
     }
-    /* MatMul: QLinearMatMul takes scalar scales and a B zero point scalar or per column */
-    if (w->rank != 2 || !qparams_ok(g, m.dw, 2, 1, 1)) return NULL;
+    /* MatMul: QLinearMatMul takes x's and y's parameters per tensor, B's per tensor or per column */
+    if (w->rank != 2 || w->shape[1] < 1 || !qparams_ok(g, m.dw, 2, (size_t)w->shape[1], 1)) return NULL;
     const int32_t in[8] = { in_at(m.dx, 0), in_at(m.dx, 1), in_at(m.dx, 2), in_at(m.dw, 0), in_at(m.dw, 1),
                             in_at(m.dw, 2), q->in_slot[1], q->in_slot[2] };
     return rewrite(g, x, &m, "QLinearMatMul", in, 8);

@@ -559,20 +559,45 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                                    "and zero points");
         return qlmm_float8(ctx);
     }
-    char buf[160];
-    if (as->count != 1 || bs->count != 1 || ys->count != 1 || (yz && yz->count != 1))
-        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "scales and y_zero_point must be scalars "
-                               "(b_scale has shape %s)", nn_shape(bs, buf, sizeof buf));
     nn_mm_shape s;
     int32_t *acc;
     CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, 0, &acc));
+    /* scales and y's zero point: per tensor, or per row of A and Y / per column of B (as the spec
+     * allows; quantizers write one weight scale per output column) */
+    char buf[160];
+    static const char *const pname[] = { "a_scale", "b_scale", "y_scale", "y_zero_point" };
+    const cort_value *pv[4] = { as, bs, ys, yz };
+    for (size_t q = 0; q < 4; q++) {
+        const size_t want = q == 1 ? s.N : s.M;
+        if (pv[q] && ((pv[q]->count != 1 && pv[q]->count != want) || pv[q]->rank > 1)) {
+            cort_kernel_scratch_free(ctx, acc);
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "input %d '%s' has shape %s, expected a scalar or [%zu] (one per %s)",
+                                   q == 3 ? 7 : (int)q * 3 + 1, pname[q], nn_shape(pv[q], buf, sizeof buf), want,
+                                   q == 1 ? "column of B" : "row of A");
+        }
+    }
     cort_value *y;
     cort_status *st = cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y);
+    float *mrow = NULL;
+    if (!st && !(mrow = cort_kernel_scratch(ctx, (s.N ? s.N : 1) * sizeof(float)))) st = cort_error_oom();
     if (!st) {
-        float mult = nn_q_scale(as, 0) * nn_q_scale(bs, 0) / nn_q_scale(ys, 0);
-        int32_t zp = yz ? nn_q_load(yz, 0) : 0;
-        for (size_t i = 0; i < y->count; i++) nn_q_store(y, i, nn_q_add_sat(nn_q_round_fast((float)acc[i] * mult), zp));
+        const int row_varies = as->count > 1 || ys->count > 1 || (yz && yz->count > 1);
+        const size_t M = s.M, N = s.N;
+        size_t o = 0;
+        for (size_t bt = 0; bt < s.batch; bt++)
+            for (size_t i = 0; i < M; i++) {
+                if (row_varies || (bt == 0 && i == 0)) {
+                    /* the per-tensor expression, element by element: (a_scale * b_scale) / y_scale */
+                    const float sa = nn_q_scale(as, as->count > 1 ? i : 0), sy = nn_q_scale(ys, ys->count > 1 ? i : 0);
+                    for (size_t j = 0; j < N; j++) mrow[j] = sa * nn_q_scale(bs, bs->count > 1 ? j : 0) / sy;
+                }
+                const int32_t zp = yz ? nn_q_load(yz, yz->count > 1 ? i : 0) : 0;
+                for (size_t j = 0; j < N; j++, o++)
+                    nn_q_store(y, o, nn_q_add_sat(nn_q_round_fast((float)acc[o] * mrow[j]), zp));
+            }
     }
+    cort_kernel_scratch_free(ctx, mrow);
     cort_kernel_scratch_free(ctx, acc);
     return st;
 }
