@@ -846,6 +846,34 @@ static void test_qlinear(void) {
             release(out, 1);
             release(in, 8);
         }
+        /* the flat threaded path: same shapes (more elements than one chunk) and a one-element side,
+         * with scales that push some results past the type's range */
+        int sat_cases = 0;
+        for (int shape = 0; shape < 3; shape++)
+            for (int mul = 0; mul < 2; mul++) {
+                int64_t big[3] = { 3, 111, 103 }, one = 1;
+                cort_value *a = shape == 2 ? q_tensor(t, &one, 1, lo, hi) : q_tensor(t, big, 3, lo, hi);
+                cort_value *b = shape == 1 ? q_tensor(t, &one, 1, lo, hi) : q_tensor(t, big, 3, lo, hi);
+                const float sa = 0.037f, sb = 0.011f, sy = mul ? 0.013f : 0.021f;
+                const int za = z0 + 7, zb = ti ? 3 : 250, zy = ti ? 5 : 100;
+                cort_value *in[8] = { a, scalar_f(sa), scalar_q(t, za), b, scalar_f(sb), scalar_q(t, zb), scalar_f(sy),
+                                      scalar_q(t, zy) }, *out[1] = { NULL };
+                CHECK_OK(run_op("com.microsoft", mul ? "QLinearMul" : "QLinearAdd", 1, NULL, 0, in, 8, out, 1, NULL));
+                const size_t n = 3 * 111 * 103;
+                int bad = 0, sat = 0;
+                for (size_t i = 0; out[0] && i < n; i++) {
+                    double va = (qget(a, shape == 2 ? 0 : i) - za) * (double)sa, vb = (qget(b, shape == 1 ? 0 : i) - zb) * (double)sb;
+                    int want = qsat((mul ? va * vb : va + vb) / (double)sy + zy, lo, hi);
+                    bad += qget(out[0], i) != want;
+                    sat += want == lo || want == hi;
+                }
+                CHECK_MSG(out[0] && !bad, "QLinear%s type %d shape case %d: %d of %zu elements differ (%d saturated)",
+                          mul ? "Mul" : "Add", ti, shape, bad, n, sat);
+                sat_cases += sat > 0 && (size_t)sat < n;
+                release(out, 1);
+                release(in, 8);
+            }
+        CHECK_MSG(sat_cases >= 3, "type %d: only %d of 6 QLinearAdd/Mul cases saturate some outputs", ti, sat_cases);
         /* Sigmoid, LeakyRelu, Softmax: exact dequantize, the function in double, quantize */
         const char *ops[] = { "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax" };
         for (int o = 0; o < 3; o++) {

@@ -274,18 +274,19 @@ static size_t count_op(const cort_session *s, const char *op) {
  * rounding of the requantization may move a value that lies within rounding of a half by one unit,
  * and a layer's one-unit change moves the next layer's accumulator by at most |w - w_zp| * x_scale *
  * w_scale / y_scale units (< 1 here), so the final outputs stay within 2 units, nearly all exact. */
-static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
-                           size_t qmm, size_t conv_left, size_t q_left) {
+static void test_qdq_model_add(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
+                               size_t qmm, size_t qadd, size_t conv_left, size_t q_left) {
     char path[256];
     snprintf(path, sizeof path, "tests/models/%s", file);
     cort_session *s0 = open_at(path, 0), *s2 = open_at(path, 2);
     if (!s0 || !s2) { cort_session_release(s0); cort_session_release(s2); return; }
     CHECK_MSG(count_op(s2, "QLinearConv") == qconv && count_op(s2, "QLinearMatMul") == qmm &&
-              count_op(s2, "Conv") == conv_left && count_op(s2, "QuantizeLinear") == q_left &&
-              count_op(s0, "QLinearConv") == 0,
-              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu Conv, %zu QuantizeLinear (expected %zu, %zu, %zu, %zu)",
-              file, count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"), count_op(s2, "Conv"),
-              count_op(s2, "QuantizeLinear"), qconv, qmm, conv_left, q_left);
+              count_op(s2, "QLinearAdd") == qadd && count_op(s2, "Conv") == conv_left &&
+              count_op(s2, "QuantizeLinear") == q_left && count_op(s0, "QLinearConv") == 0 && count_op(s0, "QLinearAdd") == 0,
+              "%s: level 2 runs %zu QLinearConv, %zu QLinearMatMul, %zu QLinearAdd, %zu Conv, %zu QuantizeLinear "
+              "(expected %zu, %zu, %zu, %zu, %zu)", file, count_op(s2, "QLinearConv"), count_op(s2, "QLinearMatMul"),
+              count_op(s2, "QLinearAdd"), count_op(s2, "Conv"), count_op(s2, "QuantizeLinear"), qconv, qmm, qadd,
+              conv_left, q_left);
     cort_value *x = NULL, *y0 = NULL, *y2 = NULL;
     CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, rank, &x));
     if (x) {
@@ -358,6 +359,11 @@ static void test_qconv_ops(void) {
     }
 }
 
+static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
+                           size_t qmm, size_t conv_left, size_t q_left) {
+    test_qdq_model_add(file, shape, rank, out_scale, qconv, qmm, 0, conv_left, q_left);
+}
+
 int main(void) {
     test_qconv_ops();
     static const qcase cases[] = {
@@ -386,6 +392,10 @@ int main(void) {
     test_qdq_model("qdq_conv_s8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 16, 16 }, 4, 0.05f, 4, 0, 0, 1);
     test_qdq_model("qdq_matmul_u8s8.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
     test_qdq_model("qdq_matmul_u8s8_percolumn.onnx", (const int64_t[]){ 2, 5, 20 }, 3, 0.03f, 0, 1, 0, 1);
+    /* residual Add (+ Relu) of two differently scaled branches, then a broadcast Add of a constant:
+     * com.microsoft.QLinearAdd from its creation-time table */
+    test_qdq_model_add("qdq_residual_add_u8.onnx", (const int64_t[]){ 1, 3, 11, 13 }, 4, 0.07f, 2, 0, 2, 0, 1);
+    test_qdq_model_add("qdq_residual_add_s8.onnx", (const int64_t[]){ 2, 3, 9, 8 }, 4, 0.07f, 2, 0, 2, 0, 1);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
     test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
     /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */

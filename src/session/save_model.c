@@ -606,10 +606,21 @@ cort_status *cort_session_save_optimized(const cort_session *session, const char
         if (m->domain && *m->domain) w_str(&model, 4, m->domain);
         if (m->model_version) w_int(&model, 5, m->model_version);
         w_sub(&model, 7, &graph);
+        int have_ms = 0, need_ms = 0;
         for (size_t i = 0; i < m->n_opsets; i++) {
             W op = { 0 };
             if (m->opsets[i].domain && *m->opsets[i].domain) w_str(&op, 1, m->opsets[i].domain);
+            have_ms |= m->opsets[i].domain && !strcmp(m->opsets[i].domain, "com.microsoft");
             w_int(&op, 2, m->opsets[i].version);
+            w_sub(&model, 8, &op);
+        }
+        /* the QDQ pass writes com.microsoft.QLinearAdd into models that never imported that domain */
+        for (size_t i = 0; i < g->n_nodes && !have_ms && !need_ms; i++)
+            need_ms = !g->skip[i] && !strcmp(g->nodes[i].domain, "com.microsoft");
+        if (need_ms) {
+            W op = { 0 };
+            w_str(&op, 1, "com.microsoft");
+            w_int(&op, 2, 1);
             w_sub(&model, 8, &op);
         }
         for (size_t i = 0; i < m->n_metadata; i++) {

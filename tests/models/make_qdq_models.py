@@ -128,6 +128,32 @@ def unfusible(nodes, inits, x):
     return y
 
 
+def residual_add(at):
+    """Two conv branches with different output scales added (a residual connection), a Relu folded
+    by the sum's zero point, then a broadcast Add of a quantized per-channel constant [1, C, 1, 1]."""
+    def build(nodes, inits, x):
+        wt = np.int8
+        a = conv_block(nodes, inits, x, 3, 8, 3, 1, at, wt, True, "dq", None, "r1")
+        b = conv_block(nodes, inits, x, 3, 8, 1, 1, at, wt, True, "dq", None, "r2", pads=0)
+        inits[-2] = c(b + "_s", np.float32(0.031))   # b's own scale: the sum requantizes both sides
+        nodes.append(helper.make_node("DequantizeLinear", [a, a + "_s", a + "_z"], ["ra_f"]))
+        nodes.append(helper.make_node("DequantizeLinear", [b, b + "_s", b + "_z"], ["rb_f"]))
+        nodes.append(helper.make_node("Add", ["ra_f", "rb_f"], ["rs_f"]))
+        nodes.append(helper.make_node("Relu", ["rs_f"], ["rs_r"]))
+        info = np.iinfo(at)
+        inits += [c("rs_q_s", np.float32(0.06)), c("rs_q_z", np.array(info.min, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["rs_r", "rs_q_s", "rs_q_z"], ["rs_q"]))
+        inits += [c("rc", rng.integers(info.min, info.max + 1, size=(1, 8, 1, 1)).astype(at)),
+                  c("rc_s", np.float32(0.02)), c("rc_z", np.array(info.min + 100, dtype=at))]
+        nodes.append(helper.make_node("DequantizeLinear", ["rs_q", "rs_q_s", "rs_q_z"], ["rq_f"]))
+        nodes.append(helper.make_node("DequantizeLinear", ["rc", "rc_s", "rc_z"], ["rc_f"]))
+        nodes.append(helper.make_node("Add", ["rq_f", "rc_f"], ["rt_f"]))
+        inits += [c("rt_q_s", np.float32(0.07)), c("rt_q_z", np.array(info.min + 120, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["rt_f", "rt_q_s", "rt_q_z"], ["rt_q"]))
+        return "rt_q"
+    return build
+
+
 def pool_concat(nodes, inits, x):
     """Conv+Relu branches with one output scale/zero point, a MaxPool and a Concat between Q/DQ of those."""
     a = conv_block(nodes, inits, x, 3, 8, 3, 1, np.uint8, np.int8, True, "dq", "relu", "p1")
@@ -152,3 +178,5 @@ if __name__ == "__main__":
     model("qdq_matmul_u8s8", np.uint8, matmul_net(np.uint8, np.int8), [2, 5, 20])
     model("qdq_unfusible", np.uint8, unfusible, [1, 3, 9, 9])
     model("qdq_matmul_u8s8_percolumn", np.uint8, matmul_net(np.uint8, np.int8, True), [2, 5, 20])
+    model("qdq_residual_add_u8", np.uint8, residual_add(np.uint8), [1, 3, 11, 13])
+    model("qdq_residual_add_s8", np.int8, residual_add(np.int8), [2, 3, 9, 8])

@@ -1,6 +1,7 @@
 /* QDQ graphs (what static quantizers write) run as integer operators:
  *   QuantizeLinear([Relu|Clip](Conv(DQ(x), DQ(w)[, DQ(bias int32)])))  -> QLinearConv
  *   QuantizeLinear(MatMul(DQ(a), DQ(b)))                                -> QLinearMatMul
+ *   QuantizeLinear([Relu](Add(DQ(a), DQ(b))))                           -> com.microsoft.QLinearAdd
  * Runs before kernels are built, so the integer op packs the constant weights once and the weight
  * DequantizeLinear (constant-folded otherwise) disappears. Fires only where the integer op computes
  * the same function up to the requantization's float rounding: 8-bit x, w and y with constant scalar
@@ -89,8 +90,8 @@ static int dq_act_ok(const cort_graph *g, const cort_node *dq) {
     return dq && in_at(dq, 2) >= 0 && z && is8(z->type) && qparams_ok(g, dq, 0, 1, 0);
 }
 
-static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_match *m, const char *op_type,
-                            const int32_t *in, size_t n_in) {
+static cort_status *rewrite_in(cort_graph *g, const cort_pass_index *x, const qdq_match *m, const char *domain,
+                               const char *op_type, const int32_t *in, size_t n_in) {
     cort_node *q = m->q;
     cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
     int32_t *slots = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *slots);
@@ -99,7 +100,7 @@ static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_m
     *ir = *q->ir;
     ir->name = m->op->ir->name;
     ir->op_type = op_type;
-    ir->domain = "";
+    ir->domain = domain;
     ir->attrs = m->op->ir->attrs;   /* Conv's attributes are QLinearConv's (MatMul has none) */
     ir->n_attrs = m->op->ir->n_attrs;
     for (size_t k = 0; k < n_in; k++) {
@@ -111,6 +112,10 @@ static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_m
     q->ir = ir;
     q->name = ir->name;
     q->op_type = op_type;
+    if (*domain) {   /* the com.microsoft ops are version 1 whatever the model imports */
+        q->domain = domain;
+        q->opset = 1;
+    }
     q->in_slot = slots;
     q->n_inputs = n_in;
     g->skip[m->op->index] = 1;
@@ -124,6 +129,11 @@ static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_m
         if (x->uses[s] == reads) g->skip[dqs[i]->index] = 1;
     }
     return NULL;
+}
+
+static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_match *m, const char *op_type,
+                            const int32_t *in, size_t n_in) {
+    return rewrite_in(g, x, m, "", op_type, in, n_in);
 }
 
 /* Whether DQ node dq and Q node q use the same scale and zero point (values and zero-point type). */
@@ -159,6 +169,21 @@ static cort_status *try_passthrough(cort_graph *g, const cort_pass_index *x, cor
     return NULL;
 }
 
+/* Q(Add(DQ(a), DQ(b))) with one 8-bit type throughout -> com.microsoft.QLinearAdd (residual
+ * connections): the sum of the dequantized values, divided by y's scale, in double. */
+static cort_status *try_add(cort_graph *g, const cort_pass_index *x, qdq_match *m, cort_node *p) {
+    if (p->n_inputs != 2) return NULL;
+    m->op = p;
+    m->dx = producer(g, x, p->in_slot[0], "DequantizeLinear");
+    m->dw = producer(g, x, p->in_slot[1], "DequantizeLinear");
+    if (!m->dx || !m->dw || !dq_act_ok(g, m->dx) || !dq_act_ok(g, m->dw)) return NULL;
+    const cort_value *za = cval(g, in_at(m->dx, 2)), *zb = cval(g, in_at(m->dw, 2)), *zy = cval(g, in_at(m->q, 2));
+    if (!za || !zb || !zy || za->type != zb->type || zy->type != za->type) return NULL;
+    const int32_t in[8] = { in_at(m->dx, 0), in_at(m->dx, 1), in_at(m->dx, 2), in_at(m->dw, 0), in_at(m->dw, 1),
+                            in_at(m->dw, 2), m->q->in_slot[1], m->q->in_slot[2] };
+    return rewrite_in(g, x, m, "com.microsoft", "QLinearAdd", in, 8);
+}
+
 static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node *q) {
     if (q->n_inputs < 3 || q->n_outputs != 1 || q->out_slot[0] < 0 || !dq_act_ok(g, q)) return NULL;
     const cort_value *ys = cval(g, q->in_slot[1]), *yz = cval(g, q->in_slot[2]);
@@ -176,6 +201,7 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
     if (!p->domain[0] && !m.act && (!strcmp(p->op_type, "MaxPool") || !strcmp(p->op_type, "Concat")))
         return try_passthrough(g, x, q, p);
     if (p->domain[0] || p->n_outputs != 1 || p->n_inputs < 2) return NULL;
+    if (!strcmp(p->op_type, "Add")) return try_add(g, x, &m, p);
     const int conv = !strcmp(p->op_type, "Conv");
     if (!conv && (strcmp(p->op_type, "MatMul") || m.act)) return NULL;   /* QLinearMatMul: no activation clamp needed */
     m.op = p;

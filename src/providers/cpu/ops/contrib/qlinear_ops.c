@@ -7,12 +7,13 @@
  * output zero point's type (QLinearAdd and QLinearMul compute in double directly). Also the ops ONNX Runtime registers under com.microsoft with ai.onnx
  * semantics: QuantizeLinear, DequantizeLinear (axis; as opset 13) and GridSample (as opset 16). */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "contrib.h"
 #include "../quant/quant.h"
 #include "../../../../core/alloc.h"
 
-extern const cort_op_def ew_op_add, ew_op_mul, ew_op_sigmoid, ew_op_leaky_relu, rd_op_softmax,
+extern const cort_op_def ew_op_sigmoid, ew_op_leaky_relu, rd_op_softmax,
     nn_op_global_average_pool, nn_op_average_pool, sh_op_concat, nn_op_quantize_linear, nn_op_dequantize_linear,
     rd_op_grid_sample;
 
@@ -38,8 +39,6 @@ typedef struct qdesc {
     int channels_last_attr;     /* honours channels_last (pools) */
 } qdesc;
 
-static const qdesc D_ADD = { &ew_op_add, 2, { 0, 3 }, { 1, 4 }, { 2, 5 }, 6, 7, 0 };
-static const qdesc D_MUL = { &ew_op_mul, 2, { 0, 3 }, { 1, 4 }, { 2, 5 }, 6, 7, 0 };
 static const qdesc D_SIGMOID = { &ew_op_sigmoid, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
 static const qdesc D_LEAKY = { &ew_op_leaky_relu, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
 static const qdesc D_SOFTMAX = { &rd_op_softmax, 1, { 0 }, { 1 }, { 2 }, 3, 4, 0 };
@@ -60,8 +59,6 @@ static cort_status *pool_fill(const cort_node *node, ctb_delegate *d) { (void)no
 
 #define QINIT(fn, desc, fill) \
     static cort_status *fn(const cort_node *node, void **state) { return ctb_delegate_init(node, (desc).inner, fill, state); }
-QINIT(qadd_init, D_ADD, plain_fill)
-QINIT(qmul_init, D_MUL, plain_fill)
 QINIT(qsigmoid_init, D_SIGMOID, plain_fill)
 QINIT(qleaky_init, D_LEAKY, plain_fill)
 QINIT(qsoftmax_init, D_SOFTMAX, softmax_fill)
@@ -208,7 +205,110 @@ static cort_status *qpool_infer(cort_infer_ctx *ctx) { return q_infer_type(ctx, 
 static cort_status *qconcat_infer(cort_infer_ctx *ctx) { return q_infer_type(ctx, 1, ctx->n_inputs > 2 ? 2 : 0); }
 
 /* QLinearAdd / QLinearMul directly, in double: the float kernel's rounding of the dequantized
- * sum would move results that fall near a rounding tie by one step */
+ * sum would move results that fall near a rounding tie by one step. Each input's 256 dequantized
+ * values are tabulated once per run, so an element costs two lookups, the op and a division. */
+typedef struct qbin_job {
+    const uint8_t *lut;          /* [a byte][b byte] -> y byte, or NULL */
+    const double *ta, *tb;
+    const uint8_t *a, *b;        /* bytes of the 8-bit inputs */
+    uint8_t *y;
+    size_t astep, bstep;         /* 1, or 0 for a broadcast scalar */
+    double ys;
+    int32_t zy;
+    int mul, y_signed;
+    size_t n;
+} qbin_job;
+
+/* The reference expression below (nearbyint, then nn_q_round of its float) without libm calls:
+ * values past +-2^30 saturate either way, and below 2^51 adding and subtracting 1.5 * 2^52 rounds
+ * half to even in the default rounding mode (no -ffast-math, so the pair is not folded away). */
+static inline int32_t qbin_round(double v) {
+    if (!(v == v)) return 0;
+    if (v > 1073741824.0) v = 1073741824.0;
+    if (v < -1073741824.0) v = -1073741824.0;
+    const double magic = 6755399441055744.0;
+    return (int32_t)((v + magic) - magic);
+}
+
+static void qbin_range(void *arg, size_t begin, size_t end) {
+    const qbin_job *j = arg;
+    const int lo = j->y_signed ? -128 : 0, hi = j->y_signed ? 127 : 255;
+    if (j->lut) {
+        for (size_t i = begin; i < end; i++) j->y[i] = j->lut[(size_t)j->a[i * j->astep] << 8 | j->b[i * j->bstep]];
+        return;
+    }
+    for (size_t i = begin; i < end; i++) {
+        const double va = j->ta[j->a[i * j->astep]], vb = j->tb[j->b[i * j->bstep]];
+        int32_t r = qbin_round((j->mul ? va * vb : va + vb) / j->ys) + j->zy;
+        r = r < lo ? lo : r > hi ? hi : r;
+        j->y[i] = (uint8_t)r;   /* int8 stored as its two's-complement byte */
+    }
+}
+
+/* Both inputs are bytes, so with constant scales and zero points (what quantizers and the QDQ
+ * pass write) the whole op is a 64 KB table made once at creation from the same expression. */
+typedef struct qbin_state {
+    float as, bs, ys;
+    int32_t za, zb, zy;
+    cort_type t, yt;
+    uint8_t lut[65536];
+} qbin_state;
+
+static void qbin_tables(int sgn, int32_t za, float as, int32_t zb, float bs, double *ta, double *tb) {
+    for (int q = 0; q < 256; q++) {
+        const int32_t v = sgn ? (int32_t)(int8_t)q : q;
+        ta[q] = (double)(v - za) * as;
+        tb[q] = (double)(v - zb) * bs;
+    }
+}
+
+/* A constant scalar input's value: a float scale, or an 8-bit zero point (and its type). */
+static int qbin_const(const cort_node *node, size_t i, int is_scale, float *f, int32_t *z, cort_type *t) {
+    const cort_value *v = node->n_inputs > i && node->in_slot[i] >= 0 ? cort_node_const_input_lazy(node, i) : NULL;
+    const void *d;
+    if (!v || v->kind != CORT_VKIND_TENSOR || v->count != 1 || (is_scale ? v->type != CORT_TYPE_FLOAT : !nn_q_is_8bit(v->type)) ||
+        cort_node_const_data(node, i, &d))
+        return 0;
+    if (is_scale) memcpy(f, d, sizeof *f);
+    else {
+        *z = v->type == CORT_TYPE_INT8 ? (int32_t)*(const int8_t *)d : (int32_t)*(const uint8_t *)d;
+        *t = v->type;
+    }
+    return 1;
+}
+
+static cort_status *qbin_init(const cort_node *node, void **state, int mul) {
+    *state = NULL;
+    qbin_state p;
+    cort_type tb = CORT_TYPE_UNDEFINED;
+    if (!qbin_const(node, 1, 1, &p.as, NULL, NULL) || !qbin_const(node, 2, 0, NULL, &p.za, &p.t) ||
+        !qbin_const(node, 4, 1, &p.bs, NULL, NULL) || !qbin_const(node, 5, 0, NULL, &p.zb, &tb) ||
+        !qbin_const(node, 6, 1, &p.ys, NULL, NULL) || !qbin_const(node, 7, 0, NULL, &p.zy, &p.yt) || tb != p.t)
+        return NULL;   /* parameters known only at run time: the per-run tables */
+    qbin_state *s = cort_malloc(sizeof *s);
+    if (!s) return cort_error_oom();
+    memcpy(s, &p, offsetof(qbin_state, lut));
+    double ta[256], tb2[256];
+    qbin_tables(s->t == CORT_TYPE_INT8, s->za, s->as, s->zb, s->bs, ta, tb2);
+    const int lo = s->yt == CORT_TYPE_INT8 ? -128 : 0, hi = s->yt == CORT_TYPE_INT8 ? 127 : 255;
+    for (size_t qa = 0; qa < 256; qa++)
+        for (size_t qb = 0; qb < 256; qb++) {
+            int32_t r = qbin_round((mul ? ta[qa] * tb2[qb] : ta[qa] + tb2[qb]) / (double)s->ys) + s->zy;
+            s->lut[qa << 8 | qb] = (uint8_t)(r < lo ? lo : r > hi ? hi : r);
+        }
+    *state = s;
+    return NULL;
+}
+static cort_status *qadd_init(const cort_node *node, void **state) { return qbin_init(node, state, 0); }
+static cort_status *qmul_init(const cort_node *node, void **state) { return qbin_init(node, state, 1); }
+static void qbin_free(void *state) { cort_free(state); }
+
+static void qbin_chunks(void *arg, size_t begin, size_t end) {
+    const qbin_job *j = arg;
+    const size_t n = j->n;
+    for (size_t c = begin; c < end; c++) qbin_range(arg, c * 16384, (c + 1) * 16384 < n ? (c + 1) * 16384 : n);
+}
+
 static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 3), *az = NULL, *bz = NULL, *yz = NULL;
     float as = 0.0f, bs = 0.0f, ys = 0.0f;
@@ -227,14 +327,33 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     CORT_TRY(cort_broadcast_shapes(a->shape, (int)a->rank, b->shape, (int)b->rank, yd, &yr));
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, yz ? yz->type : a->type, yd, (size_t)yr, &y));
+    if (y->count == 0) return NULL;
+    const int32_t za = az ? nn_q_load(az, 0) : 0, zb = bz ? nn_q_load(bz, 0) : 0, zy = yz ? nn_q_load(yz, 0) : 0;
+    double ta[256], tb[256];
+    qbin_tables(a->type == CORT_TYPE_INT8, za, as, zb, bs, ta, tb);
+    /* the creation-time table when this run's parameters are the ones it was made from */
+    const qbin_state *st = ctx->state;
+    const uint8_t *lut = st && st->as == as && st->bs == bs && st->ys == ys && az && bz && yz && st->za == za &&
+                         st->zb == zb && st->zy == zy && st->t == a->type && st->yt == y->type ? st->lut : NULL;
+    /* same shapes, or one side a single element: flat, threaded */
+    if (nn_q_is_8bit(y->type) && (a->count == y->count || a->count == 1) && (b->count == y->count || b->count == 1)) {
+        qbin_job j = { lut, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
+                       zy, mul, y->type == CORT_TYPE_INT8, y->count };
+        cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, (y->count + 16383) / 16384, 1, qbin_chunks, &j);
+        return NULL;
+    }
     cort_broadcast_strides(yd, (size_t)yr, a->shape, a->rank, sa);
     cort_broadcast_strides(yd, (size_t)yr, b->shape, b->rank, sb);
-    const int32_t za = az ? nn_q_load(az, 0) : 0, zb = bz ? nn_q_load(bz, 0) : 0, zy = yz ? nn_q_load(yz, 0) : 0;
+    const uint8_t *ab = a->data, *bb = b->data;
     size_t idx[CORT_MAX_RANK] = { 0 }, oa = 0, ob = 0;
     for (size_t i = 0; i < y->count; i++) {
-        const double va = (double)(nn_q_load(a, oa) - za) * as, vb = (double)(nn_q_load(b, ob) - zb) * bs;
-        const double v = (mul ? va * vb : va + vb) / ys;
-        nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)nearbyint(v)), zy));
+        if (lut) {
+            ((uint8_t *)y->data)[i] = lut[(size_t)ab[oa] << 8 | bb[ob]];
+        } else {
+            const double va = ta[ab[oa]], vb = tb[bb[ob]];
+            const double v = (mul ? va * vb : va + vb) / ys;
+            nn_q_store(y, i, nn_q_add_sat(nn_q_round((float)nearbyint(v)), zy));
+        }
         for (int d = yr - 1; d >= 0; d--) {   /* odometer over y, tracking both inputs' offsets */
             oa += (size_t)sa[d];
             ob += (size_t)sb[d];
@@ -261,8 +380,12 @@ QRUN(qconcat_run, D_CONCAT)
     const cort_op_def var = { .name = nm, .domain = "com.microsoft", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
                               .types = 0, .init = init_fn, .free_state = ctb_delegate_free, .infer = infer_fn, \
                               .run = run_fn }
-QOP(ctb_op_qlinear_add, "QLinearAdd", qadd_init, qsame_infer, qadd_run);
-QOP(ctb_op_qlinear_mul, "QLinearMul", qmul_init, qsame_infer, qmul_run);
+const cort_op_def ctb_op_qlinear_add = { .name = "QLinearAdd", .domain = "com.microsoft", .min_opset = 1,
+                                         .max_opset = CORT_OPSET_MAX, .types = 0, .init = qadd_init,
+                                         .free_state = qbin_free, .infer = qsame_infer, .run = qadd_run };
+const cort_op_def ctb_op_qlinear_mul = { .name = "QLinearMul", .domain = "com.microsoft", .min_opset = 1,
+                                         .max_opset = CORT_OPSET_MAX, .types = 0, .init = qmul_init,
+                                         .free_state = qbin_free, .infer = qsame_infer, .run = qmul_run };
 QOP(ctb_op_qlinear_sigmoid, "QLinearSigmoid", qsigmoid_init, qsame_infer, qsigmoid_run);
 QOP(ctb_op_qlinear_leaky_relu, "QLinearLeakyRelu", qleaky_init, qsame_infer, qleaky_run);
 QOP(ctb_op_qlinear_softmax, "QLinearSoftmax", qsoftmax_init, qsame_infer, qsoftmax_run);
