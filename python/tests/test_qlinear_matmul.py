@@ -94,3 +94,51 @@ def test_qlinear_matmul_bad_param_count(which, count):
     sess = cort.InferenceSession(qlmm_model([M, K], b, True, p, np.uint8))
     with pytest.raises(Exception, match=which):
         sess.run(None, {"a": np.ones((M, K), np.uint8)})
+
+
+def qgemm_model(M, K, N, ta, tb, b, b_const, p, with_c, quant_out):
+    names = ["A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C", "y_scale", "y_zero_point"]
+    a_shape = [K, M] if ta else [M, K]
+    inputs = [vi("A", TP.UINT8, a_shape)]
+    inits = [numpy_helper.from_array(v, k) for k, v in p.items() if k not in ("y_scale", "y_zero_point") or quant_out]
+    if b_const:
+        inits.append(numpy_helper.from_array(b, "B"))
+    else:
+        inputs.append(vi("B", TP.INT8, list(b.shape)))
+    if not with_c:
+        names[6] = ""
+        inits = [i for i in inits if i.name != "C"]
+    if not quant_out:
+        names = names[:7]
+    node = helper.make_node("QGemm", names, ["Y"], domain="com.microsoft", alpha=0.75, transA=ta, transB=tb)
+    g = helper.make_graph([node], "g", inputs, [vi("Y", TP.UINT8 if quant_out else TP.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                               helper.make_opsetid("com.microsoft", 1)]).SerializeToString()
+
+
+@pytest.mark.parametrize("tb", [0, 1])
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("b_const", [True, False])
+@pytest.mark.parametrize("quant_out", [True, False])
+def test_qgemm_transposed_constant_b(tb, ta, b_const, quant_out):
+    """QGemm packs a constant B at creation, upright or transposed (transB = 1, how PyTorch's Linear
+    exports): the result equals the exact integer product, scaled as the op defines."""
+    M, K, N = 3, 37, 21
+    r = np.random.default_rng(5 + 2 * ta + tb)
+    a = r.integers(0, 256, size=(K, M) if ta else (M, K), dtype=np.int64).astype(np.uint8)
+    b = r.integers(-128, 128, size=(N, K) if tb else (K, N), dtype=np.int64).astype(np.int8)
+    p = {"a_scale": np.array(0.02, np.float32), "a_zero_point": np.array(131, np.uint8),
+         "b_scale": r.uniform(0.001, 0.01, N).astype(np.float32), "b_zero_point": np.zeros(N, np.int8),
+         "C": r.integers(-5000, 5000, size=N, dtype=np.int64).astype(np.int32),
+         "y_scale": np.array(0.05, np.float32), "y_zero_point": np.array(128, np.uint8)}
+    au = (a.T if ta else a).astype(np.int64) - 131
+    bu = (b.T if tb else b).astype(np.int64)
+    acc = (au @ bu).astype(np.int32)
+    v = (acc.astype(np.float32) + p["C"].astype(np.float32)) * (np.float32(0.75 * 0.02) * p["b_scale"])
+    want = np.clip(np.rint(v / np.float32(0.05)) + 128, 0, 255).astype(np.uint8) if quant_out else v
+    sess = cort.InferenceSession(qgemm_model(M, K, N, ta, tb, b, b_const, p, True, quant_out))
+    got = sess.run(None, {"A": a} if b_const else {"A": a, "B": b})[0]
+    if quant_out:
+        assert np.count_nonzero(got.astype(np.int64) - want) <= 1 and np.abs(got.astype(np.int64) - want).max() <= 1
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

@@ -228,7 +228,7 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     /* the exact int GEMM (kernels/int_gemm.h); transposed operands are copied upright first */
     int32_t *acc = cort_kernel_scratch(ctx, (M * N + 1) * sizeof(int32_t));
     const nn_igemm_kernel *k = nn_igemm_best_kernel();
-    const int16_t *pre = tb ? NULL : nn_imm_packed_b(ctx, 3, 5, &k);
+    const int16_t *pre = nn_imm_packed_b(ctx, 3, 5, &k);   /* made for this node's transB */
     const size_t na = nn_igemm_a_size(k, M, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
     if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4) {
         cort_kernel_scratch_free(ctx, acc);
@@ -278,11 +278,10 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     return st;
 }
 
-/* A constant upright B is packed for the int GEMM at creation (a transposed one per run). */
+/* A constant B, upright or transposed (PyTorch's Linear exports transB = 1), is packed for the int
+ * GEMM at creation. */
 static cort_status *qgemm_init(const cort_node *node, void **state) {
-    *state = NULL;
-    if (cort_attr_int(node, "transB", 0) != 0) return NULL;
-    return nn_imm_init_packed(node, state, 3, 5);
+    return nn_imm_init_packed_t(node, state, 3, 5, cort_attr_int(node, "transB", 0) != 0);
 }
 
 /* ---- MatMulNBits ---- */

@@ -370,6 +370,10 @@ void nn_imm_free(void *p) {
 }
 
 cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi) {
+    return nn_imm_init_packed_t(node, state, bi, bzi, 0);
+}
+
+cort_status *nn_imm_init_packed_t(const cort_node *node, void **state, size_t bi, size_t bzi, int trans) {
     *state = NULL;
     /* the same lazy lookups as MatMul's pack, so the run's input pointers compare equal */
     const cort_value *b = cort_node_const_input_lazy(node, bi);
@@ -378,7 +382,7 @@ cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, 
     if (!b || b->kind != CORT_VKIND_TENSOR || b->rank != 2 || (!b->data && !b->lazy_src) || !nn_q_is_8bit(b->type) ||
         (has_bz && !bz))
         return NULL;
-    const size_t K = (size_t)b->shape[0], N = (size_t)b->shape[1];
+    const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
     if (bz && (bz->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(bz->type) || (bz->count != 1 && bz->count != N)))
         return NULL;   /* the run reports the bad zero point */
     const nn_igemm_kernel *k = nn_igemm_best_kernel();
@@ -399,8 +403,15 @@ cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, 
     imm_state *s = cort_calloc(1, sizeof *s);
     int16_t *bp = cort_malloc(n * sizeof(int16_t));
     if (!s || !bp) { cort_free(s); cort_free(bp); if (zpv != zp) cort_free(zpv); return cort_error_oom(); }
-    nn_i8_operand ob = { bd, b->type == CORT_TYPE_INT8, N, zpv, bz && bz->type == CORT_TYPE_INT8, bz ? bz->count : 0 };
+    /* a transposed B ([N, K], Gemm's transB) is packed from an upright copy */
+    uint8_t *up = trans ? cort_malloc(K * N + 1) : NULL;
+    if (trans && !up) { cort_free(s); cort_free(bp); if (zpv != zp) cort_free(zpv); return cort_error_oom(); }
+    for (size_t q = 0; up && q < K; q++)
+        for (size_t n = 0; n < N; n++) up[q * N + n] = ((const uint8_t *)bd)[n * K + q];
+    nn_i8_operand ob = { up ? up : bd, b->type == CORT_TYPE_INT8, N, zpv, bz && bz->type == CORT_TYPE_INT8,
+                         bz ? bz->count : 0 };
     nn_igemm_pack_b(k, K, N, &ob, bp);
+    cort_free(up);
     if (zpv != zp) cort_free(zpv);
     s->bsrc = b; s->bzsrc = bz; s->k = k; s->bpack = bp;
     *state = s;

@@ -33,6 +33,8 @@ const nn_gemm_packed *nn_mm_packed_b(const cort_kernel_ctx *ctx);
  * matrix and its zero point (input bzi, if present) is constant too. nn_imm_packed_b returns that
  * pack (and its kernel in *k) when this run's inputs are those very constants, else NULL. */
 cort_status *nn_imm_init_packed(const cort_node *node, void **state, size_t bi, size_t bzi);
+/* The same for a B stored transposed ([N, K]: QGemm's transB); the pack is of the upright B. */
+cort_status *nn_imm_init_packed_t(const cort_node *node, void **state, size_t bi, size_t bzi, int trans);
 void nn_imm_free(void *state);
 const int16_t *nn_imm_packed_b(const cort_kernel_ctx *ctx, size_t bi, size_t bzi, const nn_igemm_kernel **k);
 #endif
