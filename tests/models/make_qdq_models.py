@@ -170,6 +170,23 @@ def pool_concat(nodes, inits, x):
     return "cat_q"
 
 
+def quant_ops():
+    """DynamicQuantizeLinear and per-tensor QuantizeLinear to uint8 and int8 of one float input
+    (tests/test_quant_kernels.c: the threaded chunked paths against the scalar expressions)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"])
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["dq_y", "dq_s", "dq_z"]),
+             helper.make_node("QuantizeLinear", ["x", "qs", "qz_u8"], ["q_u8"]),
+             helper.make_node("QuantizeLinear", ["x", "qs", "qz_s8"], ["q_s8"])]
+    inits = [c("qs", np.float32(0.0371)), c("qz_u8", np.array(121, np.uint8)), c("qz_s8", np.array(-7, np.int8))]
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in
+            [("dq_y", TensorProto.UINT8), ("dq_s", TensorProto.FLOAT), ("dq_z", TensorProto.UINT8),
+             ("q_u8", TensorProto.UINT8), ("q_s8", TensorProto.INT8)]]
+    m = helper.make_model(helper.make_graph(nodes, "quant_ops", [x], outs, inits),
+                          opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(OUT, "quant_ops.onnx"))
+
+
 if __name__ == "__main__":
     model("qdq_pool_concat", np.uint8, pool_concat, [1, 3, 10, 11])
     model("qdq_conv_u8s8_perchannel", np.uint8, net(np.uint8, np.int8, True), [1, 3, 17, 15])
@@ -180,3 +197,4 @@ if __name__ == "__main__":
     model("qdq_matmul_u8s8_percolumn", np.uint8, matmul_net(np.uint8, np.int8, True), [2, 5, 20])
     model("qdq_residual_add_u8", np.uint8, residual_add(np.uint8), [1, 3, 11, 13])
     model("qdq_residual_add_s8", np.int8, residual_add(np.int8), [2, 3, 9, 8])
+    quant_ops()

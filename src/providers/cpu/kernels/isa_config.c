@@ -2,6 +2,7 @@
 #include "isa_config.h"
 #include "copy_ukernels.h"
 #include "act_ukernels.h"
+#include "quant_ukernels.h"
 
 static const nn_isa_config generic_config = { .isa = CORT_ISA_GENERIC };
 static const nn_isa_config neon_config = { .isa = CORT_ISA_NEON };
@@ -14,6 +15,8 @@ static const nn_isa_config avx2_config = {
     .interleave2 = nn_interleave2_avx2,
     .transpose16 = nn_transpose16_avx2,
     .transpose_scaled = nn_transpose_avx2,
+    .minmax = nn_minmax_f32_avx2,
+    .quantize8 = nn_quantize8_f32_avx2,
     .pool_rows_max = nn_pool_rows_max_avx2,
     .pool_rows_sum = nn_pool_rows_sum_avx2,
     .pool_window_max = nn_pool_window_max_avx2,
@@ -31,6 +34,8 @@ static const nn_isa_config avx512_config = {
     .interleave2 = nn_interleave2_avx512,
     .transpose16 = nn_transpose16_avx512,
     .transpose_scaled = nn_transpose_avx512,
+    .minmax = nn_minmax_f32_avx2,
+    .quantize8 = nn_quantize8_f32_avx2,
     .pool_rows_max = nn_pool_rows_max_avx512,
     .pool_rows_sum = nn_pool_rows_sum_avx512,
     .pool_max2d = nn_pool_max2d_avx512,

@@ -7,6 +7,7 @@
 #ifndef CORT_CPU_KERNELS_ISA_CONFIG_H
 #define CORT_CPU_KERNELS_ISA_CONFIG_H
 #include <stddef.h>
+#include <stdint.h>
 #include "../../../core/cpu_features.h"
 #include "pool_ukernels.h"
 
@@ -19,6 +20,9 @@ typedef struct nn_isa_config {
     void (*transpose16)(const float *src, size_t ld, float *dst, size_t ldd);
     void (*transpose_scaled)(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd,
                              size_t width);
+    /* 8-bit quantization of float rows (quant_ukernels.h) */
+    void (*minmax)(const float *x, size_t n, float *lo, float *hi);
+    void (*quantize8)(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
     /* pooling (pool_ukernels.h) */
     void (*pool_rows_max)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
     void (*pool_rows_sum)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);

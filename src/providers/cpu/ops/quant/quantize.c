@@ -3,6 +3,7 @@
 #include <float.h>
 #include <string.h>
 #include "quant.h"
+#include "../../kernels/isa_config.h"
 
 /* Which scale/zero-point entry element i of x uses. x is seen as [pre, A, post] around the axis;
  * per-tensor: entry 0; per-axis (1-D scale of A): entry a; blocked (opset 21+, scale of x's rank with
@@ -102,6 +103,55 @@ static float q_in_precision(float v, cort_type prec) {
     return v;
 }
 
+/* ---- per-tensor float -> 8-bit (QuantizeLinear's common case, DynamicQuantizeLinear) in chunks ---- */
+#define Q8_CHUNK 16384
+typedef struct q8_job {
+    const float *x;
+    size_t n;
+    float scale;
+    int32_t zp;
+    int is_signed;
+    uint8_t *y;
+    void (*kernel)(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
+} q8_job;
+
+static void q8_range(void *arg, size_t begin, size_t end) {
+    const q8_job *j = arg;
+    const size_t i0 = begin * Q8_CHUNK, i1 = end * Q8_CHUNK < j->n ? end * Q8_CHUNK : j->n;
+    if (j->kernel) {
+        j->kernel(j->x + i0, i1 - i0, j->scale, j->zp, j->is_signed, j->y + i0);
+        return;
+    }
+    /* the portable loop (nn_q_round_fast is nn_q_round without its libm call) */
+    for (size_t i = i0; i < i1; i++) {
+        const int32_t v = nn_q_add_sat(nn_q_round_fast(j->x[i] / j->scale), j->zp);
+        j->y[i] = (uint8_t)(j->is_signed ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v));
+    }
+}
+
+typedef struct mm_job {
+    const float *x;
+    size_t n;
+    float *lo, *hi;   /* per chunk */
+    void (*kernel)(const float *x, size_t n, float *lo, float *hi);
+} mm_job;
+
+static void mm_range(void *arg, size_t begin, size_t end) {
+    const mm_job *j = arg;
+    for (size_t c = begin; c < end; c++) {
+        const size_t i0 = c * Q8_CHUNK, i1 = i0 + Q8_CHUNK < j->n ? i0 + Q8_CHUNK : j->n;
+        float lo = 0.0f, hi = 0.0f;   /* DynamicQuantizeLinear's range always includes 0 */
+        if (j->kernel) j->kernel(j->x + i0, i1 - i0, &lo, &hi);
+        else
+            for (size_t i = i0; i < i1; i++) {
+                lo = j->x[i] < lo ? j->x[i] : lo;
+                hi = j->x[i] > hi ? j->x[i] : hi;
+            }
+        j->lo[c] = lo;
+        j->hi[c] = hi;
+    }
+}
+
 static cort_status *quantize_run(cort_kernel_ctx *ctx) {
     CORT_TRY(nn_check_input(ctx, 0, "x", 0, -1));
     CORT_TRY(nn_check_input(ctx, 1, "y_scale", 0, -1));
@@ -125,13 +175,10 @@ static cort_status *quantize_run(cort_kernel_ctx *ctx) {
         (yt == CORT_TYPE_UINT8 || yt == CORT_TYPE_INT8)) {
         /* the common QDQ case without the per-element type dispatch and nearbyintf call (same values:
          * nn_q_round_fast is nn_q_round) */
-        const float s = ((const float *)sc->data)[0], *xv = x->data;
-        const int32_t z = zp ? nn_q_load(zp, 0) : 0;
-        for (size_t i = 0; i < x->count; i++) {
-            const int32_t v = nn_q_add_sat(nn_q_round_fast(xv[i] / s), z);
-            if (yt == CORT_TYPE_UINT8) ((uint8_t *)y->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            else ((int8_t *)y->data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-        }
+        q8_job j = { x->data, x->count, ((const float *)sc->data)[0], zp ? nn_q_load(zp, 0) : 0,
+                     yt == CORT_TYPE_INT8, y->data, nn_isa()->quantize8 };
+        cort_parallel_for(x->count < 2 * Q8_CHUNK ? NULL : ctx->pool, (x->count + Q8_CHUNK - 1) / Q8_CHUNK, 1,
+                          q8_range, &j);
         return NULL;
     }
     for (size_t i = 0; i < x->count; i++) {
@@ -227,19 +274,29 @@ static cort_status *dynq_run(cort_kernel_ctx *ctx) {
     if (x->type != CORT_TYPE_FLOAT)
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'x' has type %s, expected float",
                                cort_type_name(x->type));
-    const float *xd = x->data;
-    float lo = 0.0f, hi = 0.0f;   /* the range always includes 0 */
-    for (size_t i = 0; i < x->count; i++) {
-        if (xd[i] < lo) lo = xd[i];
-        if (xd[i] > hi) hi = xd[i];
+    /* the range (always including 0, NaN ignored) per chunk, then over the chunks */
+    const size_t chunks = (x->count + Q8_CHUNK - 1) / Q8_CHUNK;
+    float *part = cort_kernel_scratch(ctx, 2 * (chunks ? chunks : 1) * sizeof(float));
+    if (!part) return cort_error_oom();
+    mm_job mj = { x->data, x->count, part, part + chunks, nn_isa()->minmax };
+    cort_parallel_for(chunks < 2 ? NULL : ctx->pool, chunks, 1, mm_range, &mj);
+    float lo = 0.0f, hi = 0.0f;
+    for (size_t c = 0; c < chunks; c++) {
+        lo = mj.lo[c] < lo ? mj.lo[c] : lo;
+        hi = mj.hi[c] > hi ? mj.hi[c] : hi;
     }
+    cort_kernel_scratch_free(ctx, part);
     float scale = (hi - lo) / 255.0f;
     int32_t zp = scale > 0.0f ? nn_q_round(-lo / scale) : 0;
     zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
     cort_value *y, *ys, *yz;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_UINT8, x->shape, x->rank, &y));
-    for (size_t i = 0; i < x->count; i++)
-        nn_q_store(y, i, scale > 0.0f ? nn_q_add_sat(nn_q_round(xd[i] / scale), zp) : zp);
+    if (scale > 0.0f) {
+        q8_job j = { x->data, x->count, scale, zp, 0, y->data, nn_isa()->quantize8 };
+        cort_parallel_for(chunks < 2 ? NULL : ctx->pool, chunks, 1, q8_range, &j);
+    } else if (x->count) {
+        memset(y->data, zp, x->count);
+    }
     if (ctx->n_outputs > 1) {
         CORT_TRY(cort_kernel_output(ctx, 1, CORT_TYPE_FLOAT, NULL, 0, &ys));
         *(float *)ys->data = scale;

@@ -1,0 +1,56 @@
+/* AVX2 forms of quant_ukernels.h. */
+#include "../quant_ukernels.h"
+#ifdef NN_HAVE_X86_UKERNELS
+#include <immintrin.h>
+#include "../../ops/quant/quant.h"
+
+__attribute__((target("avx2"))) void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi) {
+    /* vminps(a, b) is a < b ? a : b, so folding x as the first operand skips NaN lanes like the
+     * scalar x < lo ? x : lo */
+    __m256 l0 = _mm256_set1_ps(*lo), l1 = l0, h0 = _mm256_set1_ps(*hi), h1 = h0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+        l0 = _mm256_min_ps(a, l0); l1 = _mm256_min_ps(b, l1);
+        h0 = _mm256_max_ps(a, h0); h1 = _mm256_max_ps(b, h1);
+    }
+    float lb[8], hb[8];
+    _mm256_storeu_ps(lb, _mm256_min_ps(l0, l1));
+    _mm256_storeu_ps(hb, _mm256_max_ps(h0, h1));
+    float l = *lo, h = *hi;
+    for (int k = 0; k < 8; k++) {
+        l = lb[k] < l ? lb[k] : l;
+        h = hb[k] > h ? hb[k] : h;
+    }
+    for (; i < n; i++) {
+        l = x[i] < l ? x[i] : l;
+        h = x[i] > h ? x[i] : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+__attribute__((target("avx2"))) void nn_quantize8_f32_avx2(const float *x, size_t n, float scale, int32_t zp,
+                                                           int is_signed, void *y) {
+    const __m256 s = _mm256_set1_ps(scale), lim = _mm256_set1_ps(1073741824.0f), nlim = _mm256_set1_ps(-1073741824.0f);
+    const __m256i z = _mm256_set1_epi32(zp);
+    uint8_t *d = y;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 q0 = _mm256_div_ps(_mm256_loadu_ps(x + i), s), q1 = _mm256_div_ps(_mm256_loadu_ps(x + i + 8), s);
+        /* NaN lanes to 0, then clamp (max/min return their second operand on NaN: none left) */
+        q0 = _mm256_andnot_ps(_mm256_cmp_ps(q0, q0, _CMP_UNORD_Q), q0);
+        q1 = _mm256_andnot_ps(_mm256_cmp_ps(q1, q1, _CMP_UNORD_Q), q1);
+        q0 = _mm256_min_ps(_mm256_max_ps(q0, nlim), lim);
+        q1 = _mm256_min_ps(_mm256_max_ps(q1, nlim), lim);
+        const __m256i i0 = _mm256_add_epi32(_mm256_cvtps_epi32(q0), z), i1 = _mm256_add_epi32(_mm256_cvtps_epi32(q1), z);
+        const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xd8);   /* 16 int16 in order */
+        const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
+        _mm_storeu_si128((__m128i *)(void *)(d + i), is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b));
+    }
+    for (; i < n; i++) {
+        const int32_t v = nn_q_add_sat(nn_q_round(x[i] / scale), zp);
+        d[i] = (uint8_t)(is_signed ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v));
+    }
+}
+#endif

@@ -1,0 +1,130 @@
+/* The 8-bit quantization kernels of quant_ukernels.h against the scalar expressions of
+ * ops/quant/quantize.c, bit for bit: lengths around the vector widths, quotients exactly on
+ * rounding ties, past the 8-bit range and past int32, NaN and infinities, scales below 1 and
+ * denormal; the AVX2 kernels whenever the CPU has AVX2 and the level's entries through nn_isa().
+ * Bytes past the end must stay untouched. Then DynamicQuantizeLinear and QuantizeLinear through
+ * a session, long enough for several threaded chunks, against the same expressions. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "core/cpu_features.h"
+#include "providers/cpu/kernels/isa_config.h"
+#include "providers/cpu/kernels/quant_ukernels.h"
+#include "providers/cpu/ops/quant/quant.h"
+
+static uint32_t rng = 4242u;
+static uint32_t next(void) { rng = rng * 1664525u + 1013904223u; return rng >> 8; }
+
+static uint8_t ref_q(float x, float s, int32_t z, int sg) {
+    const int32_t v = nn_q_add_sat(nn_q_round(x / s), z);
+    return (uint8_t)(sg ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v));
+}
+
+/* x[i] for test pattern i: ties, big, special values and plain randoms mixed */
+static float sample(size_t i, float s) {
+    switch (next() % 8) {
+    case 0: return ((float)(int)(next() % 600) - 300.0f + 0.5f) * s;   /* a tie after the division */
+    case 1: return (float)((int)(next() % 2000001) - 1000000) * s * 1000.0f;   /* past int32 */
+    case 2: { const float sp[5] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f }; return sp[next() % 5]; }
+    default: return ((float)(next() % 100000) / 100000.0f - 0.5f) * 700.0f * s + (float)(i % 3) * 1e-3f;
+    }
+}
+
+enum { CAP = 300 };
+
+static void check(const char *name, void (*q8)(const float *, size_t, float, int32_t, int, void *),
+                  void (*mm)(const float *, size_t, float *, float *)) {
+    static const float scales[] = { 0.5f, 0.0173f, 3.0f, 1e-39f };
+    float x[CAP];
+    uint8_t y[CAP + 16];
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++)
+        for (int sg = 0; sg < 2; sg++)
+            for (size_t n = 0; n <= 40 || n == CAP; n = n == 40 ? CAP : n + 1) {
+                const float s = scales[si];
+                const int32_t z = sg ? (int32_t)(next() % 256) - 128 : (int32_t)(next() % 256);
+                for (size_t i = 0; i < n; i++) x[i] = sample(i, s);
+                if (q8) {
+                    memset(y, 0xA5, sizeof y);
+                    q8(x, n, s, z, sg, y);
+                    size_t bad = 0, first = 0;
+                    for (size_t i = 0; i < n; i++)
+                        if (y[i] != ref_q(x[i], s, z, sg) && !bad++) first = i;
+                    CHECK_MSG(bad == 0, "%s quantize8 n %zu scale %g zp %d %s: %zu wrong, first x=%g gives %d, want %d",
+                              name, n, (double)s, z, sg ? "s8" : "u8", bad, (double)x[first], y[first],
+                              ref_q(x[first], s, z, sg));
+                    for (size_t i = n; i < n + 16; i++) CHECK_MSG(y[i] == 0xA5, "%s quantize8 n %zu wrote past the end", name, n);
+                }
+                if (mm) {
+                    float lo = 0.0f, hi = 0.0f, wl = 0.0f, wh = 0.0f;
+                    for (size_t i = 0; i < n; i++) {
+                        wl = x[i] < wl ? x[i] : wl;
+                        wh = x[i] > wh ? x[i] : wh;
+                    }
+                    mm(x, n, &lo, &hi);
+                    CHECK_MSG(memcmp(&lo, &wl, sizeof lo) == 0 && memcmp(&hi, &wh, sizeof hi) == 0,
+                              "%s minmax n %zu: [%g, %g], want [%g, %g]", name, n, (double)lo, (double)hi, (double)wl,
+                              (double)wh);
+                }
+            }
+}
+
+/* DynamicQuantizeLinear and QuantizeLinear (uint8 and int8) on 100003 floats through a session
+ * (tests/models/quant_ops.onnx, written by make_qdq_models.py) */
+static void check_ops(int threads) {
+    const size_t n = 100003;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = ((float)(next() % 200001) - 100000.0f) / 7919.0f;
+    x[n / 2] = -31.0f;   /* the minimum, in a middle chunk */
+    x[n - 1] = 17.5f;    /* the maximum, in the last one */
+    x[7] = NAN;          /* ignored by the range */
+    const int64_t shape[2] = { 1, (int64_t)n };
+    cort_value *xv = NULL, *outs[5] = { NULL, NULL, NULL, NULL, NULL };
+    cort_session_options *o = NULL;
+    cort_session *s = NULL;
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, 2, &xv));
+    if (xv) memcpy(cort_tensor_data(xv), x, n * sizeof *x);
+    CHECK_OK(cort_session_options_create(&o));
+    CHECK_OK(cort_session_options_set_threads(o, threads));
+    const char *in = "x", *on[5] = { "dq_y", "dq_s", "dq_z", "q_u8", "q_s8" };
+    if (CHECK_OK(cort_session_create("tests/models/quant_ops.onnx", o, &s)) && xv)
+        CHECK_OK(cort_session_run(s, NULL, &in, &xv, 1, on, 5, outs));
+    if (outs[0] && outs[1] && outs[2] && outs[3] && outs[4]) {
+        const float scale = (17.5f - -31.0f) / 255.0f;
+        int32_t zp = nn_q_round(31.0f / scale);
+        zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
+        CHECK_MSG(*(const float *)cort_tensor_data(outs[1]) == scale && *(const uint8_t *)cort_tensor_data(outs[2]) == zp,
+                  "DynamicQuantizeLinear: scale %g zp %d, want %g %d", (double)*(const float *)cort_tensor_data(outs[1]),
+                  *(const uint8_t *)cort_tensor_data(outs[2]), (double)scale, zp);
+        const uint8_t *yd = cort_tensor_data(outs[0]), *yu = cort_tensor_data(outs[3]), *ys = cort_tensor_data(outs[4]);
+        size_t bad_d = 0, bad_u = 0, bad_s = 0;
+        for (size_t i = 0; i < n; i++) {
+            bad_d += yd[i] != ref_q(x[i], scale, zp, 0);
+            bad_u += yu[i] != ref_q(x[i], 0.0371f, 121, 0);
+            bad_s += ys[i] != ref_q(x[i], 0.0371f, -7, 1);
+        }
+        CHECK_MSG(bad_d == 0 && bad_u == 0 && bad_s == 0, "%d threads: DynamicQuantizeLinear %zu, QuantizeLinear u8 %zu, "
+                  "s8 %zu of %zu wrong", threads, bad_d, bad_u, bad_s, n);
+    } else {
+        CHECK_MSG(0, "quant_ops.onnx gave no outputs");
+    }
+    for (int i = 0; i < 5; i++) cort_value_release(outs[i]);
+    cort_session_release(s);
+    cort_session_options_free(o);
+    cort_value_release(xv);
+    free(x);
+}
+
+int main(void) {
+    const nn_isa_config *isa = nn_isa();
+    check("level", isa->quantize8, isa->minmax);
+#ifdef NN_HAVE_X86_UKERNELS
+    cort_isa_level lv[8];
+    const int nl = cort_cpu_levels(lv, 8);
+    for (int i = 0; i < nl && i < 8; i++)
+        if (lv[i] == CORT_ISA_AVX2) check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
+#endif
+    check_ops(1);
+    check_ops(3);
+    return tu_finish();
+}
