@@ -443,14 +443,20 @@ MODELS = {
 }
 
 
-# int8 name: (float model, how). Static models are calibrated on INT8_CALIBRATION_SAMPLES seeded
-# N(0, 1) inputs, the distribution of the float model's own test input.
+# int8 name: (float model, how): "dynamic", "static" (QDQ form) or "static_qop" (QOperator form),
+# per-channel weights throughout, the forms issue 21 names. Static models are calibrated on
+# INT8_CALIBRATION_SAMPLES seeded N(0, 1) inputs, the distribution of the float model's own test input.
 INT8_MODELS = {
     "resnet50_int8_qdq":      ("resnet50", "static"),
     "mobilenet_v2_int8_qdq":  ("mobilenet_v2", "static"),
     "squeezenet1_1_int8_qdq": ("squeezenet1_1", "static"),
     "bert_encoder_int8_dyn":  ("bert_encoder", "dynamic"),
     "mlp_int8_dyn":           ("mlp", "dynamic"),
+    "resnet50_int8_qop":      ("resnet50", "static_qop"),
+    "mobilenet_v2_int8_qop":  ("mobilenet_v2", "static_qop"),
+    "squeezenet1_1_int8_qop": ("squeezenet1_1", "static_qop"),
+    "bert_encoder_int8_qdq":  ("bert_encoder", "static"),
+    "mlp_int8_qdq":           ("mlp", "static"),
 }
 INT8_CALIBRATION_SAMPLES = 4
 
@@ -477,7 +483,8 @@ def export_int8(name, float_dir, out_dir):
         samples = [{in_name: rng.standard_normal(in_shape).astype(np.float32)}
                    for _ in range(INT8_CALIBRATION_SAMPLES)]
         m = quantize_static(os.path.join(src, "model.onnx"), path, ListDataReader(samples),
-                            quant_format=QuantFormat.QDQ, per_channel=True)
+                            quant_format=QuantFormat.QOperator if how == "static_qop" else QuantFormat.QDQ,
+                            per_channel=True)
     shutil.copy(os.path.join(src, "test_data_set_0", "input_0.pb"), os.path.join(ddir, "input_0.pb"))
     ops = {}
     for n in m.graph.node:

@@ -47,7 +47,8 @@ DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0"
 # The int8 group (`--models int8`, or names from it): quantized by cort.quantization from the float
 # models (bench/make_models.py --int8) into --int8-models-dir; not part of the default run.
 INT8_MODELS = ["resnet50_int8_qdq", "mobilenet_v2_int8_qdq", "squeezenet1_1_int8_qdq",
-               "bert_encoder_int8_dyn", "mlp_int8_dyn"]
+               "bert_encoder_int8_dyn", "mlp_int8_dyn", "resnet50_int8_qop", "mobilenet_v2_int8_qop",
+               "squeezenet1_1_int8_qop", "bert_encoder_int8_qdq", "mlp_int8_qdq"]
 RATIO_LIMIT = 1.05
 NOISY_SPREAD = 1.10
 SCALING_TOLERANCE = 1.01   # "more threads slower" only beyond timer-level differences

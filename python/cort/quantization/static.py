@@ -260,7 +260,9 @@ def _write_qdq(plan):
             if i in rename_in:
                 n.input[k] = rename_in[i]
         kind = plan.kind.get(id(n))
-        if kind == "weight":
+        # a MatMul of two activations (attention's Q x K^T, P x V): B is Q/DQ'd after its producer
+        # like any activation, there is no weight to quantize
+        if kind == "weight" and inits.has(n.input[1]):
             axis = plan.weight_axis(n)
             key = ("dqw", n.input[1], axis)
             wq, ws, wz, wscale = plan.quantized_weight(n.input[1], axis)
