@@ -228,6 +228,37 @@ def test_static_qdq_mlp_and_graph_output_name():
     assert cosine(run(m, x), run(q, x)) > 0.99
 
 
+def attention_model(seed=3):
+    """x W_q x (x W_k)^T, softmax, x V: MatMuls of two activations next to weight MatMuls."""
+    r = np.random.default_rng(seed)
+    wq = (r.standard_normal((16, 16)) * 0.1).astype(np.float32)
+    wk = (r.standard_normal((16, 16)) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"], "q_proj"),
+             helper.make_node("MatMul", ["x", "wk"], ["k"], "k_proj"),
+             helper.make_node("Transpose", ["k"], ["kt"], "kt", perm=[1, 0]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"], "scores"),
+             helper.make_node("Softmax", ["s"], ["p"], "softmax", axis=-1),
+             helper.make_node("MatMul", ["p", "x"], ["y"], "context")]
+    g = helper.make_graph(nodes, "attn", [helper.make_tensor_value_info("x", TP.FLOAT, [8, 16])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, [8, 16])], [init("wq", wq), init("wk", wk)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("fmt", [QuantFormat.QDQ, QuantFormat.QOperator])
+def test_static_matmul_of_two_activations(fmt):
+    """B of Q x K^T is an activation: quantized like one (QDQ: by its producer's Q/DQ pair), never
+    looked up as a weight initializer."""
+    m = attention_model()
+    q = quantize_static(m, None, ListDataReader(samples((8, 16), 4, 21)), quant_format=fmt, per_channel=True)
+    if fmt == QuantFormat.QDQ:
+        scores = next(n for n in q.graph.node if n.name == "scores")
+        assert node_by_output(q, scores.input[1]).op_type == "DequantizeLinear"
+    else:
+        assert ops(q).count("QLinearMatMul") >= 3
+    x = samples((8, 16), 1, 22)[0]
+    assert cosine(run(m, x), run(q, x)) > 0.99
+
+
 class CountingReader(CalibrationDataReader):
     def __init__(self, n):
         self.data = samples((2, 64), n, 12)
