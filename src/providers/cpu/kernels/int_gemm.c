@@ -3,9 +3,11 @@
 #include "int_gemm.h"
 #include "../../../core/checked.h"
 
-static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16 };
+static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16,
+                                           nn_igemm_ukr_generic_1x16 };
 #ifdef NN_HAVE_X86_IGEMM
-static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16 };
+static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16,
+                                        nn_igemm_ukr_avx2_1x16 };
 static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
@@ -127,7 +129,13 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
-        if (rows == mr && cols == nr) {
+        if (j->k->ukr1 && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+            for (size_t r = 0; r < rows; r++) {
+                int32_t *dst = cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
+                j->k->ukr1(j->kp / 2, a + r * j->kp, j->kp, b, dst, nr);
+                if (cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
+            }
+        } else if (rows == mr && cols == nr) {
             j->k->ukr(j->kp / 2, a, j->kp, b, j->c + i0 * j->ldc + j0, j->ldc);
         } else {
             j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);

@@ -18,11 +18,14 @@
  * over kp2 = kp / 2 pairs; a is packed A (lda int16 per row), b one packed B panel. */
 typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 
+/* ukr1: one row of A against one panel (lda and ldc unused): products of at most mr / 2 rows (a
+ * batch-1 fully connected layer) run it per row instead of a tile of mostly zero rows. */
 typedef struct nn_igemm_kernel {
     const char     *name;
     cort_isa_level  isa;
     size_t          mr, nr;
     nn_igemm_ukr_fn ukr;
+    nn_igemm_ukr_fn ukr1;
 } nn_igemm_kernel;
 
 /* The kernel the ISA level in use picks first. */
@@ -71,9 +74,11 @@ void nn_qdw_row_generic(int32_t *y, size_t n, const int16_t *x, size_t xstep, si
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_generic_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 #if defined(__x86_64__) || defined(__i386__)
 #define NN_HAVE_X86_IGEMM 1
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_qdw_row_avx2(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
                      const int16_t *w);
 void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);

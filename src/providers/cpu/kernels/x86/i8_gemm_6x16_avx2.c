@@ -30,4 +30,32 @@ __attribute__((target("avx2"))) void nn_igemm_ukr_avx2_6x16(size_t kp2, const in
     NN_ISTORE(3, c30, c31) NN_ISTORE(4, c40, c41) NN_ISTORE(5, c50, c51)
 #undef NN_ISTORE
 }
+
+/* One row: two k pairs per step into four accumulators (two per 8 columns), so consecutive
+ * vpmaddwd results do not wait on one add chain; the products are B-load bound. */
+__attribute__((target("avx2"))) void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda,
+                                                            const int16_t *b, int32_t *c, size_t ldc) {
+    (void)lda;
+    (void)ldc;
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+    size_t p = 0;
+    int32_t w0, w1;
+    for (; p + 2 <= kp2; p += 2, b += 64) {
+        __builtin_memcpy(&w0, a + 2 * p, 4);
+        __builtin_memcpy(&w1, a + 2 * p + 2, 4);
+        const __m256i x0 = _mm256_set1_epi32(w0), x1 = _mm256_set1_epi32(w1);
+        c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(const void *)b)));
+        c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(const void *)(b + 16))));
+        c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(const void *)(b + 32))));
+        c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(const void *)(b + 48))));
+    }
+    if (p < kp2) {
+        __builtin_memcpy(&w0, a + 2 * p, 4);
+        const __m256i x0 = _mm256_set1_epi32(w0);
+        c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(const void *)b)));
+        c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(const void *)(b + 16))));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)c, _mm256_add_epi32(c0, c2));
+    _mm256_storeu_si256((__m256i *)(void *)(c + 8), _mm256_add_epi32(c1, c3));
+}
 #endif
