@@ -259,6 +259,27 @@ def test_static_matmul_of_two_activations(fmt):
     assert cosine(run(m, x), run(q, x)) > 0.99
 
 
+def test_static_qdq_gemm_runs_as_qgemm(tmp_path):
+    """cort's QDQ pass turns DQ -> Gemm(transB, per-column weights, int32 bias) -> Q into
+    com.microsoft.QGemm: the saved graph holds QGemm, and the fused result stays within one output
+    step of the graph as written (level 0)."""
+    m = mlp_model()
+    q = quantize_static(m, None, ListDataReader(samples((8, 64), 4, 9)), per_channel=True)
+    assert "Gemm" in ops(q)
+    saved = tmp_path / "opt.onnx"
+    so = cort.SessionOptions()
+    so.optimized_model_filepath = str(saved)
+    x = samples((8, 64), 1, 11)[0]
+    fused = cort.InferenceSession(q.SerializeToString(), so).run(None, x)[0]
+    so0 = cort.SessionOptions()
+    so0.graph_optimization_level = cort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    plain = cort.InferenceSession(q.SerializeToString(), so0).run(None, x)[0]
+    opt_ops = ops(onnx.load(str(saved)))
+    assert "QGemm" in opt_ops and "Gemm" not in opt_ops
+    step = float(initializer(q, node_by_output(q, "y").input[1]))
+    assert np.abs(fused - plain).max() <= step * 1.001
+
+
 class CountingReader(CalibrationDataReader):
     def __init__(self, n):
         self.data = samples((2, 64), n, 12)

@@ -2,6 +2,7 @@
  *   QuantizeLinear([Relu|Clip](Conv(DQ(x), DQ(w)[, DQ(bias int32)])))  -> QLinearConv
  *   QuantizeLinear(MatMul(DQ(a), DQ(b)))                                -> QLinearMatMul
  *   QuantizeLinear([Relu](Add(DQ(a), DQ(b))))                           -> com.microsoft.QLinearAdd
+ *   QuantizeLinear(Gemm(DQ(a), DQ(w)[, DQ(bias int32)]))                -> com.microsoft.QGemm
  * Runs before kernels are built, so the integer op packs the constant weights once and the weight
  * DequantizeLinear (constant-folded otherwise) disappears. Fires only where the integer op computes
  * the same function up to the requantization's float rounding: 8-bit x, w and y with constant scalar
@@ -91,7 +92,7 @@ static int dq_act_ok(const cort_graph *g, const cort_node *dq) {
 }
 
 static cort_status *rewrite_in(cort_graph *g, const cort_pass_index *x, const qdq_match *m, const char *domain,
-                               const char *op_type, const int32_t *in, size_t n_in) {
+                               const char *op_type, const int32_t *in, size_t n_in, const char *drop_attr) {
     cort_node *q = m->q;
     cort_node_ir *ir = cort_arena_alloc(g->arena, sizeof *ir);
     int32_t *slots = cort_arena_alloc(g->arena, (n_in + 1) * sizeof *slots);
@@ -103,6 +104,15 @@ static cort_status *rewrite_in(cort_graph *g, const cort_pass_index *x, const qd
     ir->domain = domain;
     ir->attrs = m->op->ir->attrs;   /* Conv's attributes are QLinearConv's (MatMul has none) */
     ir->n_attrs = m->op->ir->n_attrs;
+    if (drop_attr) {   /* an attribute the fused op does not define (Gemm's beta for QGemm) */
+        cort_attr_ir *at = cort_arena_alloc(g->arena, (ir->n_attrs + 1) * sizeof *at);
+        if (!at) return cort_error_oom();
+        size_t na = 0;
+        for (size_t k = 0; k < m->op->ir->n_attrs; k++)
+            if (strcmp(m->op->ir->attrs[k].name, drop_attr)) at[na++] = m->op->ir->attrs[k];
+        ir->attrs = at;
+        ir->n_attrs = na;
+    }
     for (size_t k = 0; k < n_in; k++) {
         slots[k] = in[k];
         names[k] = in[k] >= 0 ? g->slot_names[in[k]] : "";
@@ -133,7 +143,7 @@ static cort_status *rewrite_in(cort_graph *g, const cort_pass_index *x, const qd
 
 static cort_status *rewrite(cort_graph *g, const cort_pass_index *x, const qdq_match *m, const char *op_type,
                             const int32_t *in, size_t n_in) {
-    return rewrite_in(g, x, m, "", op_type, in, n_in);
+    return rewrite_in(g, x, m, "", op_type, in, n_in, NULL);
 }
 
 /* Whether DQ node dq and Q node q use the same scale and zero point (values and zero-point type). */
@@ -181,7 +191,55 @@ static cort_status *try_add(cort_graph *g, const cort_pass_index *x, qdq_match *
     if (!za || !zb || !zy || za->type != zb->type || zy->type != za->type) return NULL;
     const int32_t in[8] = { in_at(m->dx, 0), in_at(m->dx, 1), in_at(m->dx, 2), in_at(m->dw, 0), in_at(m->dw, 1),
                             in_at(m->dw, 2), m->q->in_slot[1], m->q->in_slot[2] };
-    return rewrite_in(g, x, m, "com.microsoft", "QLinearAdd", in, 8);
+    return rewrite_in(g, x, m, "com.microsoft", "QLinearAdd", in, 8, NULL);
+}
+
+/* The bias of a fused Conv/Gemm: DQ(int32 b [count], scale exactly x_scale * w_scale[i], zero point 0),
+ * the units QLinearConv's B and QGemm's C are in. Its slot, or -1 when it does not qualify. */
+static int32_t int_bias(const cort_graph *g, const cort_node *db, const cort_value *xs, const cort_value *ws,
+                        size_t count) {
+    const cort_value *b = cval(g, in_at(db, 0)), *bs = cval(g, in_at(db, 1)), *bz = cval(g, in_at(db, 2));
+    if (!b || b->type != CORT_TYPE_INT32 || b->rank != 1 || b->count != count || !bs || bs->type != CORT_TYPE_FLOAT ||
+        (bs->count != 1 && bs->count != b->count) || cort_attr_int(db, "block_size", 0))
+        return -1;
+    if (in_at(db, 2) >= 0) {
+        if (!bz || bz->type != CORT_TYPE_INT32) return -1;
+        for (size_t i = 0; i < bz->count; i++) {
+            int32_t z;
+            memcpy(&z, (const char *)cbytes(bz) + i * sizeof z, sizeof z);   /* a lazy constant may be unaligned */
+            if (z != 0) return -1;
+        }
+    }
+    for (size_t i = 0; i < b->count; i++)
+        if (cf32(bs, bs->count == 1 ? 0 : i) != cf32(xs, 0) * cf32(ws, ws->count == 1 ? 0 : i)) return -1;
+    return in_at(db, 0);
+}
+
+/* Q(Gemm(DQ(a), DQ(w)[, DQ(int32 bias)])) -> com.microsoft.QGemm (classifier heads, MLPs): w constant 8-bit
+ * [K, N] (or [N, K] with transB) with scales per tensor or per output column, beta 1. */
+static cort_status *try_gemm(cort_graph *g, const cort_pass_index *x, qdq_match *m, cort_node *p) {
+    if (p->n_inputs < 2 || p->n_inputs > 3 || m->act) return NULL;
+    m->op = p;
+    m->dx = producer(g, x, p->in_slot[0], "DequantizeLinear");
+    m->dw = producer(g, x, p->in_slot[1], "DequantizeLinear");
+    if (!m->dx || !m->dw || !dq_act_ok(g, m->dx)) return NULL;
+    const cort_value *w = cval(g, in_at(m->dw, 0)), *wz = cval(g, in_at(m->dw, 2)), *ws = cval(g, in_at(m->dw, 1));
+    const cort_value *xz = cval(g, in_at(m->dx, 2)), *yz = cval(g, in_at(m->q, 2)), *xs = cval(g, in_at(m->dx, 1));
+    if (!w || !is8(w->type) || w->rank != 2 || (wz && wz->type != w->type) || !xz || !yz) return NULL;
+    /* QGemm's A and its output are uint8 or int8 with the weights' signedness free; keep x and y one type */
+    if (xz->type != yz->type) return NULL;
+    const int tb = cort_attr_int(p, "transB", 0) != 0;
+    const size_t N = (size_t)w->shape[tb ? 0 : 1];
+    if (!qparams_ok(g, m->dw, 2, N, tb ? 0 : 1)) return NULL;
+    int32_t bslot = -1;
+    if (p->n_inputs == 3 && p->in_slot[2] >= 0) {
+        if (cort_attr_float(p, "beta", 1.0f) != 1.0f) return NULL;
+        m->db = producer(g, x, p->in_slot[2], "DequantizeLinear");
+        if (!m->db || (bslot = int_bias(g, m->db, xs, ws, N)) < 0) return NULL;
+    }
+    const int32_t in[9] = { in_at(m->dx, 0), in_at(m->dx, 1), in_at(m->dx, 2), in_at(m->dw, 0), in_at(m->dw, 1),
+                            in_at(m->dw, 2), bslot, m->q->in_slot[1], m->q->in_slot[2] };
+    return rewrite_in(g, x, m, "com.microsoft", "QGemm", in, 9, "beta");
 }
 
 static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node *q) {
@@ -202,6 +260,7 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
         return try_passthrough(g, x, q, p);
     if (p->domain[0] || p->n_outputs != 1 || p->n_inputs < 2) return NULL;
     if (!strcmp(p->op_type, "Add")) return try_add(g, x, &m, p);
+    if (!strcmp(p->op_type, "Gemm")) return try_gemm(g, x, &m, p);
     const int conv = !strcmp(p->op_type, "Conv");
     if (!conv && (strcmp(p->op_type, "MatMul") || m.act)) return NULL;   /* QLinearMatMul: no activation clamp needed */
     m.op = p;
@@ -216,23 +275,8 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
         if (w->rank < 3 || !qparams_ok(g, m.dw, (int32_t)w->rank, (size_t)w->shape[0], 0)) return NULL;
         if (p->n_inputs > 2 && p->in_slot[2] >= 0) {
             m.db = producer(g, x, p->in_slot[2], "DequantizeLinear");
-            const cort_value *b = m.db ? cval(g, in_at(m.db, 0)) : NULL;
-            const cort_value *bs = m.db ? cval(g, in_at(m.db, 1)) : NULL, *bz = m.db ? cval(g, in_at(m.db, 2)) : NULL;
-            if (!b || b->type != CORT_TYPE_INT32 || b->rank != 1 || b->count != (size_t)w->shape[0] || !bs ||
-                bs->type != CORT_TYPE_FLOAT || (bs->count != 1 && bs->count != b->count) || cort_attr_int(m.db, "block_size", 0))
-                return NULL;
-            if (in_at(m.db, 2) >= 0) {
-                if (!bz || bz->type != CORT_TYPE_INT32) return NULL;
-                for (size_t i = 0; i < bz->count; i++) {
-                    int32_t z;
-                    memcpy(&z, (const char *)cbytes(bz) + i * sizeof z, sizeof z);   /* a lazy constant may be unaligned */
-                    if (z != 0) return NULL;
-                }
-            }
             /* the bias must be in units of x_scale * w_scale[m], exactly as QLinearConv adds it */
-            for (size_t i = 0; i < b->count; i++)
-                if (cf32(bs, bs->count == 1 ? 0 : i) != cf32(xs, 0) * cf32(ws, ws->count == 1 ? 0 : i)) return NULL;
-            bslot = in_at(m.db, 0);
+            if (!m.db || (bslot = int_bias(g, m.db, xs, ws, (size_t)w->shape[0])) < 0) return NULL;
         }
         const int32_t in[9] = { in_at(m.dx, 0), in_at(m.dx, 1), in_at(m.dx, 2), in_at(m.dw, 0), in_at(m.dw, 1),
                                 in_at(m.dw, 2), q->in_slot[1], q->in_slot[2], bslot };
