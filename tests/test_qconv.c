@@ -314,30 +314,36 @@ static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, 
     cort_session_release(s0); cort_session_release(s2);
 }
 
-/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise row (exact int32)
- * and the requantization (nn_q_round, saturating add, 8-bit saturation) on random and extreme
- * accumulators, wrapping biases, tiny and huge multipliers, row lengths across the vector width. */
+/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise tap kernel (exact
+ * int32, odd and even tap counts, runs across the 16- and 8-wide steps), the requantization
+ * (nn_q_round, saturating add, 8-bit saturation) on random and extreme accumulators, wrapping biases,
+ * tiny and huge multipliers, and the packed-B interleave. */
 static void test_qconv_ops(void) {
     const nn_qconv_ops *const *ops;
     const size_t n_ops = nn_qconv_ops_list(&ops);
     CHECK(n_ops >= 1 && ops[0] == nn_qconv_best_ops());
-    int16_t x[4 * 64 + 64], w[16];
-    int32_t y[40], acc[40];
+    int16_t x[600], w[80], pa[80], pb[80], pk[4 * 48];
+    int32_t y[80], acc[40];
+    size_t off[80];
     uint8_t d[40];
     for (size_t oi = 0; oi < n_ops; oi++) {
-        size_t bad_dw = 0, bad_rq = 0;
+        size_t bad_dw = 0, bad_rq = 0, bad_pk = 0;
         for (int trial = 0; trial < 300; trial++) {
-            const size_t n = 1 + rnd() % 37, kh = 1 + rnd() % 4, kw = 1 + rnd() % 4, dw = 1 + rnd() % 2, step = 64;
+            const size_t n = 1 + rnd() % 70, ntaps = trial % 50 == 0 ? 65 + rnd() % 10 : 1 + rnd() % 26;
             for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (int16_t)((int)(rnd() % 511) - 255);
-            for (size_t i = 0; i < 16; i++) w[i] = (int16_t)((int)(rnd() % 511) - 255);
-            ops[oi]->dw_row(y, n, x, step, dw, kh, kw, w);
+            for (size_t t = 0; t < ntaps; t++) {
+                w[t] = (int16_t)((int)(rnd() % 511) - 255);
+                off[t] = rnd() % (sizeof x / sizeof x[0] - n + 1);
+            }
+            if (trial % 3 == 0) for (size_t t = 0; t < ntaps; t++) { x[off[t]] = -255; w[t] = trial & 1 ? -255 : 255; }
+            ops[oi]->dw_taps(y, n, x, off, ntaps, w);
             for (size_t o = 0; o < n; o++) {
                 int32_t want = 0;
-                for (size_t i = 0; i < kh; i++)
-                    for (size_t j = 0; j < kw; j++) want += x[i * step + j * dw + o] * w[i * kw + j];
+                for (size_t t = 0; t < ntaps; t++) want += x[off[t] + o] * w[t];
                 bad_dw += y[o] != want;
             }
-            for (size_t i = 0; i < n; i++) {
+            const size_t nn = n % 40;
+            for (size_t i = 0; i < nn; i++) {
                 const uint32_t r = rnd();
                 acc[i] = r % 7 == 0 ? (int32_t)(rnd() << 8) : r % 7 == 1 ? INT32_MAX - (int32_t)(rnd() % 3) : (int32_t)(r % 200001) - 100000;
             }
@@ -345,16 +351,24 @@ static void test_qconv_ops(void) {
             const float mult = trial % 7 == 0 ? 3e9f : trial % 7 == 1 ? 1e-9f : (float)(rnd() % 100000 + 1) * 1e-6f;
             const int sgn = trial & 1;
             const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
-            ops[oi]->rq_row(acc, n, bias, mult, zp, sgn, d);
-            for (size_t i = 0; i < n; i++) {
+            ops[oi]->rq_row(acc, nn, bias, mult, zp, sgn, d);
+            for (size_t i = 0; i < nn; i++) {
                 const int32_t a = (int32_t)((uint32_t)acc[i] + (uint32_t)bias);
                 int32_t v = nn_q_add_sat(nn_q_round((float)a * mult), zp);
                 v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
                 bad_rq += (sgn ? (int32_t)(int8_t)d[i] : (int32_t)d[i]) != v;
             }
+            const size_t np = 16 * (1 + rnd() % 4), ps = 48;
+            for (size_t i = 0; i < np; i++) { pa[i] = (int16_t)(rnd() % 511) - 255; pb[i] = (int16_t)(rnd() % 511) - 255; }
+            for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) pk[i] = 7777;
+            ops[oi]->pack2_16(pa, pb, np, pk, ps);
+            for (size_t q = 0; q < np; q++)
+                bad_pk += pk[(q / 16) * ps + 2 * (q % 16)] != pa[q] || pk[(q / 16) * ps + 2 * (q % 16) + 1] != pb[q];
+            for (size_t q = 0; q < np / 16; q++)
+                for (size_t i = 32; i < ps; i++) bad_pk += pk[q * ps + i] != 7777;   /* nothing past the panel row */
         }
-        CHECK_MSG(bad_dw == 0 && bad_rq == 0, "%s: %zu depthwise and %zu requantized values wrong", ops[oi]->name, bad_dw,
-                  bad_rq);
+        CHECK_MSG(bad_dw == 0 && bad_rq == 0 && bad_pk == 0, "%s: %zu depthwise, %zu requantized, %zu packed values wrong",
+                  ops[oi]->name, bad_dw, bad_rq, bad_pk);
     }
 }
 
@@ -379,6 +393,17 @@ int main(void) {
         { 2, 2, 8, 8, 8, { 5, 33, 1 }, { 1, 5, 1 }, { 1, 1, 1 }, { 0, 2, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 1, 0 },
         { 3, 1, 3, 4, 1, { 4, 5, 6 }, { 2, 3, 3 }, { 1, 2, 1 }, { 0, 1, 1 }, { 1, 1, 0 }, { 1, 1, 2 }, 0, 1, 0, 1, 2, 1 },
         { 3, 1, 4, 8, 4, { 3, 5, 5 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 0 },
+        /* depthwise as mobilenet has it: stride 2 (phase split, pads odd and even) and 1, rows wider than one vector */
+        { 2, 1, 6, 6, 6, { 40, 37, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 2, 4, 4, 4, { 21, 34, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 1 },
+        { 2, 1, 5, 10, 5, { 19, 30, 1 }, { 5, 3, 1 }, { 2, 3, 1 }, { 2, 1, 0 }, { 1, 2, 0 }, { 2, 2, 1 }, 0, 0, 0, 1, 2, 1 },
+        { 2, 1, 3, 3, 3, { 30, 50, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* rows longer than the depthwise buffer (split within the row), 1-D */
+        { 1, 1, 2, 2, 2, { 4500, 1, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 1, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 1, 1, 2, 4, 2, { 4500, 1, 1 }, { 4, 1, 1 }, { 2, 1, 1 }, { 2, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 2, 1 },
+        /* pointwise with a plane that is not a multiple of the panel width, odd K */
+        { 2, 2, 33, 20, 1, { 19, 23, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
+        { 2, 1, 16, 24, 2, { 20, 20, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 2, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], (int)i);
     test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0, 1);

@@ -23,9 +23,9 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_NEON] = { kernels_generic, 1 },
 };
 
-static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_row_generic, nn_qrq_row_generic };
+static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic };
 #ifdef NN_HAVE_X86_IGEMM
-static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_row_avx2, nn_qrq_row_avx2 };
+static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };
@@ -114,6 +114,8 @@ typedef struct igemm_job {
     const int16_t *a, *b;
     int32_t *c;
     size_t ldc;
+    nn_igemm_epi_fn epi;
+    void *epi_ctx;
 } igemm_job;
 
 /* Items are tiles ordered panel-major: a worker's consecutive tiles share one B panel (kept in L1)
@@ -127,7 +129,10 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
-        if (rows == mr && cols == nr) {
+        if (j->epi) {
+            j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);
+            j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+        } else if (rows == mr && cols == nr) {
             j->k->ukr(j->kp / 2, a, j->kp, b, j->c + i0 * j->ldc + j0, j->ldc);
         } else {
             j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);
@@ -139,9 +144,18 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
 void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
               const int16_t *bpack, int32_t *c, size_t ldc) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     /* ~64K multiply-adds per range at least, so small products stay on one thread */
+    size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
+    cort_parallel_for(pool, n, grain, igemm_range, &j);
+}
+
+void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                  const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx) {
+    if (M == 0 || N == 0) return;
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx };
+    const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
     cort_parallel_for(pool, n, grain, igemm_range, &j);
 }

@@ -54,28 +54,43 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
               const int16_t *bpack, int32_t *c, size_t ldc);
 
 /* Integer conv helpers per ISA level (QLinearConv / ConvInteger):
- * dw_row: stride-1 depthwise row, y[o] = sum_{i<kh, j<kw} x[i * xstep + j * dw + o] * w[i * kw + j] for o < n
- *   (x int16 with zero point subtracted, w int16 taps; exact int32).
+ * dw_taps: depthwise over a flattened plane, y[o] = sum_{t<ntaps} x[off[t] + o] * w[t] for o < n (x int16 with
+ *   the zero point subtracted, w int16 taps; exact int32, wrapping like the scalar loop's uint32 sum).
  * rq_row: dst[q] = sat8(nn_q_add_sat(round_half_even((float)(int32)(acc[q] + bias) * mult), yzp)), int8 when
- *   is_signed else uint8 (QLinearConv's requantization; mult must be finite). */
-typedef void (*nn_qdw_row_fn)(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                              const int16_t *w);
+ *   is_signed else uint8 (QLinearConv's requantization; mult must be finite).
+ * pack2_16: interleave two int16 rows into 16-column packed-B panels: for q < n (a multiple of 16),
+ *   out[(q / 16) * pstride + 2 * (q % 16)] = ra[q] and [.. + 1] = rb[q]. */
+typedef void (*nn_qdw_taps_fn)(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps,
+                               const int16_t *w);
 typedef void (*nn_qrq_row_fn)(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
                               void *dst);
-typedef struct nn_qconv_ops { const char *name; nn_qdw_row_fn dw_row; nn_qrq_row_fn rq_row; } nn_qconv_ops;
+typedef void (*nn_qpack2_fn)(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+typedef struct nn_qconv_ops {
+    const char *name;
+    nn_qdw_taps_fn dw_taps;
+    nn_qrq_row_fn rq_row;
+    nn_qpack2_fn pack2_16;
+} nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
 size_t nn_qconv_ops_list(const nn_qconv_ops *const **out);
-void nn_qdw_row_generic(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                        const int16_t *w);
+void nn_qdw_taps_generic(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
+void nn_qpack2_16_generic(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+
+/* C = A * B with an epilogue instead of a store: each finished tile (rows x cols at (i0, j0), row
+ * stride ldt) goes to fn while it is in L1, so no M x N int32 buffer makes a round trip to memory. */
+typedef void (*nn_igemm_epi_fn)(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0,
+                                size_t cols);
+void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                  const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 #if defined(__x86_64__) || defined(__i386__)
 #define NN_HAVE_X86_IGEMM 1
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
-void nn_qdw_row_avx2(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                     const int16_t *w);
+void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
+void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
 void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 #endif
 #endif

@@ -2,14 +2,19 @@
 #include "../int_gemm.h"
 #include "../../ops/quant/quant.h"
 
-void nn_qdw_row_generic(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                        const int16_t *w) {
-    for (size_t o = 0; o < n; o++) y[o] = 0;
-    for (size_t i = 0; i < kh; i++)
-        for (size_t j = 0; j < kw; j++) {
-            const int32_t wv = w[i * kw + j];
-            const int16_t *xs = x + i * xstep + j * dw;
-            for (size_t o = 0; o < n; o++) y[o] += xs[o] * wv;
+void nn_qdw_taps_generic(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w) {
+    for (size_t o = 0; o < n; o++) {
+        uint32_t acc = 0;   /* wraps as the SIMD lanes do */
+        for (size_t t = 0; t < ntaps; t++) acc += (uint32_t)(x[off[t] + o] * (int32_t)w[t]);
+        y[o] = (int32_t)acc;
+    }
+}
+
+void nn_qpack2_16_generic(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride) {
+    for (size_t q = 0; q < n; q += 16, out += pstride)
+        for (size_t t = 0; t < 16; t++) {
+            out[2 * t] = ra[q + t];
+            out[2 * t + 1] = rb[q + t];
         }
 }
 

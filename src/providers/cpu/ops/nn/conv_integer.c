@@ -168,6 +168,8 @@ typedef struct qconv_pack_job {
     int sgn;
     int32_t xzp;
     size_t Kg, kp, P, nr;
+    int pointwise;        /* 1x1, stride 1, no padding: im2col row p is input plane p */
+    nn_qpack2_fn pack2;   /* the per-ISA interleave when nr is 16, else NULL */
     int16_t *out;
 } qconv_pack_job;
 
@@ -179,7 +181,12 @@ static inline int32_t ldx(const void *x, int sgn, size_t i) {
 static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, size_t n, int sgn, int16_t *buf) {
     const nn_geom *g = &j->cs->g;
     size_t k = 0;
-    if (p < j->Kg && c0 < j->P) {
+    if (j->pointwise && p < j->Kg && c0 < j->P) {
+        const size_t lim = j->P - c0 < n ? j->P - c0 : n, xo = p * j->P + c0;
+        const int16_t z = (int16_t)j->xzp;
+        if (sgn) { const int8_t *sx = (const int8_t *)j->x + xo; for (; k < lim; k++) buf[k] = (int16_t)(sx[k] - z); }
+        else { const uint8_t *sx = (const uint8_t *)j->x + xo; for (; k < lim; k++) buf[k] = (int16_t)(sx[k] - z); }
+    } else if (p < j->Kg && c0 < j->P) {
         const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
         const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
         const int64_t kw = (int64_t)(kk % (size_t)g->k[2]);
@@ -224,6 +231,10 @@ static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) 
         const size_t n = cols - c0 < QCONV_CHUNK ? cols - c0 : QCONV_CHUNK;
         qconv_fill_row(j, 2 * pp, c0, n, sgn, ra);
         qconv_fill_row(j, 2 * pp + 1, c0, n, sgn, rb);
+        if (j->pack2) {
+            j->pack2(ra, rb, n, j->out + (c0 / nr) * nrkp + pp * 2 * nr, nrkp);
+            continue;
+        }
         for (size_t q0 = 0; q0 < n; q0 += nr) {
             int16_t *d = j->out + ((c0 + q0) / nr) * nrkp + pp * 2 * nr;
             for (size_t t = 0; t < nr; t++) { d[2 * t] = ra[q0 + t]; d[2 * t + 1] = rb[q0 + t]; }
@@ -239,15 +250,16 @@ static void qconv_pack_range(void *arg, size_t begin, size_t end) {
     }
 }
 
-typedef struct qconv_rq_job {
+typedef struct qconv_epi {
     const qconv_rq *rq;
-    const int32_t *acc;
     size_t m0, o0, P;
-} qconv_rq_job;
+} qconv_epi;
 
-static void qconv_rq_range(void *arg, size_t begin, size_t end) {
-    const qconv_rq_job *j = arg;
-    for (size_t r = begin; r < end; r++) qconv_rq_row(j->rq, j->acc + r * j->P, j->m0 + r, j->o0 + r * j->P, j->P);
+/* Requantizes a finished GEMM tile (rows of channel m0 + i0 + r, columns j0..) straight into y. */
+static void qconv_epi_tile(void *arg, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
+    const qconv_epi *e = arg;
+    for (size_t r = 0; r < rows; r++)
+        qconv_rq_row(e->rq, tile + r * ldt, e->m0 + i0 + r, e->o0 + (i0 + r) * e->P + j0, cols);
 }
 
 static size_t grain_for(size_t per_item) { return per_item >= 16384 ? 1 : 16384 / (per_item ? per_item : 1); }
@@ -258,46 +270,53 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
     const size_t Cg = cs->C / cs->group, Mg = cs->M / cs->group, ks = (size_t)nn_geom_k_size(&cs->g);
     const size_t Kg = Cg * ks, P = (size_t)nn_geom_out_size(&cs->g), in_size = (size_t)nn_geom_in_size(&cs->g);
     const size_t nb = nn_igemm_b_size(k, Kg, P);
-    size_t accn = 1;
-    if (!nb || nb > SIZE_MAX / sizeof(int16_t) || (rq && cort_mul_size_ovf(Mg, P, &accn)) || accn > SIZE_MAX / 4)
+    if (!nb || nb > SIZE_MAX / sizeof(int16_t))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu x %zu taps over %zu outputs is "
                                "too large", Mg, Kg, P);
     int16_t *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
-    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
-    if (!bp || (rq && !acc)) {
-        cort_kernel_scratch_free(ctx, bp);
-        cort_kernel_scratch_free(ctx, acc);
-        return cort_error_oom();
-    }
+    if (!bp) return cort_error_oom();
+    const nn_geom *gm = &cs->g;
+    int pointwise = ks == 1;
+    for (int i = 0; i < 3; i++) pointwise = pointwise && gm->s[i] == 1 && gm->pb[i] == 0 && gm->pe[i] == 0;
     const int sgn = x->type == CORT_TYPE_INT8;
     const size_t kp = nn_igemm_kp(Kg);
     for (size_t n = 0; n < cs->N; n++)
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
-                                  k->nr, bp };
+                                  k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL, bp };
             cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
-            nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, rq ? acc : yint + o0, P);
             if (rq) {
-                qconv_rq_job rj = { rq, acc, m0, o0, P };
-                cort_parallel_for(ctx->pool, Mg, grain_for(P), qconv_rq_range, &rj);
+                qconv_epi e = { rq, m0, o0, P };
+                nn_igemm_epi(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, qconv_epi_tile, &e);
+            } else {
+                nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, yint + o0, P);
             }
         }
     cort_kernel_scratch_free(ctx, bp);
-    cort_kernel_scratch_free(ctx, acc);
     return NULL;
 }
 
-/* ---- depthwise path: direct loop over zero-padded int16 planes ---- */
+/* ---- depthwise path: zero-padded int16 planes ----
+ * 1-D/2-D: each padded plane is stored split into sh x sw phase sub-planes (hq x wq each: padded
+ * row r, column c at phase (r % sh, c % sw), index (r / sh, c / sw)). Output (oh, ow)'s tap (i, j)
+ * then reads sub-plane element (oh + i*dh / sh, ow + j*dw / sw) of one phase, so with f = oh * wq + ow
+ * every tap is x[off[t] + f]: the whole plane is one stride-1 run of the per-ISA tap kernel (the
+ * wq - ow columns between rows computed and dropped), for strided convs too. 3-D: one plain padded
+ * plane per input channel and a direct loop. */
 typedef struct qconv_dw_job {
     const nn_conv_shape *cs;
     const void *x;
     int sgn;
     int32_t xzp;
     int64_t dp, hp, wp;   /* padded plane dims */
+    size_t sh, sw;        /* phases (the strides in 1-D/2-D, 1 in 3-D) */
+    size_t hq, wq;        /* dims of one phase sub-plane */
+    size_t psize;         /* int16 per padded plane */
     int16_t *xpad;
     const int16_t *w;
-    int32_t *yint;        /* ConvInteger: y; QLinearConv: per-plane accumulators, plane t at t * P */
+    const size_t *off;    /* 1-D/2-D: per tap, into the plane */
+    int32_t *yint;        /* ConvInteger: y; 3-D QLinearConv: per-plane accumulators, plane t at t * P */
     const qconv_rq *rq;
     const nn_qconv_ops *ops;
 } qconv_dw_job;
@@ -305,24 +324,51 @@ typedef struct qconv_dw_job {
 static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
     const qconv_dw_job *j = arg;
     const nn_geom *g = &j->cs->g;
-    const size_t in_size = (size_t)nn_geom_in_size(g), psize = (size_t)(j->dp * j->hp * j->wp);
+    const size_t in_size = (size_t)nn_geom_in_size(g), sub = j->hq * j->wq, sh = j->sh, sw = j->sw;
+    const size_t pw = (size_t)g->pb[2], iw_n = (size_t)g->in[2];
+    const int16_t z = (int16_t)j->xzp;
     for (size_t t = begin; t < end; t++) {
-        int16_t *d = j->xpad + t * psize;
-        memset(d, 0, psize * sizeof *d);
+        int16_t *d = j->xpad + t * j->psize;
+        memset(d, 0, j->psize * sizeof *d);
         const size_t xo = t * in_size;
         for (int64_t id = 0; id < g->in[0]; id++)
             for (int64_t ih = 0; ih < g->in[1]; ih++) {
-                int16_t *r = d + ((id + g->pb[0]) * j->hp + ih + g->pb[1]) * j->wp + g->pb[2];
+                const size_t r = (size_t)(ih + g->pb[1]);
+                int16_t *row = d + (size_t)(id + g->pb[0]) * sh * sw * sub + (r % sh) * sw * sub + (r / sh) * j->wq;
                 const size_t so = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
-                if (j->sgn) {
-                    const int8_t *sx = (const int8_t *)j->x + so;
-                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                const int8_t *s8 = (const int8_t *)j->x + so;
+                const uint8_t *u8 = (const uint8_t *)j->x + so;
+                if (sw == 1) {
+                    if (j->sgn) for (size_t iw = 0; iw < iw_n; iw++) row[pw + iw] = (int16_t)(s8[iw] - z);
+                    else for (size_t iw = 0; iw < iw_n; iw++) row[pw + iw] = (int16_t)(u8[iw] - z);
+                } else if (sw == 2) {   /* deinterleave: even padded columns to phase 0, odd to phase 1 */
+                    int16_t *ev = row + (pw & 1) * sub + pw / 2, *od = row + ((pw + 1) & 1) * sub + (pw + 1) / 2;
+                    const size_t ne = (iw_n + 1) / 2, no = iw_n / 2;
+                    if (j->sgn) {
+                        for (size_t q = 0; q < ne; q++) ev[q] = (int16_t)(s8[2 * q] - z);
+                        for (size_t q = 0; q < no; q++) od[q] = (int16_t)(s8[2 * q + 1] - z);
+                    } else {
+                        for (size_t q = 0; q < ne; q++) ev[q] = (int16_t)(u8[2 * q] - z);
+                        for (size_t q = 0; q < no; q++) od[q] = (int16_t)(u8[2 * q + 1] - z);
+                    }
                 } else {
-                    const uint8_t *sx = (const uint8_t *)j->x + so;
-                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                    for (size_t iw = 0; iw < iw_n; iw++) {
+                        const size_t c = pw + iw;
+                        row[(c % sw) * sub + c / sw] = (int16_t)((j->sgn ? (int32_t)s8[iw] : (int32_t)u8[iw]) - z);
+                    }
                 }
             }
     }
+}
+
+#define QDW_BUF 2048   /* int32 outputs per tap-kernel call (on the stack, in L1) */
+
+/* Finished outputs [ow0, ow0 + n) of row oh of plane t: requantized, or stored as int32. */
+static void qconv_dw_emit(const qconv_dw_job *j, const int32_t *buf, size_t t, size_t m, size_t oh, size_t ow0,
+                          size_t n, size_t P, size_t ow_n) {
+    const size_t o = t * P + oh * ow_n + ow0;
+    if (j->rq) qconv_rq_row(j->rq, buf, m, o, n);
+    else memcpy(j->yint + o, buf, n * sizeof *buf);
 }
 
 static void qconv_dw_range(void *arg, size_t begin, size_t end) {
@@ -330,20 +376,34 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
     const nn_conv_shape *cs = j->cs;
     const nn_geom *g = &cs->g;
     const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
-    const size_t psize = (size_t)(j->dp * j->hp * j->wp);
     const int64_t ow_n = g->out[2], sw = g->s[2];
+    int32_t buf[QDW_BUF];
     for (size_t t = begin; t < end; t++) {
         const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
-        const int16_t *xp = j->xpad + (n * cs->C + c) * psize, *w = j->w + m * ks;
+        const int16_t *xp = j->xpad + (n * cs->C + c) * j->psize, *w = j->w + m * ks;
+        if (j->off) {
+            const size_t wq = j->wq, own = (size_t)ow_n, ohn = (size_t)g->out[1];
+            if (wq <= QDW_BUF) {
+                const size_t R = QDW_BUF / wq;
+                for (size_t oh0 = 0; oh0 < ohn; oh0 += R) {
+                    const size_t rows = ohn - oh0 < R ? ohn - oh0 : R;
+                    j->ops->dw_taps(buf, (rows - 1) * wq + own, xp + oh0 * wq, j->off, ks, w);
+                    for (size_t r = 0; r < rows; r++) qconv_dw_emit(j, buf + r * wq, t, m, oh0 + r, 0, own, P, own);
+                }
+            } else {
+                for (size_t oh = 0; oh < ohn; oh++)
+                    for (size_t ow0 = 0; ow0 < own; ow0 += QDW_BUF) {
+                        const size_t cnt = own - ow0 < QDW_BUF ? own - ow0 : QDW_BUF;
+                        j->ops->dw_taps(buf, cnt, xp + oh * wq + ow0, j->off, ks, w);
+                        qconv_dw_emit(j, buf, t, m, oh, ow0, cnt, P, own);
+                    }
+            }
+            continue;
+        }
         int32_t *y = j->yint + t * P;
         for (int64_t od = 0; od < g->out[0]; od++)
             for (int64_t oh = 0; oh < g->out[1]; oh++) {
                 int32_t *yr = y + (od * g->out[1] + oh) * ow_n;
-                if (g->k[0] == 1 && sw == 1) {   /* 1-D/2-D, stride 1 along the row: the per-ISA row kernel */
-                    j->ops->dw_row(yr, (size_t)ow_n, xp + (od * g->s[0] * j->hp + oh * g->s[1]) * j->wp,
-                                   (size_t)(g->d[1] * j->wp), (size_t)g->d[2], (size_t)g->k[1], (size_t)g->k[2], w);
-                    continue;
-                }
                 for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] = 0;
                 for (int64_t kd = 0; kd < g->k[0]; kd++)
                     for (int64_t kh = 0; kh < g->k[1]; kh++) {
@@ -352,10 +412,7 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
                         for (int64_t kw = 0; kw < g->k[2]; kw++) {
                             const int32_t wv = wr[kw];
                             const int16_t *xs = xr + kw * g->d[2];
-                            if (sw == 1)
-                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow] * wv;
-                            else
-                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow * sw] * wv;
+                            for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow * sw] * wv;
                         }
                     }
             }
@@ -367,27 +424,44 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
     qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
-                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], NULL, s->wdw, yint, rq,
-                       nn_qconv_best_ops() };
-    size_t planes = cs->N * cs->C, psize, nbytes, accn = 1;
-    const size_t P = (size_t)nn_geom_out_size(g);
-    if (cort_mul_size_ovf((size_t)j.dp, (size_t)j.hp, &psize) || cort_mul_size_ovf(psize, (size_t)j.wp, &psize) ||
-        cort_mul_size_ovf(psize, planes, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
-        (rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
+                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], 1, 1, 0, 0, 0, NULL, s->wdw,
+                       NULL, yint, rq, nn_qconv_best_ops() };
+    const int flat = g->in[0] == 1 && g->k[0] == 1 && g->pb[0] == 0 && g->pe[0] == 0;
+    if (flat) { j.sh = (size_t)g->s[1]; j.sw = (size_t)g->s[2]; }
+    j.hq = ((size_t)j.hp + j.sh - 1) / j.sh;
+    j.wq = ((size_t)j.wp + j.sw - 1) / j.sw;
+    const size_t planes = cs->N * cs->C, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
+    size_t nbytes, accn = 1;
+    if (cort_mul_size_ovf(j.hq, j.wq, &j.psize) || cort_mul_size_ovf(j.psize, j.sh * j.sw, &j.psize) ||
+        cort_mul_size_ovf(j.psize, (size_t)j.dp, &j.psize) || cort_mul_size_ovf(j.psize, planes, &nbytes) ||
+        cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
+        (!flat && rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
                                planes);
     j.xpad = cort_kernel_scratch(ctx, nbytes ? nbytes : 1);
-    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
-    if (!j.xpad || (rq && !acc)) {
+    int32_t *acc = !flat && rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    size_t *off = flat ? cort_kernel_scratch(ctx, ks * sizeof(size_t)) : NULL;
+    if (!j.xpad || (!flat && rq && !acc) || (flat && !off)) {
         cort_kernel_scratch_free(ctx, j.xpad);
         cort_kernel_scratch_free(ctx, acc);
+        cort_kernel_scratch_free(ctx, off);
         return cort_error_oom();
     }
-    if (rq) j.yint = acc;
-    cort_parallel_for(ctx->pool, planes, grain_for(psize), qconv_dw_pad_range, &j);
-    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * (size_t)nn_geom_k_size(g)), qconv_dw_range, &j);
+    if (acc) j.yint = acc;
+    if (flat) {
+        const size_t sub = j.hq * j.wq;
+        for (size_t i = 0; i < (size_t)g->k[1]; i++)
+            for (size_t jj = 0; jj < (size_t)g->k[2]; jj++) {
+                const size_t r = i * (size_t)g->d[1], c = jj * (size_t)g->d[2];
+                off[i * (size_t)g->k[2] + jj] = ((r % j.sh) * j.sw + c % j.sw) * sub + (r / j.sh) * j.wq + c / j.sw;
+            }
+        j.off = off;
+    }
+    cort_parallel_for(ctx->pool, planes, grain_for(j.psize), qconv_dw_pad_range, &j);
+    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * ks), qconv_dw_range, &j);
     cort_kernel_scratch_free(ctx, j.xpad);
     cort_kernel_scratch_free(ctx, acc);
+    cort_kernel_scratch_free(ctx, off);
     return NULL;
 }
 
