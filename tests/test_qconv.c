@@ -367,8 +367,28 @@ static void test_qconv_ops(void) {
             for (size_t q = 0; q < np / 16; q++)
                 for (size_t i = 32; i < ps; i++) bad_pk += pk[q * ps + i] != 7777;   /* nothing past the panel row */
         }
-        CHECK_MSG(bad_dw == 0 && bad_rq == 0 && bad_pk == 0, "%s: %zu depthwise, %zu requantized, %zu packed values wrong",
-                  ops[oi]->name, bad_dw, bad_rq, bad_pk);
+        /* widening with the zero point subtracted, plain and deinterleaved, odd and even lengths, both signs */
+        size_t bad_wd = 0;
+        uint8_t src[100];
+        int16_t wo[110], we[60], wod[60];
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t n = rnd() % 100;
+            const int sgn = trial & 1;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            for (size_t i = 0; i < n; i++) src[i] = (uint8_t)rnd();
+            for (size_t i = 0; i < 110; i++) wo[i] = 7777;
+            for (size_t i = 0; i < 60; i++) we[i] = wod[i] = 7777;
+            ops[oi]->widen(src, n, sgn, zp, wo);
+            ops[oi]->widen2(src, n, sgn, zp, we, wod);
+            for (size_t i = 0; i < n; i++) {
+                const int16_t want = (int16_t)(ld8(src, sgn, i) - zp);
+                bad_wd += wo[i] != want || (i & 1 ? wod[i / 2] : we[i / 2]) != want;
+            }
+            bad_wd += wo[n] != 7777 || we[(n + 1) / 2] != 7777 || wod[n / 2] != 7777;
+        }
+        CHECK_MSG(bad_dw == 0 && bad_rq == 0 && bad_pk == 0 && bad_wd == 0,
+                  "%s: %zu depthwise, %zu requantized, %zu packed, %zu widened values wrong", ops[oi]->name, bad_dw,
+                  bad_rq, bad_pk, bad_wd);
     }
 }
 

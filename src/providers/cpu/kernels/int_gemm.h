@@ -59,17 +59,23 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
  * rq_row: dst[q] = sat8(nn_q_add_sat(round_half_even((float)(int32)(acc[q] + bias) * mult), yzp)), int8 when
  *   is_signed else uint8 (QLinearConv's requantization; mult must be finite).
  * pack2_16: interleave two int16 rows into 16-column packed-B panels: for q < n (a multiple of 16),
- *   out[(q / 16) * pstride + 2 * (q % 16)] = ra[q] and [.. + 1] = rb[q]. */
+ *   out[(q / 16) * pstride + 2 * (q % 16)] = ra[q] and [.. + 1] = rb[q].
+ * widen: out[i] = x[i] - zp for i < n (x int8 if is_signed, else uint8).
+ * widen2: the same, deinterleaved: ev[i] = x[2i] - zp for i < (n + 1) / 2, od[i] = x[2i + 1] - zp for i < n / 2. */
 typedef void (*nn_qdw_taps_fn)(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps,
                                const int16_t *w);
 typedef void (*nn_qrq_row_fn)(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
                               void *dst);
 typedef void (*nn_qpack2_fn)(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+typedef void (*nn_qwiden_fn)(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+typedef void (*nn_qwiden2_fn)(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
     nn_qrq_row_fn rq_row;
     nn_qpack2_fn pack2_16;
+    nn_qwiden_fn widen;
+    nn_qwiden2_fn widen2;
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -77,6 +83,8 @@ size_t nn_qconv_ops_list(const nn_qconv_ops *const **out);
 void nn_qdw_taps_generic(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 void nn_qpack2_16_generic(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+void nn_qwiden_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+void nn_qwiden2_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
 
 /* C = A * B with an epilogue instead of a store: each finished tile (rows x cols at (i0, j0), row
  * stride ldt) goes to fn while it is in L1, so no M x N int32 buffer makes a round trip to memory. */
@@ -91,6 +99,8 @@ void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const i
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+void nn_qwiden2_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
 void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 #endif
 #endif

@@ -18,6 +18,25 @@ void nn_qpack2_16_generic(const int16_t *ra, const int16_t *rb, size_t n, int16_
         }
 }
 
+void nn_qwiden_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out) {
+    const int16_t z = (int16_t)zp;
+    if (is_signed) { const int8_t *s = x; for (size_t i = 0; i < n; i++) out[i] = (int16_t)(s[i] - z); }
+    else { const uint8_t *u = x; for (size_t i = 0; i < n; i++) out[i] = (int16_t)(u[i] - z); }
+}
+
+void nn_qwiden2_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od) {
+    const int16_t z = (int16_t)zp;
+    if (is_signed) {
+        const int8_t *s = x;
+        for (size_t i = 0; 2 * i < n; i++) ev[i] = (int16_t)(s[2 * i] - z);
+        for (size_t i = 0; 2 * i + 1 < n; i++) od[i] = (int16_t)(s[2 * i + 1] - z);
+    } else {
+        const uint8_t *u = x;
+        for (size_t i = 0; 2 * i < n; i++) ev[i] = (int16_t)(u[2 * i] - z);
+        for (size_t i = 0; 2 * i + 1 < n; i++) od[i] = (int16_t)(u[2 * i + 1] - z);
+    }
+}
+
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst) {
     for (size_t q = 0; q < n; q++) {
         const int32_t a = (int32_t)((uint32_t)acc[q] + (uint32_t)bias);   /* wraps as the int32 sum does */

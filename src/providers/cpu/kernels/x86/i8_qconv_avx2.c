@@ -3,9 +3,8 @@
  * against the broadcast weight pair, so one vpmaddwd does two taps for 8 outputs; |x|, |w| <= 255
  * keep every pair sum exact. The interleave works within 128-bit lanes, so the two accumulators
  * hold outputs 0-3/8-11 and 4-7/12-15 and are put in order once at the store.
- * rq_row: vcvtps2dq rounds half to even (the default MXCSR mode, as nearbyintf); the product is first
- * clamped to +-2^30, which changes no saturated 8-bit result and keeps the zero-point add in range;
- * the saturating packs then clamp to the 8-bit type. */
+ * rq_row: vcvtps2dq rounds half to even (the default MXCSR mode, as nearbyintf); see qrq16 for the
+ * clamps. */
 #include "../int_gemm.h"
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
@@ -62,29 +61,78 @@ __attribute__((target("avx2"))) void nn_qpack2_16_avx2(const int16_t *ra, const 
     }
 }
 
+__attribute__((target("avx2"))) void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out) {
+    const __m256i vz = _mm256_set1_epi16((int16_t)zp);
+    const uint8_t *u = x;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+        const __m256i w = is_signed ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_sub_epi16(w, vz));
+    }
+    for (; i + 8 <= n; i += 8) {
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(u + i));
+        const __m128i w = is_signed ? _mm_cvtepi8_epi16(b) : _mm_cvtepu8_epi16(b);
+        _mm_storeu_si128((__m128i *)(void *)(out + i), _mm_sub_epi16(w, _mm256_castsi256_si128(vz)));
+    }
+    if (i < n) nn_qwiden_generic(u + i, n - i, is_signed, zp, out + i);
+}
+
+/* 32 bytes read as 16 16-bit words: the even bytes are each word's low byte, the odd ones its high byte. */
+__attribute__((target("avx2"))) void nn_qwiden2_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev,
+                                                     int16_t *od) {
+    const __m256i vz = _mm256_set1_epi16((int16_t)zp);
+    const uint8_t *u = x;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
+        __m256i e, o;
+        if (is_signed) { e = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8); o = _mm256_srai_epi16(v, 8); }
+        else { e = _mm256_and_si256(v, _mm256_set1_epi16(0xff)); o = _mm256_srli_epi16(v, 8); }
+        _mm256_storeu_si256((__m256i *)(void *)(ev + i / 2), _mm256_sub_epi16(e, vz));
+        _mm256_storeu_si256((__m256i *)(void *)(od + i / 2), _mm256_sub_epi16(o, vz));
+    }
+    for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i)), z = _mm256_castsi256_si128(vz);
+        __m128i e, o;
+        if (is_signed) { e = _mm_srai_epi16(_mm_slli_epi16(v, 8), 8); o = _mm_srai_epi16(v, 8); }
+        else { e = _mm_and_si128(v, _mm_set1_epi16(0xff)); o = _mm_srli_epi16(v, 8); }
+        _mm_storeu_si128((__m128i *)(void *)(ev + i / 2), _mm_sub_epi16(e, z));
+        _mm_storeu_si128((__m128i *)(void *)(od + i / 2), _mm_sub_epi16(o, z));
+    }
+    if (i < n) nn_qwiden2_generic(u + i, n - i, is_signed, zp, ev + i / 2, od + i / 2);
+}
+
+/* 16 results: the product clamped above at 2^30 (vcvtps2dq turns any overflow into INT32_MIN, right
+ * only for negative ones), packed to int16 with saturation, the zero point added with int16
+ * saturation, packed to 8 bits with saturation. Every clamp moves only values that saturate the
+ * 8-bit result anyway, in the direction they saturate, so this equals the scalar expression. */
+__attribute__((target("avx2"))) static inline __m128i qrq16(const int32_t *acc, __m256i vb, __m256 vm, __m256i vz16,
+                                                            int is_signed) {
+    const __m256 hi = _mm256_set1_ps(1073741824.0f);
+    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)acc), vb)), vm), hi);
+    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8)), vb)), vm), hi);
+    const __m256i w16 = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_cvtps_epi32(f0), _mm256_cvtps_epi32(f1)), 0xd8), vz16);
+    const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
+    return is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+}
+
+__attribute__((target("avx2"), noinline)) static void qrq_tail(const int32_t *acc, size_t n, __m256i vb, __m256 vm,
+                                                               __m256i vz16, int is_signed, uint8_t *d) {
+    int32_t t[16] = { 0 };   /* a zero-padded copy: the same vector expression, n bytes kept */
+    uint8_t o[16];
+    memcpy(t, acc, n * sizeof *t);
+    _mm_storeu_si128((__m128i *)(void *)o, qrq16(t, vb, vm, vz16, is_signed));
+    memcpy(d, o, n);
+}
+
 __attribute__((target("avx2"))) void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult,
                                                      int32_t yzp, int is_signed, void *dst) {
-    const __m256i vb = _mm256_set1_epi32(bias), vz = _mm256_set1_epi32(yzp);
-    const __m256 vm = _mm256_set1_ps(mult), lo = _mm256_set1_ps(-1073741824.0f), hi = _mm256_set1_ps(1073741824.0f);
+    const __m256i vb = _mm256_set1_epi32(bias), vz16 = _mm256_set1_epi16((int16_t)yzp);
+    const __m256 vm = _mm256_set1_ps(mult);
     uint8_t *d = dst;
     size_t q = 0;
-    for (; q + 16 <= n; q += 16) {
-        __m256 f0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + q)), vb)), vm);
-        __m256 f1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + q + 8)), vb)), vm);
-        f0 = _mm256_min_ps(_mm256_max_ps(f0, lo), hi);
-        f1 = _mm256_min_ps(_mm256_max_ps(f1, lo), hi);
-        const __m256i i0 = _mm256_add_epi32(_mm256_cvtps_epi32(f0), vz), i1 = _mm256_add_epi32(_mm256_cvtps_epi32(f1), vz);
-        const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(i0, i1), 0xd8);   /* 16 int16 in order */
-        const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
-        const __m128i r = is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
-        _mm_storeu_si128((__m128i *)(void *)(d + q), r);
-    }
-    if (q < n) {   /* the tail through a zero-padded copy: the same vector expression, n - q bytes kept */
-        int32_t t[16] = { 0 };
-        uint8_t o[16];
-        memcpy(t, acc + q, (n - q) * sizeof *t);
-        nn_qrq_row_avx2(t, 16, bias, mult, yzp, is_signed, o);
-        memcpy(d + q, o, n - q);
-    }
+    for (; q + 16 <= n; q += 16) _mm_storeu_si128((__m128i *)(void *)(d + q), qrq16(acc + q, vb, vm, vz16, is_signed));
+    if (q < n) qrq_tail(acc + q, n - q, vb, vm, vz16, is_signed, d + q);
 }
 #endif

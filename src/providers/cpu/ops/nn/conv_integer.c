@@ -161,6 +161,13 @@ static void qconv_rq_row(const qconv_rq *rq, const int32_t *acc, size_t m, size_
     f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, sgn, (uint8_t *)rq->y->data + o);
 }
 
+/* acc[q] for q < n of channel m requantized into dst */
+static void qconv_rq_to(const qconv_rq *rq, const int32_t *acc, size_t m, size_t n, uint8_t *dst) {
+    const float mult = rq->mult[m];
+    const nn_qrq_row_fn f = isfinite(mult) ? rq->ops->rq_row : nn_qrq_row_generic;
+    f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, rq->y->type == CORT_TYPE_INT8, dst);
+}
+
 /* ---- GEMM path: im2col of one (image, group) straight into packed B ---- */
 typedef struct qconv_pack_job {
     const nn_conv_shape *cs;
@@ -170,6 +177,7 @@ typedef struct qconv_pack_job {
     size_t Kg, kp, P, nr;
     int pointwise;        /* 1x1, stride 1, no padding: im2col row p is input plane p */
     nn_qpack2_fn pack2;   /* the per-ISA interleave when nr is 16, else NULL */
+    nn_qwiden_fn widen;
     int16_t *out;
 } qconv_pack_job;
 
@@ -183,9 +191,8 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
     size_t k = 0;
     if (j->pointwise && p < j->Kg && c0 < j->P) {
         const size_t lim = j->P - c0 < n ? j->P - c0 : n, xo = p * j->P + c0;
-        const int16_t z = (int16_t)j->xzp;
-        if (sgn) { const int8_t *sx = (const int8_t *)j->x + xo; for (; k < lim; k++) buf[k] = (int16_t)(sx[k] - z); }
-        else { const uint8_t *sx = (const uint8_t *)j->x + xo; for (; k < lim; k++) buf[k] = (int16_t)(sx[k] - z); }
+        j->widen((const uint8_t *)j->x + xo, lim, sgn, j->xzp, buf);
+        k = lim;
     } else if (p < j->Kg && c0 < j->P) {
         const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
         const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
@@ -283,7 +290,8 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
     for (size_t n = 0; n < cs->N; n++)
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
-                                  k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL, bp };
+                                  k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL,
+                                  nn_qconv_best_ops()->widen, bp };
             cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
             if (rq) {
@@ -326,7 +334,7 @@ static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
     const nn_geom *g = &j->cs->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), sub = j->hq * j->wq, sh = j->sh, sw = j->sw;
     const size_t pw = (size_t)g->pb[2], iw_n = (size_t)g->in[2];
-    const int16_t z = (int16_t)j->xzp;
+    const int32_t z = j->xzp;
     for (size_t t = begin; t < end; t++) {
         int16_t *d = j->xpad + t * j->psize;
         memset(d, 0, j->psize * sizeof *d);
@@ -339,18 +347,10 @@ static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
                 const int8_t *s8 = (const int8_t *)j->x + so;
                 const uint8_t *u8 = (const uint8_t *)j->x + so;
                 if (sw == 1) {
-                    if (j->sgn) for (size_t iw = 0; iw < iw_n; iw++) row[pw + iw] = (int16_t)(s8[iw] - z);
-                    else for (size_t iw = 0; iw < iw_n; iw++) row[pw + iw] = (int16_t)(u8[iw] - z);
+                    j->ops->widen(u8, iw_n, j->sgn, j->xzp, row + pw);
                 } else if (sw == 2) {   /* deinterleave: even padded columns to phase 0, odd to phase 1 */
-                    int16_t *ev = row + (pw & 1) * sub + pw / 2, *od = row + ((pw + 1) & 1) * sub + (pw + 1) / 2;
-                    const size_t ne = (iw_n + 1) / 2, no = iw_n / 2;
-                    if (j->sgn) {
-                        for (size_t q = 0; q < ne; q++) ev[q] = (int16_t)(s8[2 * q] - z);
-                        for (size_t q = 0; q < no; q++) od[q] = (int16_t)(s8[2 * q + 1] - z);
-                    } else {
-                        for (size_t q = 0; q < ne; q++) ev[q] = (int16_t)(u8[2 * q] - z);
-                        for (size_t q = 0; q < no; q++) od[q] = (int16_t)(u8[2 * q + 1] - z);
-                    }
+                    j->ops->widen2(u8, iw_n, j->sgn, j->xzp, row + (pw & 1) * sub + pw / 2,
+                                   row + ((pw + 1) & 1) * sub + (pw + 1) / 2);
                 } else {
                     for (size_t iw = 0; iw < iw_n; iw++) {
                         const size_t c = pw + iw;
@@ -362,6 +362,7 @@ static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
 }
 
 #define QDW_BUF 2048   /* int32 outputs per tap-kernel call (on the stack, in L1) */
+#define QDW_SLACK 16   /* int16 after the last padded plane: a run rounded up to 16 outputs reads at most 15 more */
 
 /* Finished outputs [ow0, ow0 + n) of row oh of plane t: requantized, or stored as int32. */
 static void qconv_dw_emit(const qconv_dw_job *j, const int32_t *buf, size_t t, size_t m, size_t oh, size_t ow0,
@@ -377,7 +378,8 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
     const nn_geom *g = &cs->g;
     const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
     const int64_t ow_n = g->out[2], sw = g->s[2];
-    int32_t buf[QDW_BUF];
+    int32_t buf[QDW_BUF + 16];
+    uint8_t qbuf[QDW_BUF + 16];
     for (size_t t = begin; t < end; t++) {
         const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
         const int16_t *xp = j->xpad + (n * cs->C + c) * j->psize, *w = j->w + m * ks;
@@ -387,8 +389,16 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
                 const size_t R = QDW_BUF / wq;
                 for (size_t oh0 = 0; oh0 < ohn; oh0 += R) {
                     const size_t rows = ohn - oh0 < R ? ohn - oh0 : R;
-                    j->ops->dw_taps(buf, (rows - 1) * wq + own, xp + oh0 * wq, j->off, ks, w);
-                    for (size_t r = 0; r < rows; r++) qconv_dw_emit(j, buf + r * wq, t, m, oh0 + r, 0, own, P, own);
+                    /* rounded up to whole vectors: the extra outputs read the next plane or the zeroed slack */
+                    const size_t nf = ((rows - 1) * wq + own + 15) & ~(size_t)15;
+                    j->ops->dw_taps(buf, nf, xp + oh0 * wq, j->off, ks, w);
+                    if (j->rq) {   /* requantized in one run, the columns between rows included, then compacted */
+                        qconv_rq_to(j->rq, buf, m, nf, qbuf);
+                        uint8_t *yd = (uint8_t *)j->rq->y->data + t * P + oh0 * own;
+                        for (size_t r = 0; r < rows; r++) memcpy(yd + r * own, qbuf + r * wq, own);
+                    } else {
+                        for (size_t r = 0; r < rows; r++) qconv_dw_emit(j, buf + r * wq, t, m, oh0 + r, 0, own, P, own);
+                    }
                 }
             } else {
                 for (size_t oh = 0; oh < ohn; oh++)
@@ -434,7 +444,7 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
     size_t nbytes, accn = 1;
     if (cort_mul_size_ovf(j.hq, j.wq, &j.psize) || cort_mul_size_ovf(j.psize, j.sh * j.sw, &j.psize) ||
         cort_mul_size_ovf(j.psize, (size_t)j.dp, &j.psize) || cort_mul_size_ovf(j.psize, planes, &nbytes) ||
-        cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
+        cort_add_size_ovf(nbytes, QDW_SLACK, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
         (!flat && rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
                                planes);
@@ -448,6 +458,7 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
         return cort_error_oom();
     }
     if (acc) j.yint = acc;
+    memset(j.xpad + planes * j.psize, 0, QDW_SLACK * sizeof(int16_t));
     if (flat) {
         const size_t sub = j.hq * j.wq;
         for (size_t i = 0; i < (size_t)g->k[1]; i++)
