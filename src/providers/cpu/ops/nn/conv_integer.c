@@ -178,12 +178,15 @@ typedef struct qconv_pack_job {
     int pointwise;        /* 1x1, stride 1, no padding: im2col row p is input plane p */
     nn_qpack2_fn pack2;   /* the per-ISA interleave when nr is 16, else NULL */
     nn_qwiden_fn widen;
+    nn_qwiden2_fn widen2;
     int16_t *out;
 } qconv_pack_job;
 
 static inline int32_t ldx(const void *x, int sgn, size_t i) {
     return sgn ? (int32_t)((const int8_t *)x)[i] : (int32_t)((const uint8_t *)x)[i];
 }
+
+#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
 
 /* Values (x - x_zp, or 0 for a padded tap) of im2col row p for columns [c0, c0 + n), zeros past P. */
 static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, size_t n, int sgn, int16_t *buf) {
@@ -210,9 +213,18 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
                 const size_t rbase = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
                 const int64_t iw0 = ow * g->s[2] - g->pb[2] + kw * g->d[2], sw = g->s[2], in2 = g->in[2];
                 int16_t *d = buf + k;
-                if (sw == 1 && iw0 >= 0 && iw0 + (int64_t)seg <= in2) {   /* the whole segment inside the row */
-                    if (sgn) { const int8_t *sx = (const int8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
-                    else { const uint8_t *sx = (const uint8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                if (sw == 1 || sw == 2) {   /* the part inside the row by the per-ISA widening, padding zeroed */
+                    const int64_t qa64 = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, qe = (in2 - iw0 + sw - 1) / sw;
+                    const size_t qa = (size_t)(qa64 < (int64_t)seg ? qa64 : (int64_t)seg);
+                    const size_t qb = qe < (int64_t)qa ? qa : qe < (int64_t)seg ? (size_t)qe : seg;
+                    if (qa) memset(d, 0, qa * sizeof *d);
+                    const uint8_t *src = (const uint8_t *)j->x + rbase + (size_t)(iw0 + (int64_t)qa * sw);
+                    if (qb > qa && sw == 1) j->widen(src, qb - qa, sgn, z, d + qa);
+                    else if (qb > qa) {   /* the odd columns between the taps go to a scratch row */
+                        int16_t odd[QCONV_CHUNK];
+                        j->widen2(src, 2 * (qb - qa) - 1, sgn, z, d + qa, odd);
+                    }
+                    if (qb < seg) memset(d + qb, 0, (seg - qb) * sizeof *d);
                 } else {
                     for (size_t q = 0; q < seg; q++) {
                         const int64_t iw = iw0 + (int64_t)q * sw;
@@ -228,7 +240,6 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
     if (k < n) memset(buf + k, 0, (n - k) * sizeof *buf);
 }
 
-#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
 
 /* Rows 2pp and 2pp+1 of packed B: both filled a chunk at a time, then interleaved into the panels. */
 static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) {
@@ -291,7 +302,7 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
                                   k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL,
-                                  nn_qconv_best_ops()->widen, bp };
+                                  nn_qconv_best_ops()->widen, nn_qconv_best_ops()->widen2, bp };
             cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
             if (rq) {
