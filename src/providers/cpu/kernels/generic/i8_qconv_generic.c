@@ -37,6 +37,24 @@ void nn_qwiden2_generic(const void *x, size_t n, int is_signed, int32_t zp, int1
     }
 }
 
+void nn_qwino_in_generic(const int16_t *const *e, const int16_t *const *o, size_t n, int16_t *v, size_t vstride) {
+    for (size_t t = 0; t < n; t++) {
+        int16_t h[4][4];
+        for (int i = 0; i < 4; i++) {   /* d B along the row */
+            h[i][0] = (int16_t)(e[i][t] - e[i][t + 1]);
+            h[i][1] = (int16_t)(o[i][t] + e[i][t + 1]);
+            h[i][2] = (int16_t)(e[i][t + 1] - o[i][t]);
+            h[i][3] = (int16_t)(o[i][t] - o[i][t + 1]);
+        }
+        for (int j = 0; j < 4; j++) {   /* B^T (d B) down the column */
+            v[(size_t)j * vstride + t] = (int16_t)(h[0][j] - h[2][j]);
+            v[(size_t)(4 + j) * vstride + t] = (int16_t)(h[1][j] + h[2][j]);
+            v[(size_t)(8 + j) * vstride + t] = (int16_t)(h[2][j] - h[1][j]);
+            v[(size_t)(12 + j) * vstride + t] = (int16_t)(h[1][j] - h[3][j]);
+        }
+    }
+}
+
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst) {
     for (size_t q = 0; q < n; q++) {
         const int32_t a = (int32_t)((uint32_t)acc[q] + (uint32_t)bias);   /* wraps as the int32 sum does */

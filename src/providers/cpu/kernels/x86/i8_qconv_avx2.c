@@ -103,6 +103,33 @@ __attribute__((target("avx2"))) void nn_qwiden2_avx2(const void *x, size_t n, in
     if (i < n) nn_qwiden2_generic(u + i, n - i, is_signed, zp, ev + i / 2, od + i / 2);
 }
 
+__attribute__((target("avx2"))) void nn_qwino_in_avx2(const int16_t *const *e, const int16_t *const *o, size_t n,
+                                                      int16_t *v, size_t vstride) {
+    size_t t = 0;
+#define NN_LD(P) _mm256_loadu_si256((const __m256i *)(const void *)(P))
+    for (; t + 16 <= n; t += 16) {
+        __m256i h[4][4];
+        for (int i = 0; i < 4; i++) {
+            const __m256i e0 = NN_LD(e[i] + t), e1 = NN_LD(e[i] + t + 1), o0 = NN_LD(o[i] + t), o1 = NN_LD(o[i] + t + 1);
+            h[i][0] = _mm256_sub_epi16(e0, e1);
+            h[i][1] = _mm256_add_epi16(o0, e1);
+            h[i][2] = _mm256_sub_epi16(e1, o0);
+            h[i][3] = _mm256_sub_epi16(o0, o1);
+        }
+        for (int j = 0; j < 4; j++) {
+            _mm256_storeu_si256((__m256i *)(void *)(v + (size_t)j * vstride + t), _mm256_sub_epi16(h[0][j], h[2][j]));
+            _mm256_storeu_si256((__m256i *)(void *)(v + (size_t)(4 + j) * vstride + t), _mm256_add_epi16(h[1][j], h[2][j]));
+            _mm256_storeu_si256((__m256i *)(void *)(v + (size_t)(8 + j) * vstride + t), _mm256_sub_epi16(h[2][j], h[1][j]));
+            _mm256_storeu_si256((__m256i *)(void *)(v + (size_t)(12 + j) * vstride + t), _mm256_sub_epi16(h[1][j], h[3][j]));
+        }
+    }
+#undef NN_LD
+    if (t < n) {
+        const int16_t *e2[4] = { e[0] + t, e[1] + t, e[2] + t, e[3] + t }, *o2[4] = { o[0] + t, o[1] + t, o[2] + t, o[3] + t };
+        nn_qwino_in_generic(e2, o2, n - t, v + t, vstride);
+    }
+}
+
 /* 16 results: the product clamped above at 2^30 (vcvtps2dq turns any overflow into INT32_MIN, right
  * only for negative ones), packed to int16 with saturation, the zero point added with int16
  * saturation, packed to 8 bits with saturation. Every clamp moves only values that saturate the

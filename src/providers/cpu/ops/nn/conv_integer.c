@@ -31,6 +31,8 @@ typedef struct qconv_state {
     int16_t *wpack;   /* GEMM path: group g's packed A at wpack + g * gstride */
     size_t   gstride;
     int16_t *wdw;     /* depthwise path: [M][kernel size] taps, zero point subtracted */
+    int16_t *wwino;   /* Winograd path: transform xi's packed A (M x C) at wwino + xi * wino_stride, or NULL */
+    size_t   wino_stride;
 } qconv_state;
 
 static void qconv_free(void *p) {
@@ -38,11 +40,58 @@ static void qconv_free(void *p) {
     if (!s) return;
     cort_free(s->wpack);
     cort_free(s->wdw);
+    cort_free(s->wwino);
     cort_free(s->wz_bytes);
     cort_free(s);
 }
 
 static int qconv_is_depthwise(size_t Cg, size_t group) { return Cg == 1 && group > 1; }
+
+/* ---- Winograd F(2x2, 3x3) for dense 3x3 stride-1 convs, in exact integers ----
+ * With G' = 2G (integer), U' = G' g G'^T = 4 U, so 4 Y = A^T [sum_c U'_c (.) V_c] A with V = B^T d B
+ * (B, A have entries 0 and +-1): the products are int16 (|U'| <= 9 |g| <= 2295, |V| <= 4 * 255) and
+ * every sum is exact modulo 2^32. 4 Y is then exact in int32 when |Y| < 2^29, which
+ * 9 * C * 255 * max|g| < 2^29 guarantees for every input (checked at preparation, else no
+ * Winograd), and Y = 4 Y / 4 exactly: the same int32 as the direct sum. 16 GEMMs of M x C by
+ * C x tiles do the work of 36 multiplies per channel and 2x2 outputs in 16. */
+static cort_status *qconv_prepare_wino(qconv_state *s, const cort_value *w, const void *d, int sgn, const int32_t *zp) {
+    const size_t M = (size_t)w->shape[0], C = (size_t)w->shape[1];
+    const nn_window *win = &s->a.w;
+    if (s->a.group != 1 || w->rank != 4 || w->shape[2] != 3 || w->shape[3] != 3 || s->k->nr != 16) return NULL;
+    for (int i = 0; i < 2; i++)
+        if ((win->has_strides && win->strides[i] != 1) || (win->has_dilations && win->dilations[i] != 1)) return NULL;
+    int32_t maxg = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        const int32_t v = (sgn ? (int32_t)((const int8_t *)d)[i] : (int32_t)((const uint8_t *)d)[i]) - zp[i / (C * 9)];
+        if (v > maxg) maxg = v;
+        if (-v > maxg) maxg = -v;
+    }
+    if ((double)9 * (double)C * 255.0 * (double)maxg >= 536870912.0) return NULL;
+    const size_t per = nn_igemm_a_size(s->k, M, C), kp = nn_igemm_kp(C);
+    size_t n;
+    if (!per || cort_mul_size_ovf(per, 16 * sizeof(int16_t), &n)) return NULL;
+    if (!(s->wwino = cort_calloc(1, n))) return cort_error_oom();
+    s->wino_stride = per;
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            int32_t g[3][3], t[4][3];
+            for (int i = 0; i < 9; i++) {
+                const size_t idx = (m * C + c) * 9 + (size_t)i;
+                g[i / 3][i % 3] = (sgn ? (int32_t)((const int8_t *)d)[idx] : (int32_t)((const uint8_t *)d)[idx]) - zp[m];
+            }
+            for (int j = 0; j < 3; j++) {   /* G' g */
+                t[0][j] = 2 * g[0][j];
+                t[1][j] = g[0][j] + g[1][j] + g[2][j];
+                t[2][j] = g[0][j] - g[1][j] + g[2][j];
+                t[3][j] = 2 * g[2][j];
+            }
+            for (int i = 0; i < 4; i++) {   /* (G' g) G'^T */
+                const int32_t u[4] = { 2 * t[i][0], t[i][0] + t[i][1] + t[i][2], t[i][0] - t[i][1] + t[i][2], 2 * t[i][2] };
+                for (int j = 0; j < 4; j++) s->wwino[(size_t)(4 * i + j) * per + m * kp + c] = (int16_t)u[j];
+            }
+        }
+    return NULL;
+}
 
 static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s, size_t wi, size_t wzi) {
     cort_status *st;
@@ -98,6 +147,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         cort_free(zp8);
         s->k = k;
         s->gstride = per;
+        if ((st = qconv_prepare_wino(s, w, d, sgn, zp))) { cort_free(zp); return st; }
     }
     if (wz) {
         if (!(s->wz_bytes = cort_malloc(wz->count))) { cort_free(zp); return cort_error_oom(); }
@@ -313,6 +363,160 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
             }
         }
     cort_kernel_scratch_free(ctx, bp);
+    return NULL;
+}
+
+/* ---- Winograd path (see qconv_prepare_wino) ---- */
+#define QW_CHUNK 256   /* tiles per input-transform chunk (a multiple of 16) */
+#define QW_MAXW 1024   /* tiles per tile row the row buffers hold */
+
+typedef struct qconv_wino_job {
+    const nn_conv_shape *cs;
+    const nn_igemm_kernel *k;
+    const nn_qconv_ops *ops;
+    const void *x;        /* image n's first plane */
+    int sgn;
+    int32_t xzp;
+    size_t C, M, T, tw, kp, nb, mtiles, P;
+    int16_t *bw;          /* 16 packed B operands, xi's at bw + xi * nb */
+    const int16_t *aw;
+    size_t astride;
+    int32_t *acc;         /* image n's M x P int32 results */
+} qconv_wino_job;
+
+/* Even/odd columns of padded input row r (x - x_zp, 0 outside), columns 0 .. 2 tw + 1 of the tile row. */
+static void qw_row(const qconv_wino_job *j, size_t c, int64_t r, int16_t *e, int16_t *o) {
+    const nn_geom *g = &j->cs->g;
+    const size_t tw = j->tw, nc = 2 * tw + 2;
+    memset(e, 0, (tw + 1) * sizeof *e);
+    memset(o, 0, (tw + 1) * sizeof *o);
+    if (r < 0 || r >= g->in[1]) return;
+    const size_t pw = (size_t)g->pb[2], iw = (size_t)g->in[2];
+    if (pw >= nc) return;
+    const size_t jb = pw + iw < nc ? pw + iw : nc;
+    const uint8_t *src = (const uint8_t *)j->x + c * (size_t)nn_geom_in_size(g) + (size_t)r * iw;
+    if (pw % 2 == 0) j->ops->widen2(src, jb - pw, j->sgn, j->xzp, e + pw / 2, o + pw / 2);
+    else j->ops->widen2(src, jb - pw, j->sgn, j->xzp, o + pw / 2, e + pw / 2 + 1);
+}
+
+/* Input transform of channel pairs [begin, end) into the packed B operands. */
+static void qw_in_range(void *arg, size_t begin, size_t end) {
+    const qconv_wino_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    int16_t v[2][16 * QW_CHUNK], rows[8][QW_MAXW + 1];
+    const int16_t *e[4] = { rows[0], rows[1], rows[2], rows[3] }, *o[4] = { rows[4], rows[5], rows[6], rows[7] };
+    const size_t nrkp = 16 * j->kp, panels = j->T / 16 + (j->T % 16 != 0);
+    for (size_t pp = begin; pp < end; pp++)
+        for (size_t t0 = 0; t0 < panels * 16; t0 += QW_CHUNK) {
+            const size_t tn = panels * 16 - t0 < QW_CHUNK ? panels * 16 - t0 : QW_CHUNK;
+            for (size_t h = 0; h < 2; h++) {
+                const size_t c = 2 * pp + h;
+                memset(v[h], 0, sizeof v[h]);
+                if (c >= j->C) continue;
+                size_t t = t0;
+                while (t < t0 + tn && t < j->T) {   /* one tile row's segment at a time */
+                    const size_t ty = t / j->tw, tx = t % j->tw;
+                    const size_t cnt = j->tw - tx < t0 + tn - t ? j->tw - tx : t0 + tn - t;
+                    for (int i = 0; i < 4; i++)
+                        qw_row(j, c, (int64_t)(2 * ty) - g->pb[1] + i, rows[i], rows[4 + i]);
+                    const int16_t *es[4] = { e[0] + tx, e[1] + tx, e[2] + tx, e[3] + tx };
+                    const int16_t *os[4] = { o[0] + tx, o[1] + tx, o[2] + tx, o[3] + tx };
+                    j->ops->wino_in(es, os, cnt, v[h] + (t - t0), QW_CHUNK);
+                    t += cnt;
+                }
+            }
+            for (size_t xi = 0; xi < 16; xi++)
+                j->ops->pack2_16(v[0] + xi * QW_CHUNK, v[1] + xi * QW_CHUNK, tn, j->bw + xi * j->nb + (t0 / 16) * nrkp + pp * 32,
+                                 nrkp);
+        }
+}
+
+/* 16 tile GEMMs for one (panel, row tile), then the output transform into acc. */
+static void qw_gemm_range(void *arg, size_t begin, size_t end) {
+    const qconv_wino_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    const size_t mr = j->k->mr, OH = (size_t)g->out[1], OW = (size_t)g->out[2];
+    int32_t tl[16][16 * 16];
+    for (size_t it = begin; it < end; it++) {
+        const size_t jp = it / j->mtiles, i0 = it % j->mtiles * mr;
+        const size_t rows = j->M - i0 < mr ? j->M - i0 : mr;
+        for (size_t xi = 0; xi < 16; xi++)
+            j->k->ukr(j->kp / 2, j->aw + xi * j->astride + i0 * j->kp, j->kp, j->bw + xi * j->nb + jp * 16 * j->kp, tl[xi], 16);
+        for (size_t r = 0; r < rows; r++) {
+            uint32_t y[4][16];
+            for (size_t q = 0; q < 16; q++) {   /* A^T M A, wrapping like the GEMM's lanes */
+                uint32_t sr[2][4];
+                for (int b = 0; b < 4; b++) {
+                    const uint32_t m0 = (uint32_t)tl[b][r * 16 + q], m1 = (uint32_t)tl[4 + b][r * 16 + q];
+                    const uint32_t m2 = (uint32_t)tl[8 + b][r * 16 + q], m3 = (uint32_t)tl[12 + b][r * 16 + q];
+                    sr[0][b] = m0 + m1 + m2;
+                    sr[1][b] = m1 - m2 - m3;
+                }
+                for (int a = 0; a < 2; a++) {
+                    y[2 * a][q] = sr[a][0] + sr[a][1] + sr[a][2];
+                    y[2 * a + 1][q] = sr[a][1] - sr[a][2] - sr[a][3];
+                }
+            }
+            int32_t *dst = j->acc + (i0 + r) * j->P;
+            for (size_t q = 0; q < 16; q++) {
+                const size_t t = jp * 16 + q;
+                if (t >= j->T) break;
+                const size_t oh = 2 * (t / j->tw), ow = 2 * (t % j->tw);
+                for (size_t a = 0; a < 2 && oh + a < OH; a++)
+                    for (size_t b = 0; b < 2 && ow + b < OW; b++)
+                        dst[(oh + a) * OW + ow + b] = (int32_t)y[2 * a + b][q] / 4;   /* exact: a multiple of 4 */
+            }
+        }
+    }
+}
+
+typedef struct qconv_rqp_job { const qconv_rq *rq; const int32_t *acc; size_t m0, o0, P; } qconv_rqp_job;
+static void qconv_rqp_range(void *arg, size_t begin, size_t end) {
+    const qconv_rqp_job *j = arg;
+    for (size_t r = begin; r < end; r++) qconv_rq_row(j->rq, j->acc + r * j->P, j->m0 + r, j->o0 + r * j->P, j->P);
+}
+
+static int qconv_wino_ok(const qconv_state *s, const nn_conv_shape *cs) {
+    const nn_geom *g = &cs->g;
+    return s->wwino && cs->group == 1 && g->in[0] == 1 && g->k[0] == 1 && g->pb[0] == 0 && g->pe[0] == 0 &&
+           g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 &&
+           (size_t)(g->out[2] + 1) / 2 <= QW_MAXW && g->out[1] > 0 && g->out[2] > 0;
+}
+
+static cort_status *qconv_wino(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                               int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_geom *g = &cs->g;
+    const nn_igemm_kernel *k = s->k;
+    qconv_wino_job j = { cs, k, nn_qconv_best_ops(), NULL, x->type == CORT_TYPE_INT8, xzp, cs->C, cs->M, 0,
+                         (size_t)(g->out[2] + 1) / 2, nn_igemm_kp(cs->C), 0, cs->M / k->mr + (cs->M % k->mr != 0),
+                         (size_t)nn_geom_out_size(g), NULL, s->wwino, s->wino_stride, NULL };
+    j.T = (size_t)(g->out[1] + 1) / 2 * j.tw;
+    j.nb = nn_igemm_b_size(k, cs->C, j.T);
+    size_t nbw, accn = 1;
+    if (!j.nb || cort_mul_size_ovf(j.nb, 16 * sizeof(int16_t), &nbw) ||
+        (rq && (cort_mul_size_ovf(cs->M, j.P, &accn) || accn > SIZE_MAX / 4)))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu channels over %zu outputs is too large",
+                               cs->C, j.P);
+    j.bw = cort_kernel_scratch(ctx, nbw);
+    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    if (!j.bw || (rq && !acc)) {
+        cort_kernel_scratch_free(ctx, j.bw);
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_error_oom();
+    }
+    const size_t in_size = (size_t)nn_geom_in_size(g), panels = j.T / 16 + (j.T % 16 != 0);
+    for (size_t n = 0; n < cs->N; n++) {
+        j.x = (const uint8_t *)x->data + n * cs->C * in_size;
+        j.acc = rq ? acc : yint + n * cs->M * j.P;
+        cort_parallel_for(ctx->pool, j.kp / 2, 1, qw_in_range, &j);
+        cort_parallel_for(ctx->pool, panels * j.mtiles, 1, qw_gemm_range, &j);
+        if (rq) {
+            qconv_rqp_job rj = { rq, acc, 0, n * cs->M * j.P, j.P };
+            cort_parallel_for(ctx->pool, cs->M, grain_for(j.P), qconv_rqp_range, &rj);
+        }
+    }
+    cort_kernel_scratch_free(ctx, j.bw);
+    cort_kernel_scratch_free(ctx, acc);
     return NULL;
 }
 
@@ -585,6 +789,7 @@ static int qconv_fast(cort_kernel_ctx *ctx, size_t xzi, size_t wi, size_t wzi, c
     const cort_value *x = ctx->inputs[0], *xz = nn_opt_input(ctx, xzi);
     const int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
     if (s->wdw) *st = qconv_dw(ctx, s, cs, x, xzp, yint, rq);
+    else if (qconv_wino_ok(s, cs)) *st = qconv_wino(ctx, s, cs, x, xzp, yint, rq);
     else *st = qconv_gemm(ctx, s, cs, x, xzp, yint, rq);
     return 1;
 }
