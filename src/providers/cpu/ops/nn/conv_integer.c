@@ -369,6 +369,7 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
 /* ---- Winograd path (see qconv_prepare_wino) ---- */
 #define QW_CHUNK 256   /* tiles per input-transform chunk (a multiple of 16) */
 #define QW_MAXW 1024   /* tiles per tile row the row buffers hold */
+#define QW_SLACK 16    /* a segment's transform rounded up to 16 tiles: zeroed row and transform slack */
 
 typedef struct qconv_wino_job {
     const nn_conv_shape *cs;
@@ -388,8 +389,8 @@ typedef struct qconv_wino_job {
 static void qw_row(const qconv_wino_job *j, size_t c, int64_t r, int16_t *e, int16_t *o) {
     const nn_geom *g = &j->cs->g;
     const size_t tw = j->tw, nc = 2 * tw + 2;
-    memset(e, 0, (tw + 1) * sizeof *e);
-    memset(o, 0, (tw + 1) * sizeof *o);
+    memset(e, 0, (tw + 1 + QW_SLACK) * sizeof *e);
+    memset(o, 0, (tw + 1 + QW_SLACK) * sizeof *o);
     if (r < 0 || r >= g->in[1]) return;
     const size_t pw = (size_t)g->pb[2], iw = (size_t)g->in[2];
     if (pw >= nc) return;
@@ -403,7 +404,7 @@ static void qw_row(const qconv_wino_job *j, size_t c, int64_t r, int16_t *e, int
 static void qw_in_range(void *arg, size_t begin, size_t end) {
     const qconv_wino_job *j = arg;
     const nn_geom *g = &j->cs->g;
-    int16_t v[2][16 * QW_CHUNK], rows[8][QW_MAXW + 1];
+    int16_t v[2][16 * (QW_CHUNK + QW_SLACK)], rows[8][QW_MAXW + 1 + QW_SLACK];
     const int16_t *e[4] = { rows[0], rows[1], rows[2], rows[3] }, *o[4] = { rows[4], rows[5], rows[6], rows[7] };
     const size_t nrkp = 16 * j->kp, panels = j->T / 16 + (j->T % 16 != 0);
     for (size_t pp = begin; pp < end; pp++)
@@ -421,12 +422,13 @@ static void qw_in_range(void *arg, size_t begin, size_t end) {
                         qw_row(j, c, (int64_t)(2 * ty) - g->pb[1] + i, rows[i], rows[4 + i]);
                     const int16_t *es[4] = { e[0] + tx, e[1] + tx, e[2] + tx, e[3] + tx };
                     const int16_t *os[4] = { o[0] + tx, o[1] + tx, o[2] + tx, o[3] + tx };
-                    j->ops->wino_in(es, os, cnt, v[h] + (t - t0), QW_CHUNK);
+                    /* whole vectors: the extra tiles land where the next segment (or nothing) goes */
+                    j->ops->wino_in(es, os, (cnt + 15) & ~(size_t)15, v[h] + (t - t0), QW_CHUNK + QW_SLACK);
                     t += cnt;
                 }
             }
             for (size_t xi = 0; xi < 16; xi++)
-                j->ops->pack2_16(v[0] + xi * QW_CHUNK, v[1] + xi * QW_CHUNK, tn, j->bw + xi * j->nb + (t0 / 16) * nrkp + pp * 32,
+                j->ops->pack2_16(v[0] + xi * (QW_CHUNK + QW_SLACK), v[1] + xi * (QW_CHUNK + QW_SLACK), tn, j->bw + xi * j->nb + (t0 / 16) * nrkp + pp * 32,
                                  nrkp);
         }
 }
