@@ -445,28 +445,29 @@ static void qw_gemm_range(void *arg, size_t begin, size_t end) {
         for (size_t xi = 0; xi < 16; xi++)
             j->k->ukr(j->kp / 2, j->aw + xi * j->astride + i0 * j->kp, j->kp, j->bw + xi * j->nb + jp * 16 * j->kp, tl[xi], 16);
         for (size_t r = 0; r < rows; r++) {
-            uint32_t y[4][16];
-            for (size_t q = 0; q < 16; q++) {   /* A^T M A, wrapping like the GEMM's lanes */
-                uint32_t sr[2][4];
-                for (int b = 0; b < 4; b++) {
-                    const uint32_t m0 = (uint32_t)tl[b][r * 16 + q], m1 = (uint32_t)tl[4 + b][r * 16 + q];
-                    const uint32_t m2 = (uint32_t)tl[8 + b][r * 16 + q], m3 = (uint32_t)tl[12 + b][r * 16 + q];
-                    sr[0][b] = m0 + m1 + m2;
-                    sr[1][b] = m1 - m2 - m3;
-                }
-                for (int a = 0; a < 2; a++) {
-                    y[2 * a][q] = sr[a][0] + sr[a][1] + sr[a][2];
-                    y[2 * a + 1][q] = sr[a][1] - sr[a][2] - sr[a][3];
+            /* A^T M A over the 16 tiles at once (fixed-count loops the compiler vectorizes), wrapping like
+             * the GEMM's lanes */
+            uint32_t sr[2][4][16], y[4][16];
+            for (int b = 0; b < 4; b++) {
+                const int32_t *m0 = tl[b] + r * 16, *m1 = tl[4 + b] + r * 16, *m2 = tl[8 + b] + r * 16, *m3 = tl[12 + b] + r * 16;
+                for (size_t q = 0; q < 16; q++) {
+                    sr[0][b][q] = (uint32_t)m0[q] + (uint32_t)m1[q] + (uint32_t)m2[q];
+                    sr[1][b][q] = (uint32_t)m1[q] - (uint32_t)m2[q] - (uint32_t)m3[q];
                 }
             }
+            for (int a = 0; a < 2; a++)
+                for (size_t q = 0; q < 16; q++) {
+                    y[2 * a][q] = sr[a][0][q] + sr[a][1][q] + sr[a][2][q];
+                    y[2 * a + 1][q] = sr[a][1][q] - sr[a][2][q] - sr[a][3][q];
+                }
             int32_t *dst = j->acc + (i0 + r) * j->P;
-            for (size_t q = 0; q < 16; q++) {
-                const size_t t = jp * 16 + q;
-                if (t >= j->T) break;
-                const size_t oh = 2 * (t / j->tw), ow = 2 * (t % j->tw);
+            size_t ty = jp * 16 / j->tw, tx = jp * 16 % j->tw;
+            for (size_t q = 0; q < 16 && jp * 16 + q < j->T; q++) {
+                const size_t oh = 2 * ty, ow = 2 * tx;
                 for (size_t a = 0; a < 2 && oh + a < OH; a++)
                     for (size_t b = 0; b < 2 && ow + b < OW; b++)
                         dst[(oh + a) * OW + ow + b] = (int32_t)y[2 * a + b][q] / 4;   /* exact: a multiple of 4 */
+                if (++tx == j->tw) { tx = 0; ty++; }
             }
         }
     }
