@@ -386,8 +386,26 @@ static void test_qconv_ops(void) {
             }
             bad_wd += wo[n] != 7777 || we[(n + 1) / 2] != 7777 || wod[n / 2] != 7777;
         }
+        /* the fused pointwise pack: lengths across the panel width, a missing second row, zero columns past n */
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t n = 1 + rnd() % 60, ps = 40, panels = (n + 15) / 16;
+            const int sgn = trial & 1, second = trial % 3 != 0;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            uint8_t xa[64], xb[64];
+            int16_t out8[4 * 40];
+            for (size_t i = 0; i < 64; i++) { xa[i] = (uint8_t)rnd(); xb[i] = (uint8_t)rnd(); }
+            for (size_t i = 0; i < 4 * 40; i++) out8[i] = 7777;
+            ops[oi]->pack2_8(xa, second ? xb : NULL, n, sgn, zp, out8, ps);
+            for (size_t q = 0; q < panels * 16; q++) {
+                const int16_t wa = q < n ? (int16_t)(ld8(xa, sgn, q) - zp) : 0;
+                const int16_t wb = q < n && second ? (int16_t)(ld8(xb, sgn, q) - zp) : 0;
+                bad_wd += out8[(q / 16) * ps + 2 * (q % 16)] != wa || out8[(q / 16) * ps + 2 * (q % 16) + 1] != wb;
+            }
+            for (size_t p = 0; p < panels; p++)
+                for (size_t i = 32; i < ps; i++) bad_wd += out8[p * ps + i] != 7777;
+        }
         CHECK_MSG(bad_dw == 0 && bad_rq == 0 && bad_pk == 0 && bad_wd == 0,
-                  "%s: %zu depthwise, %zu requantized, %zu packed, %zu widened values wrong", ops[oi]->name, bad_dw,
+                  "%s: %zu depthwise, %zu requantized, %zu packed, %zu widened/pointwise-packed values wrong", ops[oi]->name, bad_dw,
                   bad_rq, bad_pk, bad_wd);
     }
 }

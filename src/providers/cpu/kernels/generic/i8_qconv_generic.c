@@ -55,6 +55,21 @@ void nn_qwino_in_generic(const int16_t *const *e, const int16_t *const *o, size_
     }
 }
 
+void nn_qpack2_8_generic(const void *xa, const void *xb, size_t n, int is_signed, int32_t zp, int16_t *out,
+                         size_t pstride) {
+    for (size_t q0 = 0; q0 < n; q0 += 16, out += pstride)
+        for (size_t t = 0; t < 16; t++) {
+            const size_t q = q0 + t;
+            int16_t a = 0, b = 0;
+            if (q < n) {
+                a = (int16_t)((is_signed ? (int32_t)((const int8_t *)xa)[q] : (int32_t)((const uint8_t *)xa)[q]) - zp);
+                if (xb) b = (int16_t)((is_signed ? (int32_t)((const int8_t *)xb)[q] : (int32_t)((const uint8_t *)xb)[q]) - zp);
+            }
+            out[2 * t] = a;
+            out[2 * t + 1] = b;
+        }
+}
+
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst) {
     for (size_t q = 0; q < n; q++) {
         const int32_t a = (int32_t)((uint32_t)acc[q] + (uint32_t)bias);   /* wraps as the int32 sum does */

@@ -130,6 +130,26 @@ __attribute__((target("avx2"))) void nn_qwino_in_avx2(const int16_t *const *e, c
     }
 }
 
+__attribute__((target("avx2"))) void nn_qpack2_8_avx2(const void *xa, const void *xb, size_t n, int is_signed,
+                                                      int32_t zp, int16_t *out, size_t pstride) {
+    const __m256i vz = _mm256_set1_epi16((int16_t)zp);
+    const uint8_t *ua = xa, *ub = xb;
+    size_t q = 0;
+    for (; q + 16 <= n; q += 16, out += pstride) {
+        const __m128i ba = _mm_loadu_si128((const __m128i *)(const void *)(ua + q));
+        const __m256i a = _mm256_sub_epi16(is_signed ? _mm256_cvtepi8_epi16(ba) : _mm256_cvtepu8_epi16(ba), vz);
+        __m256i b = _mm256_setzero_si256();
+        if (ub) {
+            const __m128i bb = _mm_loadu_si128((const __m128i *)(const void *)(ub + q));
+            b = _mm256_sub_epi16(is_signed ? _mm256_cvtepi8_epi16(bb) : _mm256_cvtepu8_epi16(bb), vz);
+        }
+        const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+        _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+    if (q < n) nn_qpack2_8_generic(ua + q, ub ? ub + q : NULL, n - q, is_signed, zp, out, pstride);
+}
+
 /* 16 results: the product clamped above at 2^30 (vcvtps2dq turns any overflow into INT32_MIN, right
  * only for negative ones), packed to int16 with saturation, the zero point added with int16
  * saturation, packed to 8 bits with saturation. Every clamp moves only values that saturate the

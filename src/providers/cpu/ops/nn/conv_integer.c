@@ -229,6 +229,7 @@ typedef struct qconv_pack_job {
     nn_qpack2_fn pack2;   /* the per-ISA interleave when nr is 16, else NULL */
     nn_qwiden_fn widen;
     nn_qwiden2_fn widen2;
+    nn_qpack2_8_fn pack2_8;   /* pointwise with nr 16: the fused widen + interleave, else NULL */
     int16_t *out;
 } qconv_pack_job;
 
@@ -312,6 +313,13 @@ static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) 
 
 static void qconv_pack_range(void *arg, size_t begin, size_t end) {
     const qconv_pack_job *j = arg;
+    if (j->pointwise && j->pack2_8) {   /* rows 2pp, 2pp+1 are input planes: packed in one pass */
+        for (size_t pp = begin; pp < end; pp++) {
+            const uint8_t *xa = (const uint8_t *)j->x + 2 * pp * j->P;
+            j->pack2_8(xa, 2 * pp + 1 < j->Kg ? xa + j->P : NULL, j->P, j->sgn, j->xzp, j->out + pp * 32, 16 * j->kp);
+        }
+        return;
+    }
     for (size_t pp = begin; pp < end; pp++) {
         if (j->sgn) qconv_pack_pair(j, pp, 1);
         else qconv_pack_pair(j, pp, 0);
@@ -352,7 +360,8 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
                                   k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL,
-                                  nn_qconv_best_ops()->widen, nn_qconv_best_ops()->widen2, bp };
+                                  nn_qconv_best_ops()->widen, nn_qconv_best_ops()->widen2,
+                                  k->nr == 16 ? nn_qconv_best_ops()->pack2_8 : NULL, bp };
             cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
             if (rq) {
