@@ -410,8 +410,37 @@ static void test_qconv_ops(void) {
     }
 }
 
+/* Every int GEMM kernel's half-width micro-kernel against its full one: the first nr / 2 columns
+ * equal, nothing written past them. */
+static void test_igemm_half(void) {
+    const nn_igemm_kernel *const *ks;
+    const size_t nk = nn_igemm_kernels(&ks);
+    for (size_t ki = 0; ki < nk; ki++) {
+        const nn_igemm_kernel *k = ks[ki];
+        CHECK_MSG(k->ukr_half != NULL, "%s has no half-width micro-kernel", k->name);
+        if (!k->ukr_half) continue;
+        size_t bad = 0;
+        for (int trial = 0; trial < 50; trial++) {
+            const size_t kp2 = 1 + rnd() % 40, lda = 2 * kp2 + rnd() % 3;
+            int16_t *a = malloc(k->mr * lda * sizeof *a), *b = malloc(kp2 * 2 * k->nr * sizeof *b);
+            int32_t *full = malloc(k->mr * k->nr * sizeof *full), *half = malloc(k->mr * k->nr * sizeof *half);
+            for (size_t i = 0; i < k->mr * lda; i++) a[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < kp2 * 2 * k->nr; i++) b[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < k->mr * k->nr; i++) half[i] = 0x5a5a5a5a;
+            k->ukr(kp2, a, lda, b, full, k->nr);
+            k->ukr_half(kp2, a, lda, b, half, k->nr);
+            for (size_t i = 0; i < k->mr; i++)
+                for (size_t j = 0; j < k->nr; j++)
+                    bad += j < k->nr / 2 ? half[i * k->nr + j] != full[i * k->nr + j] : half[i * k->nr + j] != 0x5a5a5a5a;
+            free(a); free(b); free(full); free(half);
+        }
+        CHECK_MSG(bad == 0, "%s: %zu half-width values wrong", k->name, bad);
+    }
+}
+
 int main(void) {
     test_qconv_ops();
+    test_igemm_half();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
         { 2, 1, 8, 16, 1, { 5, 7, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },

@@ -3,9 +3,11 @@
 #include "int_gemm.h"
 #include "../../../core/checked.h"
 
-static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16 };
+static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16,
+                                           nn_igemm_ukr_generic_4x16_half };
 #ifdef NN_HAVE_X86_IGEMM
-static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16 };
+static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16,
+                                       nn_igemm_ukr_avx2_6x16_half };
 static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
@@ -132,7 +134,11 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
-        if (j->epi) {
+        if (cols <= nr / 2 && j->k->ukr_half) {   /* a narrow edge panel: half the work */
+            j->k->ukr_half(j->kp / 2, a, j->kp, b, tile, nr);
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+            else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
+        } else if (j->epi) {
             j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);
             j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
         } else if (rows == mr && cols == nr) {

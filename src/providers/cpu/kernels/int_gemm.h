@@ -18,11 +18,15 @@
  * over kp2 = kp / 2 pairs; a is packed A (lda int16 per row), b one packed B panel. */
 typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 
+/* ukr_half: the same tile for the first nr / 2 columns only (it reads half of each packed-B row and
+ * writes nr / 2 columns): edge panels with at most nr / 2 real columns (a 7x7 plane leaves 1 of 16)
+ * cost half. */
 typedef struct nn_igemm_kernel {
     const char     *name;
     cort_isa_level  isa;
     size_t          mr, nr;
     nn_igemm_ukr_fn ukr;
+    nn_igemm_ukr_fn ukr_half;
 } nn_igemm_kernel;
 
 /* The kernel the ISA level in use picks first. */
@@ -108,9 +112,11 @@ void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N,
                   const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_generic_4x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 #if defined(__x86_64__) || defined(__i386__)
 #define NN_HAVE_X86_IGEMM 1
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx2_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
 void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);

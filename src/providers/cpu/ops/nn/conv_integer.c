@@ -451,8 +451,9 @@ static void qw_gemm_range(void *arg, size_t begin, size_t end) {
     for (size_t it = begin; it < end; it++) {
         const size_t jp = it / j->mtiles, i0 = it % j->mtiles * mr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr;
+        const nn_igemm_ukr_fn ukr = j->T - jp * 16 <= 8 && j->k->ukr_half ? j->k->ukr_half : j->k->ukr;
         for (size_t xi = 0; xi < 16; xi++)
-            j->k->ukr(j->kp / 2, j->aw + xi * j->astride + i0 * j->kp, j->kp, j->bw + xi * j->nb + jp * 16 * j->kp, tl[xi], 16);
+            ukr(j->kp / 2, j->aw + xi * j->astride + i0 * j->kp, j->kp, j->bw + xi * j->nb + jp * 16 * j->kp, tl[xi], 16);
         for (size_t r = 0; r < rows; r++) {
             /* A^T M A over the 16 tiles at once (fixed-count loops the compiler vectorizes), wrapping like
              * the GEMM's lanes */
