@@ -386,6 +386,37 @@ static void test_qconv_ops(void) {
             }
             bad_wd += wo[n] != 7777 || we[(n + 1) / 2] != 7777 || wod[n / 2] != 7777;
         }
+        /* the tile requantization: per-row bias and multiplier (a non-finite one: the portable expression) */
+        size_t bad_rt = 0;
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t rows = 1 + rnd() % 6, cols = 1 + rnd() % 16, ldt = 16, ldd = 20;
+            int32_t tacc[6 * 16], tb[6];
+            float tm[6];
+            uint8_t td[6 * 20], want[20];
+            const int sgn = trial & 1, with_bias = trial % 3 != 0;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            for (size_t i = 0; i < 6 * 16; i++)
+                tacc[i] = rnd() % 9 == 0 ? (int32_t)(rnd() << 4) : (int32_t)(rnd() % 400001) - 200000;
+            for (size_t r = 0; r < 6; r++) {
+                tb[r] = r == 2 && trial % 4 == 0 ? INT32_MAX : (int32_t)(rnd() % 20001) - 10000;
+                tm[r] = r == 1 && trial % 5 == 0 ? INFINITY : (float)(rnd() % 100000 + 1) * 1e-6f;
+            }
+            memset(td, 0xa5, sizeof td);
+            ops[oi]->rq_tile(tacc, ldt, rows, cols, with_bias ? tb : NULL, tm, zp, sgn, td, ldd);
+            for (size_t r = 0; r < rows; r++) {
+                nn_qrq_row_generic(tacc + r * ldt, cols, with_bias ? tb[r] : 0, tm[r], zp, sgn, want);
+                for (size_t q = 0; q < cols; q++) bad_rt += td[r * ldd + q] != want[q];
+                for (size_t q = cols; q < ldd; q++) bad_rt += td[r * ldd + q] != 0xa5;
+                if (!isfinite(tm[r])) continue;
+                for (size_t q = 0; q < cols; q++) {   /* and the scalar expression itself */
+                    const int32_t a = (int32_t)((uint32_t)tacc[r * ldt + q] + (uint32_t)(with_bias ? tb[r] : 0));
+                    int32_t v = nn_q_add_sat(nn_q_round((float)a * tm[r]), zp);
+                    v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+                    bad_rt += (sgn ? (int32_t)(int8_t)td[r * ldd + q] : (int32_t)td[r * ldd + q]) != v;
+                }
+            }
+        }
+        CHECK_MSG(bad_rt == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad_rt);
         /* the fused pointwise pack: lengths across the panel width, a missing second row, zero columns past n */
         for (int trial = 0; trial < 200; trial++) {
             const size_t n = 1 + rnd() % 60, ps = 40, panels = (n + 15) / 16;

@@ -27,10 +27,11 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
 
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
-                                        nn_qpack2_8_generic };
+                                        nn_qpack2_8_generic, nn_qrq_tile_generic };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
-                                     nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2 };
+                                     nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
+                                     nn_qrq_tile_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };

@@ -1,5 +1,6 @@
 /* Portable integer-conv helpers (int_gemm.h: nn_qconv_ops). */
 #include "../int_gemm.h"
+#include <math.h>
 #include "../../ops/quant/quant.h"
 
 void nn_qdw_taps_generic(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w) {
@@ -77,4 +78,10 @@ void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, 
         if (is_signed) ((int8_t *)dst)[q] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
         else ((uint8_t *)dst)[q] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
+}
+
+void nn_qrq_tile_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    for (size_t r = 0; r < rows; r++)
+        nn_qrq_row_generic(acc + r * ldt, cols, bias ? bias[r] : 0, mult[r], yzp, is_signed, dst + r * ldd);
 }

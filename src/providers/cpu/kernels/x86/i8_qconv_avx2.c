@@ -8,6 +8,7 @@
 #include "../int_gemm.h"
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 __attribute__((target("avx2"))) void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off,
@@ -181,5 +182,22 @@ __attribute__((target("avx2"))) void nn_qrq_row_avx2(const int32_t *acc, size_t 
     size_t q = 0;
     for (; q + 16 <= n; q += 16) _mm_storeu_si128((__m128i *)(void *)(d + q), qrq16(acc + q, vb, vm, vz16, is_signed));
     if (q < n) qrq_tail(acc + q, n - q, vb, vm, vz16, is_signed, d + q);
+}
+
+__attribute__((target("avx2"))) void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
+                                                      const int32_t *bias, const float *mult, int32_t yzp, int is_signed,
+                                                      uint8_t *dst, size_t ldd) {
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
+    for (size_t r = 0; r < rows; r++) {
+        const int32_t b = bias ? bias[r] : 0;
+        if (!isfinite(mult[r])) {   /* a zero y_scale: the portable expression */
+            nn_qrq_row_generic(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
+            continue;
+        }
+        const __m256i vb = _mm256_set1_epi32(b);
+        const __m256 vm = _mm256_set1_ps(mult[r]);
+        if (cols == 16) _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), qrq16(acc + r * ldt, vb, vm, vz16, is_signed));
+        else nn_qrq_row_avx2(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
+    }
 }
 #endif

@@ -334,8 +334,10 @@ typedef struct qconv_epi {
 /* Requantizes a finished GEMM tile (rows of channel m0 + i0 + r, columns j0..) straight into y. */
 static void qconv_epi_tile(void *arg, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
     const qconv_epi *e = arg;
-    for (size_t r = 0; r < rows; r++)
-        qconv_rq_row(e->rq, tile + r * ldt, e->m0 + i0 + r, e->o0 + (i0 + r) * e->P + j0, cols);
+    const qconv_rq *rq = e->rq;
+    const size_t m = e->m0 + i0;
+    rq->ops->rq_tile(tile, ldt, rows, cols, rq->bias ? rq->bias + m : NULL, rq->mult + m, rq->yzp,
+                     rq->y->type == CORT_TYPE_INT8, (uint8_t *)rq->y->data + e->o0 + i0 * e->P + j0, e->P);
 }
 
 static size_t grain_for(size_t per_item) { return per_item >= 16384 ? 1 : 16384 / (per_item ? per_item : 1); }
