@@ -269,11 +269,14 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
                     const size_t qa = (size_t)(qa64 < (int64_t)seg ? qa64 : (int64_t)seg);
                     const size_t qb = qe < (int64_t)qa ? qa : qe < (int64_t)seg ? (size_t)qe : seg;
                     if (qa) memset(d, 0, qa * sizeof *d);
-                    const uint8_t *src = (const uint8_t *)j->x + rbase + (size_t)(iw0 + (int64_t)qa * sw);
-                    if (qb > qa && sw == 1) j->widen(src, qb - qa, sgn, z, d + qa);
-                    else if (qb > qa) {   /* the odd columns between the taps go to a scratch row */
-                        int16_t odd[QCONV_CHUNK];
-                        j->widen2(src, 2 * (qb - qa) - 1, sgn, z, d + qa, odd);
+                    if (qb > qa) {   /* then iw0 + qa * sw is the first in-row column */
+                        const uint8_t *src = (const uint8_t *)j->x + rbase + (size_t)(iw0 + (int64_t)qa * sw);
+                        if (sw == 1) {
+                            j->widen(src, qb - qa, sgn, z, d + qa);
+                        } else {   /* the odd columns between the taps go to a scratch row */
+                            int16_t odd[QCONV_CHUNK];
+                            j->widen2(src, 2 * (qb - qa) - 1, sgn, z, d + qa, odd);
+                        }
                     }
                     if (qb < seg) memset(d + qb, 0, (seg - qb) * sizeof *d);
                 } else {
