@@ -315,30 +315,36 @@ static void test_qdq_model_add(const char *file, const int64_t *shape, size_t ra
     cort_session_release(s0); cort_session_release(s2);
 }
 
-/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise row (exact int32)
- * and the requantization (nn_q_round, saturating add, 8-bit saturation) on random and extreme
- * accumulators, wrapping biases, tiny and huge multipliers, row lengths across the vector width. */
+/* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise tap kernel (exact
+ * int32, odd and even tap counts, runs across the 16- and 8-wide steps), the requantization
+ * (nn_q_round, saturating add, 8-bit saturation) on random and extreme accumulators, wrapping biases,
+ * tiny and huge multipliers, and the packed-B interleave. */
 static void test_qconv_ops(void) {
     const nn_qconv_ops *const *ops;
     const size_t n_ops = nn_qconv_ops_list(&ops);
     CHECK(n_ops >= 1 && ops[0] == nn_qconv_best_ops());
-    int16_t x[4 * 64 + 64], w[16];
-    int32_t y[40], acc[40];
+    int16_t x[600], w[80], pa[80], pb[80], pk[4 * 48];
+    int32_t y[80], acc[40];
+    size_t off[80];
     uint8_t d[40];
     for (size_t oi = 0; oi < n_ops; oi++) {
-        size_t bad_dw = 0, bad_rq = 0;
+        size_t bad_dw = 0, bad_rq = 0, bad_pk = 0;
         for (int trial = 0; trial < 300; trial++) {
-            const size_t n = 1 + rnd() % 37, kh = 1 + rnd() % 4, kw = 1 + rnd() % 4, dw = 1 + rnd() % 2, step = 64;
+            const size_t n = 1 + rnd() % 70, ntaps = trial % 50 == 0 ? 65 + rnd() % 10 : 1 + rnd() % 26;
             for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (int16_t)((int)(rnd() % 511) - 255);
-            for (size_t i = 0; i < 16; i++) w[i] = (int16_t)((int)(rnd() % 511) - 255);
-            ops[oi]->dw_row(y, n, x, step, dw, kh, kw, w);
+            for (size_t t = 0; t < ntaps; t++) {
+                w[t] = (int16_t)((int)(rnd() % 511) - 255);
+                off[t] = rnd() % (sizeof x / sizeof x[0] - n + 1);
+            }
+            if (trial % 3 == 0) for (size_t t = 0; t < ntaps; t++) { x[off[t]] = -255; w[t] = trial & 1 ? -255 : 255; }
+            ops[oi]->dw_taps(y, n, x, off, ntaps, w);
             for (size_t o = 0; o < n; o++) {
                 int32_t want = 0;
-                for (size_t i = 0; i < kh; i++)
-                    for (size_t j = 0; j < kw; j++) want += x[i * step + j * dw + o] * w[i * kw + j];
+                for (size_t t = 0; t < ntaps; t++) want += x[off[t] + o] * w[t];
                 bad_dw += y[o] != want;
             }
-            for (size_t i = 0; i < n; i++) {
+            const size_t nn = n % 40;
+            for (size_t i = 0; i < nn; i++) {
                 const uint32_t r = rnd();
                 acc[i] = r % 7 == 0 ? (int32_t)(rnd() << 8) : r % 7 == 1 ? INT32_MAX - (int32_t)(rnd() % 3) : (int32_t)(r % 200001) - 100000;
             }
@@ -346,16 +352,121 @@ static void test_qconv_ops(void) {
             const float mult = trial % 7 == 0 ? 3e9f : trial % 7 == 1 ? 1e-9f : (float)(rnd() % 100000 + 1) * 1e-6f;
             const int sgn = trial & 1;
             const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
-            ops[oi]->rq_row(acc, n, bias, mult, zp, sgn, d);
-            for (size_t i = 0; i < n; i++) {
+            ops[oi]->rq_row(acc, nn, bias, mult, zp, sgn, d);
+            for (size_t i = 0; i < nn; i++) {
                 const int32_t a = (int32_t)((uint32_t)acc[i] + (uint32_t)bias);
                 int32_t v = nn_q_add_sat(nn_q_round((float)a * mult), zp);
                 v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
                 bad_rq += (sgn ? (int32_t)(int8_t)d[i] : (int32_t)d[i]) != v;
             }
+            const size_t np = 16 * (1 + rnd() % 4), ps = 48;
+            for (size_t i = 0; i < np; i++) { pa[i] = (int16_t)(rnd() % 511) - 255; pb[i] = (int16_t)(rnd() % 511) - 255; }
+            for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) pk[i] = 7777;
+            ops[oi]->pack2_16(pa, pb, np, pk, ps);
+            for (size_t q = 0; q < np; q++)
+                bad_pk += pk[(q / 16) * ps + 2 * (q % 16)] != pa[q] || pk[(q / 16) * ps + 2 * (q % 16) + 1] != pb[q];
+            for (size_t q = 0; q < np / 16; q++)
+                for (size_t i = 32; i < ps; i++) bad_pk += pk[q * ps + i] != 7777;   /* nothing past the panel row */
         }
-        CHECK_MSG(bad_dw == 0 && bad_rq == 0, "%s: %zu depthwise and %zu requantized values wrong", ops[oi]->name, bad_dw,
-                  bad_rq);
+        /* widening with the zero point subtracted, plain and deinterleaved, odd and even lengths, both signs */
+        size_t bad_wd = 0;
+        uint8_t src[100];
+        int16_t wo[110], we[60], wod[60];
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t n = rnd() % 100;
+            const int sgn = trial & 1;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            for (size_t i = 0; i < n; i++) src[i] = (uint8_t)rnd();
+            for (size_t i = 0; i < 110; i++) wo[i] = 7777;
+            for (size_t i = 0; i < 60; i++) we[i] = wod[i] = 7777;
+            ops[oi]->widen(src, n, sgn, zp, wo);
+            ops[oi]->widen2(src, n, sgn, zp, we, wod);
+            for (size_t i = 0; i < n; i++) {
+                const int16_t want = (int16_t)(ld8(src, sgn, i) - zp);
+                bad_wd += wo[i] != want || (i & 1 ? wod[i / 2] : we[i / 2]) != want;
+            }
+            bad_wd += wo[n] != 7777 || we[(n + 1) / 2] != 7777 || wod[n / 2] != 7777;
+        }
+        /* the tile requantization: per-row bias and multiplier (a non-finite one: the portable expression) */
+        size_t bad_rt = 0;
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t rows = 1 + rnd() % 6, cols = 1 + rnd() % 16, ldt = 16, ldd = 20;
+            int32_t tacc[6 * 16], tb[6];
+            float tm[6];
+            uint8_t td[6 * 20], want[20];
+            const int sgn = trial & 1, with_bias = trial % 3 != 0;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            for (size_t i = 0; i < 6 * 16; i++)
+                tacc[i] = rnd() % 9 == 0 ? (int32_t)(rnd() << 4) : (int32_t)(rnd() % 400001) - 200000;
+            for (size_t r = 0; r < 6; r++) {
+                tb[r] = r == 2 && trial % 4 == 0 ? INT32_MAX : (int32_t)(rnd() % 20001) - 10000;
+                tm[r] = r == 1 && trial % 5 == 0 ? INFINITY : (float)(rnd() % 100000 + 1) * 1e-6f;
+            }
+            memset(td, 0xa5, sizeof td);
+            ops[oi]->rq_tile(tacc, ldt, rows, cols, with_bias ? tb : NULL, tm, zp, sgn, td, ldd);
+            for (size_t r = 0; r < rows; r++) {
+                nn_qrq_row_generic(tacc + r * ldt, cols, with_bias ? tb[r] : 0, tm[r], zp, sgn, want);
+                for (size_t q = 0; q < cols; q++) bad_rt += td[r * ldd + q] != want[q];
+                for (size_t q = cols; q < ldd; q++) bad_rt += td[r * ldd + q] != 0xa5;
+                if (!isfinite(tm[r])) continue;
+                for (size_t q = 0; q < cols; q++) {   /* and the scalar expression itself */
+                    const int32_t a = (int32_t)((uint32_t)tacc[r * ldt + q] + (uint32_t)(with_bias ? tb[r] : 0));
+                    int32_t v = nn_q_add_sat(nn_q_round((float)a * tm[r]), zp);
+                    v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+                    bad_rt += (sgn ? (int32_t)(int8_t)td[r * ldd + q] : (int32_t)td[r * ldd + q]) != v;
+                }
+            }
+        }
+        CHECK_MSG(bad_rt == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad_rt);
+        /* the fused pointwise pack: lengths across the panel width, a missing second row, zero columns past n */
+        for (int trial = 0; trial < 200; trial++) {
+            const size_t n = 1 + rnd() % 60, ps = 40, panels = (n + 15) / 16;
+            const int sgn = trial & 1, second = trial % 3 != 0;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            uint8_t xa[64], xb[64];
+            int16_t out8[4 * 40];
+            for (size_t i = 0; i < 64; i++) { xa[i] = (uint8_t)rnd(); xb[i] = (uint8_t)rnd(); }
+            for (size_t i = 0; i < 4 * 40; i++) out8[i] = 7777;
+            ops[oi]->pack2_8(xa, second ? xb : NULL, n, sgn, zp, out8, ps);
+            for (size_t q = 0; q < panels * 16; q++) {
+                const int16_t wa = q < n ? (int16_t)(ld8(xa, sgn, q) - zp) : 0;
+                const int16_t wb = q < n && second ? (int16_t)(ld8(xb, sgn, q) - zp) : 0;
+                bad_wd += out8[(q / 16) * ps + 2 * (q % 16)] != wa || out8[(q / 16) * ps + 2 * (q % 16) + 1] != wb;
+            }
+            for (size_t p = 0; p < panels; p++)
+                for (size_t i = 32; i < ps; i++) bad_wd += out8[p * ps + i] != 7777;
+        }
+        CHECK_MSG(bad_dw == 0 && bad_rq == 0 && bad_pk == 0 && bad_wd == 0,
+                  "%s: %zu depthwise, %zu requantized, %zu packed, %zu widened/pointwise-packed values wrong", ops[oi]->name, bad_dw,
+                  bad_rq, bad_pk, bad_wd);
+    }
+}
+
+/* Every int GEMM kernel's half-width micro-kernel against its full one: the first nr / 2 columns
+ * equal, nothing written past them. */
+static void test_igemm_half(void) {
+    const nn_igemm_kernel *const *ks;
+    const size_t nk = nn_igemm_kernels(&ks);
+    for (size_t ki = 0; ki < nk; ki++) {
+        const nn_igemm_kernel *k = ks[ki];
+        CHECK_MSG(k->ukr_half != NULL, "%s has no half-width micro-kernel", k->name);
+        if (!k->ukr_half) continue;
+        size_t bad = 0;
+        for (int trial = 0; trial < 50; trial++) {
+            const size_t kp2 = 1 + rnd() % 40, lda = 2 * kp2 + rnd() % 3;
+            int16_t *a = malloc(k->mr * lda * sizeof *a), *b = malloc(kp2 * 2 * k->nr * sizeof *b);
+            int32_t *full = malloc(k->mr * k->nr * sizeof *full), *half = malloc(k->mr * k->nr * sizeof *half);
+            for (size_t i = 0; i < k->mr * lda; i++) a[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < kp2 * 2 * k->nr; i++) b[i] = (int16_t)((int)(rnd() % 511) - 255);
+            for (size_t i = 0; i < k->mr * k->nr; i++) half[i] = 0x5a5a5a5a;
+            k->ukr(kp2, a, lda, b, full, k->nr);
+            k->ukr_half(kp2, a, lda, b, half, k->nr);
+            for (size_t i = 0; i < k->mr; i++)
+                for (size_t j = 0; j < k->nr; j++)
+                    bad += j < k->nr / 2 ? half[i * k->nr + j] != full[i * k->nr + j] : half[i * k->nr + j] != 0x5a5a5a5a;
+            free(a); free(b); free(full); free(half);
+        }
+        CHECK_MSG(bad == 0, "%s: %zu half-width values wrong", k->name, bad);
     }
 }
 
@@ -366,6 +477,7 @@ static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, 
 
 int main(void) {
     test_qconv_ops();
+    test_igemm_half();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
         { 2, 1, 8, 16, 1, { 5, 7, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
@@ -385,6 +497,25 @@ int main(void) {
         { 2, 2, 8, 8, 8, { 5, 33, 1 }, { 1, 5, 1 }, { 1, 1, 1 }, { 0, 2, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 1, 0 },
         { 3, 1, 3, 4, 1, { 4, 5, 6 }, { 2, 3, 3 }, { 1, 2, 1 }, { 0, 1, 1 }, { 1, 1, 0 }, { 1, 1, 2 }, 0, 1, 0, 1, 2, 1 },
         { 3, 1, 4, 8, 4, { 3, 5, 5 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 0 },
+        /* depthwise as mobilenet has it: stride 2 (phase split, pads odd and even) and 1, rows wider than one vector */
+        { 2, 1, 6, 6, 6, { 40, 37, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 2, 4, 4, 4, { 21, 34, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 1 },
+        { 2, 1, 5, 10, 5, { 19, 30, 1 }, { 5, 3, 1 }, { 2, 3, 1 }, { 2, 1, 0 }, { 1, 2, 0 }, { 2, 2, 1 }, 0, 0, 0, 1, 2, 1 },
+        { 2, 1, 3, 3, 3, { 30, 50, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* rows longer than the depthwise buffer (split within the row), 1-D */
+        { 1, 1, 2, 2, 2, { 4500, 1, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 1, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 1, 1, 2, 4, 2, { 4500, 1, 1 }, { 4, 1, 1 }, { 2, 1, 1 }, { 2, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 2, 1 },
+        /* dense 3x3 stride 1 (the Winograd path): odd output dims, pads 0..2, C odd and above one chunk of pairs,
+         * M not a multiple of the row tile, tile rows longer than one panel */
+        { 2, 1, 19, 13, 1, { 11, 37, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 0, 0 }, { 2, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 2, 8, 7, 1, { 6, 6, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 1, 1 },
+        { 2, 1, 3, 4, 1, { 40, 34, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
+        { 2, 1, 2, 3, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 2, 0 },
+        /* u8 weights whose bound 9 * C * 255 * max|w - w_zp| passes 2^29: the direct GEMM instead */
+        { 2, 1, 1040, 2, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 0, 1 },
+        /* pointwise with a plane that is not a multiple of the panel width, odd K */
+        { 2, 2, 33, 20, 1, { 19, 23, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
+        { 2, 1, 16, 24, 2, { 20, 20, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 2, 1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], (int)i);
     test_qdq_model("qdq_conv_u8s8_perchannel.onnx", (const int64_t[]){ 1, 3, 17, 15 }, 4, 0.05f, 4, 0, 0, 1);

@@ -4,10 +4,10 @@
 #include "../../../core/checked.h"
 
 static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16,
-                                           nn_igemm_ukr_generic_1x16 };
+                                           nn_igemm_ukr_generic_4x16_half, nn_igemm_ukr_generic_1x16 };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16,
-                                        nn_igemm_ukr_avx2_1x16 };
+                                        nn_igemm_ukr_avx2_6x16_half, nn_igemm_ukr_avx2_1x16 };
 static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
@@ -25,9 +25,13 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_NEON] = { kernels_generic, 1 },
 };
 
-static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_row_generic, nn_qrq_row_generic };
+static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
+                                        nn_qwiden2_generic, nn_qwino_in_generic,
+                                        nn_qpack2_8_generic, nn_qrq_tile_generic };
 #ifdef NN_HAVE_X86_IGEMM
-static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_row_avx2, nn_qrq_row_avx2 };
+static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
+                                     nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
+                                     nn_qrq_tile_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };
@@ -116,6 +120,8 @@ typedef struct igemm_job {
     const int16_t *a, *b;
     int32_t *c;
     size_t ldc;
+    nn_igemm_epi_fn epi;
+    void *epi_ctx;
 } igemm_job;
 
 /* Items are tiles ordered panel-major: a worker's consecutive tiles share one B panel (kept in L1)
@@ -129,12 +135,19 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
-        if (j->k->ukr1 && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+        if (!j->epi && j->k->ukr1 && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
             for (size_t r = 0; r < rows; r++) {
                 int32_t *dst = cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
                 j->k->ukr1(j->kp / 2, a + r * j->kp, j->kp, b, dst, nr);
                 if (cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
             }
+        } else if (cols <= nr / 2 && j->k->ukr_half) {   /* a narrow edge panel: half the work */
+            j->k->ukr_half(j->kp / 2, a, j->kp, b, tile, nr);
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+            else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
+        } else if (j->epi) {
+            j->k->ukr(j->kp / 2, a, j->kp, b, tile, nr);
+            j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
         } else if (rows == mr && cols == nr) {
             j->k->ukr(j->kp / 2, a, j->kp, b, j->c + i0 * j->ldc + j0, j->ldc);
         } else {
@@ -147,9 +160,18 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
 void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
               const int16_t *bpack, int32_t *c, size_t ldc) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     /* ~64K multiply-adds per range at least, so small products stay on one thread */
+    size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
+    cort_parallel_for(pool, n, grain, igemm_range, &j);
+}
+
+void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                  const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx) {
+    if (M == 0 || N == 0) return;
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx };
+    const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
     cort_parallel_for(pool, n, grain, igemm_range, &j);
 }

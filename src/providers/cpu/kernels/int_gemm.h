@@ -18,13 +18,17 @@
  * over kp2 = kp / 2 pairs; a is packed A (lda int16 per row), b one packed B panel. */
 typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 
-/* ukr1: one row of A against one panel (lda and ldc unused): products of at most mr / 2 rows (a
+/* ukr_half: the same tile for the first nr / 2 columns only (it reads half of each packed-B row and
+ * writes nr / 2 columns): edge panels with at most nr / 2 real columns (a 7x7 plane leaves 1 of 16)
+ * cost half.
+ * ukr1: one row of A against one panel (lda and ldc unused): products of at most mr / 2 rows (a
  * batch-1 fully connected layer) run it per row instead of a tile of mostly zero rows. */
 typedef struct nn_igemm_kernel {
     const char     *name;
     cort_isa_level  isa;
     size_t          mr, nr;
     nn_igemm_ukr_fn ukr;
+    nn_igemm_ukr_fn ukr_half;
     nn_igemm_ukr_fn ukr1;
 } nn_igemm_kernel;
 
@@ -57,30 +61,83 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
               const int16_t *bpack, int32_t *c, size_t ldc);
 
 /* Integer conv helpers per ISA level (QLinearConv / ConvInteger):
- * dw_row: stride-1 depthwise row, y[o] = sum_{i<kh, j<kw} x[i * xstep + j * dw + o] * w[i * kw + j] for o < n
- *   (x int16 with zero point subtracted, w int16 taps; exact int32).
+ * dw_taps: depthwise over a flattened plane, y[o] = sum_{t<ntaps} x[off[t] + o] * w[t] for o < n (x int16 with
+ *   the zero point subtracted, w int16 taps; exact int32, wrapping like the scalar loop's uint32 sum).
  * rq_row: dst[q] = sat8(nn_q_add_sat(round_half_even((float)(int32)(acc[q] + bias) * mult), yzp)), int8 when
- *   is_signed else uint8 (QLinearConv's requantization; mult must be finite). */
-typedef void (*nn_qdw_row_fn)(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                              const int16_t *w);
+ *   is_signed else uint8 (QLinearConv's requantization; mult must be finite).
+ * pack2_16: interleave two int16 rows into 16-column packed-B panels: for q < n (a multiple of 16),
+ *   out[(q / 16) * pstride + 2 * (q % 16)] = ra[q] and [.. + 1] = rb[q].
+ * widen: out[i] = x[i] - zp for i < n (x int8 if is_signed, else uint8).
+ * widen2: the same, deinterleaved: ev[i] = x[2i] - zp for i < (n + 1) / 2, od[i] = x[2i + 1] - zp for i < n / 2.
+ * rq_tile: rq_row for rows r < rows of a GEMM tile: acc + r * ldt (cols <= 16 values) with bias[r] (0 when bias
+ *   is NULL) and mult[r] (any value: a non-finite one takes the portable expression) into dst + r * ldd.
+ * pack2_8: pack2_16 straight from 8-bit rows: ra[q] = xa[q] - zp, rb[q] = xb[q] - zp (0 when xb is NULL) for
+ *   q < n, and 0 for the columns from n to the next multiple of 16.
+ * wino_in: Winograd F(2x2, 3x3) input transform of n tiles along a tile row: e[i], o[i] (i < 4, n + 1 each)
+ *   hold the even and odd columns of the tile row's input row i; v[xi * vstride + t] = (B^T d B)[xi / 4][xi % 4]
+ *   of tile t, d the 4x4 block (e[i][t], o[i][t], e[i][t+1], o[i][t+1]). |d| <= 255 keeps |v| <= 1020. */
+typedef void (*nn_qdw_taps_fn)(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps,
+                               const int16_t *w);
 typedef void (*nn_qrq_row_fn)(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
                               void *dst);
-typedef struct nn_qconv_ops { const char *name; nn_qdw_row_fn dw_row; nn_qrq_row_fn rq_row; } nn_qconv_ops;
+typedef void (*nn_qpack2_fn)(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+typedef void (*nn_qwiden_fn)(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+typedef void (*nn_qwiden2_fn)(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
+typedef void (*nn_qwino_in_fn)(const int16_t *const *e, const int16_t *const *o, size_t n, int16_t *v,
+                               size_t vstride);
+typedef void (*nn_qpack2_8_fn)(const void *xa, const void *xb, size_t n, int is_signed, int32_t zp, int16_t *out,
+                               size_t pstride);
+typedef void (*nn_qrq_tile_fn)(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                               const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+typedef struct nn_qconv_ops {
+    const char *name;
+    nn_qdw_taps_fn dw_taps;
+    nn_qrq_row_fn rq_row;
+    nn_qpack2_fn pack2_16;
+    nn_qwiden_fn widen;
+    nn_qwiden2_fn widen2;
+    nn_qwino_in_fn wino_in;
+    nn_qpack2_8_fn pack2_8;
+    nn_qrq_tile_fn rq_tile;
+} nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
 size_t nn_qconv_ops_list(const nn_qconv_ops *const **out);
-void nn_qdw_row_generic(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                        const int16_t *w);
+void nn_qdw_taps_generic(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qrq_row_generic(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
+void nn_qpack2_16_generic(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+void nn_qwiden_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+void nn_qwiden2_generic(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
+void nn_qwino_in_generic(const int16_t *const *e, const int16_t *const *o, size_t n, int16_t *v, size_t vstride);
+void nn_qpack2_8_generic(const void *xa, const void *xb, size_t n, int is_signed, int32_t zp, int16_t *out,
+                         size_t pstride);
+void nn_qrq_tile_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+
+/* C = A * B with an epilogue instead of a store: each finished tile (rows x cols at (i0, j0), row
+ * stride ldt) goes to fn while it is in L1, so no M x N int32 buffer makes a round trip to memory. */
+typedef void (*nn_igemm_epi_fn)(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0,
+                                size_t cols);
+void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                  const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_generic_4x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_generic_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 #if defined(__x86_64__) || defined(__i386__)
 #define NN_HAVE_X86_IGEMM 1
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx2_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
-void nn_qdw_row_avx2(int32_t *y, size_t n, const int16_t *x, size_t xstep, size_t dw, size_t kh, size_t kw,
-                     const int16_t *w);
+void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
+void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
+void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
+void nn_qwiden2_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
+void nn_qwino_in_avx2(const int16_t *const *e, const int16_t *const *o, size_t n, int16_t *v, size_t vstride);
+void nn_qpack2_8_avx2(const void *xa, const void *xb, size_t n, int is_signed, int32_t zp, int16_t *out,
+                      size_t pstride);
+void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                      const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 #endif
 #endif

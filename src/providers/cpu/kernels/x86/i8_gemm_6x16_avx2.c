@@ -31,6 +31,26 @@ __attribute__((target("avx2"))) void nn_igemm_ukr_avx2_6x16(size_t kp2, const in
 #undef NN_ISTORE
 }
 
+__attribute__((target("avx2"))) void nn_igemm_ukr_avx2_6x16_half(size_t kp2, const int16_t *a, size_t lda,
+                                                                 const int16_t *b, int32_t *c, size_t ldc) {
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+    const int16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda, *a5 = a + 5 * lda;
+    for (size_t p = 0; p < kp2; p++, b += 32) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)b);
+        int32_t w;
+#define NN_IROW(AP, C) \
+        __builtin_memcpy(&w, AP + 2 * p, 4); C = _mm256_add_epi32(C, _mm256_madd_epi16(_mm256_set1_epi32(w), b0));
+        NN_IROW(a0, c0) NN_IROW(a1, c1) NN_IROW(a2, c2) NN_IROW(a3, c3) NN_IROW(a4, c4) NN_IROW(a5, c5)
+#undef NN_IROW
+    }
+    _mm256_storeu_si256((__m256i *)(void *)c, c0);
+    _mm256_storeu_si256((__m256i *)(void *)(c + ldc), c1);
+    _mm256_storeu_si256((__m256i *)(void *)(c + 2 * ldc), c2);
+    _mm256_storeu_si256((__m256i *)(void *)(c + 3 * ldc), c3);
+    _mm256_storeu_si256((__m256i *)(void *)(c + 4 * ldc), c4);
+    _mm256_storeu_si256((__m256i *)(void *)(c + 5 * ldc), c5);
+}
+
 /* One row: two k pairs per step into four accumulators (two per 8 columns), so consecutive
  * vpmaddwd results do not wait on one add chain; the products are B-load bound. */
 __attribute__((target("avx2"))) void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda,

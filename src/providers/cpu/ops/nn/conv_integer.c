@@ -31,6 +31,8 @@ typedef struct qconv_state {
     int16_t *wpack;   /* GEMM path: group g's packed A at wpack + g * gstride */
     size_t   gstride;
     int16_t *wdw;     /* depthwise path: [M][kernel size] taps, zero point subtracted */
+    int16_t *wwino;   /* Winograd path: transform xi's packed A (M x C) at wwino + xi * wino_stride, or NULL */
+    size_t   wino_stride;
 } qconv_state;
 
 static void qconv_free(void *p) {
@@ -38,11 +40,58 @@ static void qconv_free(void *p) {
     if (!s) return;
     cort_free(s->wpack);
     cort_free(s->wdw);
+    cort_free(s->wwino);
     cort_free(s->wz_bytes);
     cort_free(s);
 }
 
 static int qconv_is_depthwise(size_t Cg, size_t group) { return Cg == 1 && group > 1; }
+
+/* ---- Winograd F(2x2, 3x3) for dense 3x3 stride-1 convs, in exact integers ----
+ * With G' = 2G (integer), U' = G' g G'^T = 4 U, so 4 Y = A^T [sum_c U'_c (.) V_c] A with V = B^T d B
+ * (B, A have entries 0 and +-1): the products are int16 (|U'| <= 9 |g| <= 2295, |V| <= 4 * 255) and
+ * every sum is exact modulo 2^32. 4 Y is then exact in int32 when |Y| < 2^29, which
+ * 9 * C * 255 * max|g| < 2^29 guarantees for every input (checked at preparation, else no
+ * Winograd), and Y = 4 Y / 4 exactly: the same int32 as the direct sum. 16 GEMMs of M x C by
+ * C x tiles do the work of 36 multiplies per channel and 2x2 outputs in 16. */
+static cort_status *qconv_prepare_wino(qconv_state *s, const cort_value *w, const void *d, int sgn, const int32_t *zp) {
+    const size_t M = (size_t)w->shape[0], C = (size_t)w->shape[1];
+    const nn_window *win = &s->a.w;
+    if (s->a.group != 1 || w->rank != 4 || w->shape[2] != 3 || w->shape[3] != 3 || s->k->nr != 16) return NULL;
+    for (int i = 0; i < 2; i++)
+        if ((win->has_strides && win->strides[i] != 1) || (win->has_dilations && win->dilations[i] != 1)) return NULL;
+    int32_t maxg = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        const int32_t v = (sgn ? (int32_t)((const int8_t *)d)[i] : (int32_t)((const uint8_t *)d)[i]) - zp[i / (C * 9)];
+        if (v > maxg) maxg = v;
+        if (-v > maxg) maxg = -v;
+    }
+    if ((double)9 * (double)C * 255.0 * (double)maxg >= 536870912.0) return NULL;
+    const size_t per = nn_igemm_a_size(s->k, M, C), kp = nn_igemm_kp(C);
+    size_t n;
+    if (!per || cort_mul_size_ovf(per, 16 * sizeof(int16_t), &n)) return NULL;
+    if (!(s->wwino = cort_calloc(1, n))) return cort_error_oom();
+    s->wino_stride = per;
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            int32_t g[3][3], t[4][3];
+            for (int i = 0; i < 9; i++) {
+                const size_t idx = (m * C + c) * 9 + (size_t)i;
+                g[i / 3][i % 3] = (sgn ? (int32_t)((const int8_t *)d)[idx] : (int32_t)((const uint8_t *)d)[idx]) - zp[m];
+            }
+            for (int j = 0; j < 3; j++) {   /* G' g */
+                t[0][j] = 2 * g[0][j];
+                t[1][j] = g[0][j] + g[1][j] + g[2][j];
+                t[2][j] = g[0][j] - g[1][j] + g[2][j];
+                t[3][j] = 2 * g[2][j];
+            }
+            for (int i = 0; i < 4; i++) {   /* (G' g) G'^T */
+                const int32_t u[4] = { 2 * t[i][0], t[i][0] + t[i][1] + t[i][2], t[i][0] - t[i][1] + t[i][2], 2 * t[i][2] };
+                for (int j = 0; j < 4; j++) s->wwino[(size_t)(4 * i + j) * per + m * kp + c] = (int16_t)u[j];
+            }
+        }
+    return NULL;
+}
 
 static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s, size_t wi, size_t wzi) {
     cort_status *st;
@@ -98,6 +147,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         cort_free(zp8);
         s->k = k;
         s->gstride = per;
+        if ((st = qconv_prepare_wino(s, w, d, sgn, zp))) { cort_free(zp); return st; }
     }
     if (wz) {
         if (!(s->wz_bytes = cort_malloc(wz->count))) { cort_free(zp); return cort_error_oom(); }
@@ -161,6 +211,13 @@ static void qconv_rq_row(const qconv_rq *rq, const int32_t *acc, size_t m, size_
     f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, sgn, (uint8_t *)rq->y->data + o);
 }
 
+/* acc[q] for q < n of channel m requantized into dst */
+static void qconv_rq_to(const qconv_rq *rq, const int32_t *acc, size_t m, size_t n, uint8_t *dst) {
+    const float mult = rq->mult[m];
+    const nn_qrq_row_fn f = isfinite(mult) ? rq->ops->rq_row : nn_qrq_row_generic;
+    f(acc, n, rq->bias ? rq->bias[m] : 0, mult, rq->yzp, rq->y->type == CORT_TYPE_INT8, dst);
+}
+
 /* ---- GEMM path: im2col of one (image, group) straight into packed B ---- */
 typedef struct qconv_pack_job {
     const nn_conv_shape *cs;
@@ -168,6 +225,11 @@ typedef struct qconv_pack_job {
     int sgn;
     int32_t xzp;
     size_t Kg, kp, P, nr;
+    int pointwise;        /* 1x1, stride 1, no padding: im2col row p is input plane p */
+    nn_qpack2_fn pack2;   /* the per-ISA interleave when nr is 16, else NULL */
+    nn_qwiden_fn widen;
+    nn_qwiden2_fn widen2;
+    nn_qpack2_8_fn pack2_8;   /* pointwise with nr 16: the fused widen + interleave, else NULL */
     int16_t *out;
 } qconv_pack_job;
 
@@ -175,11 +237,17 @@ static inline int32_t ldx(const void *x, int sgn, size_t i) {
     return sgn ? (int32_t)((const int8_t *)x)[i] : (int32_t)((const uint8_t *)x)[i];
 }
 
+#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
+
 /* Values (x - x_zp, or 0 for a padded tap) of im2col row p for columns [c0, c0 + n), zeros past P. */
 static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, size_t n, int sgn, int16_t *buf) {
     const nn_geom *g = &j->cs->g;
     size_t k = 0;
-    if (p < j->Kg && c0 < j->P) {
+    if (j->pointwise && p < j->Kg && c0 < j->P) {
+        const size_t lim = j->P - c0 < n ? j->P - c0 : n, xo = p * j->P + c0;
+        j->widen((const uint8_t *)j->x + xo, lim, sgn, j->xzp, buf);
+        k = lim;
+    } else if (p < j->Kg && c0 < j->P) {
         const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
         const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
         const int64_t kw = (int64_t)(kk % (size_t)g->k[2]);
@@ -196,9 +264,21 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
                 const size_t rbase = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
                 const int64_t iw0 = ow * g->s[2] - g->pb[2] + kw * g->d[2], sw = g->s[2], in2 = g->in[2];
                 int16_t *d = buf + k;
-                if (sw == 1 && iw0 >= 0 && iw0 + (int64_t)seg <= in2) {   /* the whole segment inside the row */
-                    if (sgn) { const int8_t *sx = (const int8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
-                    else { const uint8_t *sx = (const uint8_t *)j->x + rbase + iw0; for (size_t q = 0; q < seg; q++) d[q] = (int16_t)(sx[q] - z); }
+                if (sw == 1 || sw == 2) {   /* the part inside the row by the per-ISA widening, padding zeroed */
+                    const int64_t qa64 = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, qe = (in2 - iw0 + sw - 1) / sw;
+                    const size_t qa = (size_t)(qa64 < (int64_t)seg ? qa64 : (int64_t)seg);
+                    const size_t qb = qe < (int64_t)qa ? qa : qe < (int64_t)seg ? (size_t)qe : seg;
+                    if (qa) memset(d, 0, qa * sizeof *d);
+                    if (qb > qa) {   /* then iw0 + qa * sw is the first in-row column */
+                        const uint8_t *src = (const uint8_t *)j->x + rbase + (size_t)(iw0 + (int64_t)qa * sw);
+                        if (sw == 1) {
+                            j->widen(src, qb - qa, sgn, z, d + qa);
+                        } else {   /* the odd columns between the taps go to a scratch row */
+                            int16_t odd[QCONV_CHUNK];
+                            j->widen2(src, 2 * (qb - qa) - 1, sgn, z, d + qa, odd);
+                        }
+                    }
+                    if (qb < seg) memset(d + qb, 0, (seg - qb) * sizeof *d);
                 } else {
                     for (size_t q = 0; q < seg; q++) {
                         const int64_t iw = iw0 + (int64_t)q * sw;
@@ -214,7 +294,6 @@ static inline void qconv_fill_row(const qconv_pack_job *j, size_t p, size_t c0, 
     if (k < n) memset(buf + k, 0, (n - k) * sizeof *buf);
 }
 
-#define QCONV_CHUNK 256   /* columns per fill (a multiple of every kernel's nr) */
 
 /* Rows 2pp and 2pp+1 of packed B: both filled a chunk at a time, then interleaved into the panels. */
 static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) {
@@ -224,6 +303,10 @@ static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) 
         const size_t n = cols - c0 < QCONV_CHUNK ? cols - c0 : QCONV_CHUNK;
         qconv_fill_row(j, 2 * pp, c0, n, sgn, ra);
         qconv_fill_row(j, 2 * pp + 1, c0, n, sgn, rb);
+        if (j->pack2) {
+            j->pack2(ra, rb, n, j->out + (c0 / nr) * nrkp + pp * 2 * nr, nrkp);
+            continue;
+        }
         for (size_t q0 = 0; q0 < n; q0 += nr) {
             int16_t *d = j->out + ((c0 + q0) / nr) * nrkp + pp * 2 * nr;
             for (size_t t = 0; t < nr; t++) { d[2 * t] = ra[q0 + t]; d[2 * t + 1] = rb[q0 + t]; }
@@ -233,21 +316,31 @@ static inline void qconv_pack_pair(const qconv_pack_job *j, size_t pp, int sgn) 
 
 static void qconv_pack_range(void *arg, size_t begin, size_t end) {
     const qconv_pack_job *j = arg;
+    if (j->pointwise && j->pack2_8) {   /* rows 2pp, 2pp+1 are input planes: packed in one pass */
+        for (size_t pp = begin; pp < end; pp++) {
+            const uint8_t *xa = (const uint8_t *)j->x + 2 * pp * j->P;
+            j->pack2_8(xa, 2 * pp + 1 < j->Kg ? xa + j->P : NULL, j->P, j->sgn, j->xzp, j->out + pp * 32, 16 * j->kp);
+        }
+        return;
+    }
     for (size_t pp = begin; pp < end; pp++) {
         if (j->sgn) qconv_pack_pair(j, pp, 1);
         else qconv_pack_pair(j, pp, 0);
     }
 }
 
-typedef struct qconv_rq_job {
+typedef struct qconv_epi {
     const qconv_rq *rq;
-    const int32_t *acc;
     size_t m0, o0, P;
-} qconv_rq_job;
+} qconv_epi;
 
-static void qconv_rq_range(void *arg, size_t begin, size_t end) {
-    const qconv_rq_job *j = arg;
-    for (size_t r = begin; r < end; r++) qconv_rq_row(j->rq, j->acc + r * j->P, j->m0 + r, j->o0 + r * j->P, j->P);
+/* Requantizes a finished GEMM tile (rows of channel m0 + i0 + r, columns j0..) straight into y. */
+static void qconv_epi_tile(void *arg, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
+    const qconv_epi *e = arg;
+    const qconv_rq *rq = e->rq;
+    const size_t m = e->m0 + i0;
+    rq->ops->rq_tile(tile, ldt, rows, cols, rq->bias ? rq->bias + m : NULL, rq->mult + m, rq->yzp,
+                     rq->y->type == CORT_TYPE_INT8, (uint8_t *)rq->y->data + e->o0 + i0 * e->P + j0, e->P);
 }
 
 static size_t grain_for(size_t per_item) { return per_item >= 16384 ? 1 : 16384 / (per_item ? per_item : 1); }
@@ -258,46 +351,213 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
     const size_t Cg = cs->C / cs->group, Mg = cs->M / cs->group, ks = (size_t)nn_geom_k_size(&cs->g);
     const size_t Kg = Cg * ks, P = (size_t)nn_geom_out_size(&cs->g), in_size = (size_t)nn_geom_in_size(&cs->g);
     const size_t nb = nn_igemm_b_size(k, Kg, P);
-    size_t accn = 1;
-    if (!nb || nb > SIZE_MAX / sizeof(int16_t) || (rq && cort_mul_size_ovf(Mg, P, &accn)) || accn > SIZE_MAX / 4)
+    if (!nb || nb > SIZE_MAX / sizeof(int16_t))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu x %zu taps over %zu outputs is "
                                "too large", Mg, Kg, P);
     int16_t *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
-    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
-    if (!bp || (rq && !acc)) {
-        cort_kernel_scratch_free(ctx, bp);
-        cort_kernel_scratch_free(ctx, acc);
-        return cort_error_oom();
-    }
+    if (!bp) return cort_error_oom();
+    const nn_geom *gm = &cs->g;
+    int pointwise = ks == 1;
+    for (int i = 0; i < 3; i++) pointwise = pointwise && gm->s[i] == 1 && gm->pb[i] == 0 && gm->pe[i] == 0;
     const int sgn = x->type == CORT_TYPE_INT8;
     const size_t kp = nn_igemm_kp(Kg);
     for (size_t n = 0; n < cs->N; n++)
         for (size_t g = 0; g < cs->group; g++) {
             qconv_pack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, sgn, xzp, Kg, kp, P,
-                                  k->nr, bp };
+                                  k->nr, pointwise, k->nr == 16 ? nn_qconv_best_ops()->pack2_16 : NULL,
+                                  nn_qconv_best_ops()->widen, nn_qconv_best_ops()->widen2,
+                                  k->nr == 16 ? nn_qconv_best_ops()->pack2_8 : NULL, bp };
             cort_parallel_for(ctx->pool, kp / 2, grain_for(2 * P), qconv_pack_range, &pj);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
-            nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, rq ? acc : yint + o0, P);
             if (rq) {
-                qconv_rq_job rj = { rq, acc, m0, o0, P };
-                cort_parallel_for(ctx->pool, Mg, grain_for(P), qconv_rq_range, &rj);
+                qconv_epi e = { rq, m0, o0, P };
+                nn_igemm_epi(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, qconv_epi_tile, &e);
+            } else {
+                nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, yint + o0, P);
             }
         }
     cort_kernel_scratch_free(ctx, bp);
+    return NULL;
+}
+
+/* ---- Winograd path (see qconv_prepare_wino) ---- */
+#define QW_CHUNK 256   /* tiles per input-transform chunk (a multiple of 16) */
+#define QW_MAXW 1024   /* tiles per tile row the row buffers hold */
+#define QW_SLACK 16    /* a segment's transform rounded up to 16 tiles: zeroed row and transform slack */
+
+typedef struct qconv_wino_job {
+    const nn_conv_shape *cs;
+    const nn_igemm_kernel *k;
+    const nn_qconv_ops *ops;
+    const void *x;        /* image n's first plane */
+    int sgn;
+    int32_t xzp;
+    size_t C, M, T, tw, kp, nb, mtiles, P;
+    int16_t *bw;          /* 16 packed B operands, xi's at bw + xi * nb */
+    const int16_t *aw;
+    size_t astride;
+    int32_t *acc;         /* image n's M x P int32 results */
+} qconv_wino_job;
+
+/* Even/odd columns of padded input row r (x - x_zp, 0 outside), columns 0 .. 2 tw + 1 of the tile row. */
+static void qw_row(const qconv_wino_job *j, size_t c, int64_t r, int16_t *e, int16_t *o) {
+    const nn_geom *g = &j->cs->g;
+    const size_t tw = j->tw, nc = 2 * tw + 2;
+    memset(e, 0, (tw + 1 + QW_SLACK) * sizeof *e);
+    memset(o, 0, (tw + 1 + QW_SLACK) * sizeof *o);
+    if (r < 0 || r >= g->in[1]) return;
+    const size_t pw = (size_t)g->pb[2], iw = (size_t)g->in[2];
+    if (pw >= nc) return;
+    const size_t jb = pw + iw < nc ? pw + iw : nc;
+    const uint8_t *src = (const uint8_t *)j->x + c * (size_t)nn_geom_in_size(g) + (size_t)r * iw;
+    if (pw % 2 == 0) j->ops->widen2(src, jb - pw, j->sgn, j->xzp, e + pw / 2, o + pw / 2);
+    else j->ops->widen2(src, jb - pw, j->sgn, j->xzp, o + pw / 2, e + pw / 2 + 1);
+}
+
+/* Input transform of channel pairs [begin, end) into the packed B operands. */
+static void qw_in_range(void *arg, size_t begin, size_t end) {
+    const qconv_wino_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    int16_t v[2][16 * (QW_CHUNK + QW_SLACK)], rows[8][QW_MAXW + 1 + QW_SLACK];
+    const int16_t *e[4] = { rows[0], rows[1], rows[2], rows[3] }, *o[4] = { rows[4], rows[5], rows[6], rows[7] };
+    const size_t nrkp = 16 * j->kp, panels = j->T / 16 + (j->T % 16 != 0);
+    for (size_t pp = begin; pp < end; pp++)
+        for (size_t t0 = 0; t0 < panels * 16; t0 += QW_CHUNK) {
+            const size_t tn = panels * 16 - t0 < QW_CHUNK ? panels * 16 - t0 : QW_CHUNK;
+            for (size_t h = 0; h < 2; h++) {
+                const size_t c = 2 * pp + h;
+                memset(v[h], 0, sizeof v[h]);
+                if (c >= j->C) continue;
+                size_t t = t0;
+                while (t < t0 + tn && t < j->T) {   /* one tile row's segment at a time */
+                    const size_t ty = t / j->tw, tx = t % j->tw;
+                    const size_t cnt = j->tw - tx < t0 + tn - t ? j->tw - tx : t0 + tn - t;
+                    for (int i = 0; i < 4; i++)
+                        qw_row(j, c, (int64_t)(2 * ty) - g->pb[1] + i, rows[i], rows[4 + i]);
+                    const int16_t *es[4] = { e[0] + tx, e[1] + tx, e[2] + tx, e[3] + tx };
+                    const int16_t *os[4] = { o[0] + tx, o[1] + tx, o[2] + tx, o[3] + tx };
+                    /* whole vectors: the extra tiles land where the next segment (or nothing) goes */
+                    j->ops->wino_in(es, os, (cnt + 15) & ~(size_t)15, v[h] + (t - t0), QW_CHUNK + QW_SLACK);
+                    t += cnt;
+                }
+            }
+            for (size_t xi = 0; xi < 16; xi++)
+                j->ops->pack2_16(v[0] + xi * (QW_CHUNK + QW_SLACK), v[1] + xi * (QW_CHUNK + QW_SLACK), tn, j->bw + xi * j->nb + (t0 / 16) * nrkp + pp * 32,
+                                 nrkp);
+        }
+}
+
+/* 16 tile GEMMs for one (panel, row tile), then the output transform into acc. */
+static void qw_gemm_range(void *arg, size_t begin, size_t end) {
+    const qconv_wino_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    const size_t mr = j->k->mr, OH = (size_t)g->out[1], OW = (size_t)g->out[2];
+    int32_t tl[16][16 * 16];
+    for (size_t it = begin; it < end; it++) {
+        const size_t jp = it / j->mtiles, i0 = it % j->mtiles * mr;
+        const size_t rows = j->M - i0 < mr ? j->M - i0 : mr;
+        const nn_igemm_ukr_fn ukr = j->T - jp * 16 <= 8 && j->k->ukr_half ? j->k->ukr_half : j->k->ukr;
+        for (size_t xi = 0; xi < 16; xi++)
+            ukr(j->kp / 2, j->aw + xi * j->astride + i0 * j->kp, j->kp, j->bw + xi * j->nb + jp * 16 * j->kp, tl[xi], 16);
+        for (size_t r = 0; r < rows; r++) {
+            /* A^T M A over the 16 tiles at once (fixed-count loops the compiler vectorizes), wrapping like
+             * the GEMM's lanes */
+            uint32_t sr[2][4][16], y[4][16];
+            for (int b = 0; b < 4; b++) {
+                const int32_t *m0 = tl[b] + r * 16, *m1 = tl[4 + b] + r * 16, *m2 = tl[8 + b] + r * 16, *m3 = tl[12 + b] + r * 16;
+                for (size_t q = 0; q < 16; q++) {
+                    sr[0][b][q] = (uint32_t)m0[q] + (uint32_t)m1[q] + (uint32_t)m2[q];
+                    sr[1][b][q] = (uint32_t)m1[q] - (uint32_t)m2[q] - (uint32_t)m3[q];
+                }
+            }
+            for (int a = 0; a < 2; a++)
+                for (size_t q = 0; q < 16; q++) {
+                    y[2 * a][q] = sr[a][0][q] + sr[a][1][q] + sr[a][2][q];
+                    y[2 * a + 1][q] = sr[a][1][q] - sr[a][2][q] - sr[a][3][q];
+                }
+            int32_t *dst = j->acc + (i0 + r) * j->P;
+            size_t ty = jp * 16 / j->tw, tx = jp * 16 % j->tw;
+            for (size_t q = 0; q < 16 && jp * 16 + q < j->T; q++) {
+                const size_t oh = 2 * ty, ow = 2 * tx;
+                for (size_t a = 0; a < 2 && oh + a < OH; a++)
+                    for (size_t b = 0; b < 2 && ow + b < OW; b++)
+                        dst[(oh + a) * OW + ow + b] = (int32_t)y[2 * a + b][q] / 4;   /* exact: a multiple of 4 */
+                if (++tx == j->tw) { tx = 0; ty++; }
+            }
+        }
+    }
+}
+
+typedef struct qconv_rqp_job { const qconv_rq *rq; const int32_t *acc; size_t m0, o0, P; } qconv_rqp_job;
+static void qconv_rqp_range(void *arg, size_t begin, size_t end) {
+    const qconv_rqp_job *j = arg;
+    for (size_t r = begin; r < end; r++) qconv_rq_row(j->rq, j->acc + r * j->P, j->m0 + r, j->o0 + r * j->P, j->P);
+}
+
+static int qconv_wino_ok(const qconv_state *s, const nn_conv_shape *cs) {
+    const nn_geom *g = &cs->g;
+    return s->wwino && cs->group == 1 && g->in[0] == 1 && g->k[0] == 1 && g->pb[0] == 0 && g->pe[0] == 0 &&
+           g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 &&
+           (size_t)(g->out[2] + 1) / 2 <= QW_MAXW && g->out[1] > 0 && g->out[2] > 0;
+}
+
+static cort_status *qconv_wino(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                               int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_geom *g = &cs->g;
+    const nn_igemm_kernel *k = s->k;
+    qconv_wino_job j = { cs, k, nn_qconv_best_ops(), NULL, x->type == CORT_TYPE_INT8, xzp, cs->C, cs->M, 0,
+                         (size_t)(g->out[2] + 1) / 2, nn_igemm_kp(cs->C), 0, cs->M / k->mr + (cs->M % k->mr != 0),
+                         (size_t)nn_geom_out_size(g), NULL, s->wwino, s->wino_stride, NULL };
+    j.T = (size_t)(g->out[1] + 1) / 2 * j.tw;
+    j.nb = nn_igemm_b_size(k, cs->C, j.T);
+    size_t nbw, accn = 1;
+    if (!j.nb || cort_mul_size_ovf(j.nb, 16 * sizeof(int16_t), &nbw) ||
+        (rq && (cort_mul_size_ovf(cs->M, j.P, &accn) || accn > SIZE_MAX / 4)))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu channels over %zu outputs is too large",
+                               cs->C, j.P);
+    j.bw = cort_kernel_scratch(ctx, nbw);
+    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    if (!j.bw || (rq && !acc)) {
+        cort_kernel_scratch_free(ctx, j.bw);
+        cort_kernel_scratch_free(ctx, acc);
+        return cort_error_oom();
+    }
+    const size_t in_size = (size_t)nn_geom_in_size(g), panels = j.T / 16 + (j.T % 16 != 0);
+    for (size_t n = 0; n < cs->N; n++) {
+        j.x = (const uint8_t *)x->data + n * cs->C * in_size;
+        j.acc = rq ? acc : yint + n * cs->M * j.P;
+        cort_parallel_for(ctx->pool, j.kp / 2, 1, qw_in_range, &j);
+        cort_parallel_for(ctx->pool, panels * j.mtiles, 1, qw_gemm_range, &j);
+        if (rq) {
+            qconv_rqp_job rj = { rq, acc, 0, n * cs->M * j.P, j.P };
+            cort_parallel_for(ctx->pool, cs->M, grain_for(j.P), qconv_rqp_range, &rj);
+        }
+    }
+    cort_kernel_scratch_free(ctx, j.bw);
     cort_kernel_scratch_free(ctx, acc);
     return NULL;
 }
 
-/* ---- depthwise path: direct loop over zero-padded int16 planes ---- */
+/* ---- depthwise path: zero-padded int16 planes ----
+ * 1-D/2-D: each padded plane is stored split into sh x sw phase sub-planes (hq x wq each: padded
+ * row r, column c at phase (r % sh, c % sw), index (r / sh, c / sw)). Output (oh, ow)'s tap (i, j)
+ * then reads sub-plane element (oh + i*dh / sh, ow + j*dw / sw) of one phase, so with f = oh * wq + ow
+ * every tap is x[off[t] + f]: the whole plane is one stride-1 run of the per-ISA tap kernel (the
+ * wq - ow columns between rows computed and dropped), for strided convs too. 3-D: one plain padded
+ * plane per input channel and a direct loop. */
 typedef struct qconv_dw_job {
     const nn_conv_shape *cs;
     const void *x;
     int sgn;
     int32_t xzp;
     int64_t dp, hp, wp;   /* padded plane dims */
+    size_t sh, sw;        /* phases (the strides in 1-D/2-D, 1 in 3-D) */
+    size_t hq, wq;        /* dims of one phase sub-plane */
+    size_t psize;         /* int16 per padded plane */
     int16_t *xpad;
     const int16_t *w;
-    int32_t *yint;        /* ConvInteger: y; QLinearConv: per-plane accumulators, plane t at t * P */
+    const size_t *off;    /* 1-D/2-D: per tap, into the plane */
+    int32_t *yint;        /* ConvInteger: y; 3-D QLinearConv: per-plane accumulators, plane t at t * P */
     const qconv_rq *rq;
     const nn_qconv_ops *ops;
 } qconv_dw_job;
@@ -305,24 +565,44 @@ typedef struct qconv_dw_job {
 static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
     const qconv_dw_job *j = arg;
     const nn_geom *g = &j->cs->g;
-    const size_t in_size = (size_t)nn_geom_in_size(g), psize = (size_t)(j->dp * j->hp * j->wp);
+    const size_t in_size = (size_t)nn_geom_in_size(g), sub = j->hq * j->wq, sh = j->sh, sw = j->sw;
+    const size_t pw = (size_t)g->pb[2], iw_n = (size_t)g->in[2];
+    const int32_t z = j->xzp;
     for (size_t t = begin; t < end; t++) {
-        int16_t *d = j->xpad + t * psize;
-        memset(d, 0, psize * sizeof *d);
+        int16_t *d = j->xpad + t * j->psize;
+        memset(d, 0, j->psize * sizeof *d);
         const size_t xo = t * in_size;
         for (int64_t id = 0; id < g->in[0]; id++)
             for (int64_t ih = 0; ih < g->in[1]; ih++) {
-                int16_t *r = d + ((id + g->pb[0]) * j->hp + ih + g->pb[1]) * j->wp + g->pb[2];
+                const size_t r = (size_t)(ih + g->pb[1]);
+                int16_t *row = d + (size_t)(id + g->pb[0]) * sh * sw * sub + (r % sh) * sw * sub + (r / sh) * j->wq;
                 const size_t so = xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
-                if (j->sgn) {
-                    const int8_t *sx = (const int8_t *)j->x + so;
-                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                const int8_t *s8 = (const int8_t *)j->x + so;
+                const uint8_t *u8 = (const uint8_t *)j->x + so;
+                if (sw == 1) {
+                    j->ops->widen(u8, iw_n, j->sgn, j->xzp, row + pw);
+                } else if (sw == 2) {   /* deinterleave: even padded columns to phase 0, odd to phase 1 */
+                    j->ops->widen2(u8, iw_n, j->sgn, j->xzp, row + (pw & 1) * sub + pw / 2,
+                                   row + ((pw + 1) & 1) * sub + (pw + 1) / 2);
                 } else {
-                    const uint8_t *sx = (const uint8_t *)j->x + so;
-                    for (int64_t iw = 0; iw < g->in[2]; iw++) r[iw] = (int16_t)(sx[iw] - j->xzp);
+                    for (size_t iw = 0; iw < iw_n; iw++) {
+                        const size_t c = pw + iw;
+                        row[(c % sw) * sub + c / sw] = (int16_t)((j->sgn ? (int32_t)s8[iw] : (int32_t)u8[iw]) - z);
+                    }
                 }
             }
     }
+}
+
+#define QDW_BUF 2048   /* int32 outputs per tap-kernel call (on the stack, in L1) */
+#define QDW_SLACK 16   /* int16 after the last padded plane: a run rounded up to 16 outputs reads at most 15 more */
+
+/* Finished outputs [ow0, ow0 + n) of row oh of plane t: requantized, or stored as int32. */
+static void qconv_dw_emit(const qconv_dw_job *j, const int32_t *buf, size_t t, size_t m, size_t oh, size_t ow0,
+                          size_t n, size_t P, size_t ow_n) {
+    const size_t o = t * P + oh * ow_n + ow0;
+    if (j->rq) qconv_rq_row(j->rq, buf, m, o, n);
+    else memcpy(j->yint + o, buf, n * sizeof *buf);
 }
 
 static void qconv_dw_range(void *arg, size_t begin, size_t end) {
@@ -330,20 +610,43 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
     const nn_conv_shape *cs = j->cs;
     const nn_geom *g = &cs->g;
     const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
-    const size_t psize = (size_t)(j->dp * j->hp * j->wp);
     const int64_t ow_n = g->out[2], sw = g->s[2];
+    int32_t buf[QDW_BUF + 16];
+    uint8_t qbuf[QDW_BUF + 16];
     for (size_t t = begin; t < end; t++) {
         const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
-        const int16_t *xp = j->xpad + (n * cs->C + c) * psize, *w = j->w + m * ks;
+        const int16_t *xp = j->xpad + (n * cs->C + c) * j->psize, *w = j->w + m * ks;
+        if (j->off) {
+            const size_t wq = j->wq, own = (size_t)ow_n, ohn = (size_t)g->out[1];
+            if (wq <= QDW_BUF) {
+                const size_t R = QDW_BUF / wq;
+                for (size_t oh0 = 0; oh0 < ohn; oh0 += R) {
+                    const size_t rows = ohn - oh0 < R ? ohn - oh0 : R;
+                    /* rounded up to whole vectors: the extra outputs read the next plane or the zeroed slack */
+                    const size_t nf = ((rows - 1) * wq + own + 15) & ~(size_t)15;
+                    j->ops->dw_taps(buf, nf, xp + oh0 * wq, j->off, ks, w);
+                    if (j->rq) {   /* requantized in one run, the columns between rows included, then compacted */
+                        qconv_rq_to(j->rq, buf, m, nf, qbuf);
+                        uint8_t *yd = (uint8_t *)j->rq->y->data + t * P + oh0 * own;
+                        for (size_t r = 0; r < rows; r++) memcpy(yd + r * own, qbuf + r * wq, own);
+                    } else {
+                        for (size_t r = 0; r < rows; r++) qconv_dw_emit(j, buf + r * wq, t, m, oh0 + r, 0, own, P, own);
+                    }
+                }
+            } else {
+                for (size_t oh = 0; oh < ohn; oh++)
+                    for (size_t ow0 = 0; ow0 < own; ow0 += QDW_BUF) {
+                        const size_t cnt = own - ow0 < QDW_BUF ? own - ow0 : QDW_BUF;
+                        j->ops->dw_taps(buf, cnt, xp + oh * wq + ow0, j->off, ks, w);
+                        qconv_dw_emit(j, buf, t, m, oh, ow0, cnt, P, own);
+                    }
+            }
+            continue;
+        }
         int32_t *y = j->yint + t * P;
         for (int64_t od = 0; od < g->out[0]; od++)
             for (int64_t oh = 0; oh < g->out[1]; oh++) {
                 int32_t *yr = y + (od * g->out[1] + oh) * ow_n;
-                if (g->k[0] == 1 && sw == 1) {   /* 1-D/2-D, stride 1 along the row: the per-ISA row kernel */
-                    j->ops->dw_row(yr, (size_t)ow_n, xp + (od * g->s[0] * j->hp + oh * g->s[1]) * j->wp,
-                                   (size_t)(g->d[1] * j->wp), (size_t)g->d[2], (size_t)g->k[1], (size_t)g->k[2], w);
-                    continue;
-                }
                 for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] = 0;
                 for (int64_t kd = 0; kd < g->k[0]; kd++)
                     for (int64_t kh = 0; kh < g->k[1]; kh++) {
@@ -352,10 +655,7 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
                         for (int64_t kw = 0; kw < g->k[2]; kw++) {
                             const int32_t wv = wr[kw];
                             const int16_t *xs = xr + kw * g->d[2];
-                            if (sw == 1)
-                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow] * wv;
-                            else
-                                for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow * sw] * wv;
+                            for (int64_t ow = 0; ow < ow_n; ow++) yr[ow] += xs[ow * sw] * wv;
                         }
                     }
             }
@@ -367,27 +667,45 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
     qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
-                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], NULL, s->wdw, yint, rq,
-                       nn_qconv_best_ops() };
-    size_t planes = cs->N * cs->C, psize, nbytes, accn = 1;
-    const size_t P = (size_t)nn_geom_out_size(g);
-    if (cort_mul_size_ovf((size_t)j.dp, (size_t)j.hp, &psize) || cort_mul_size_ovf(psize, (size_t)j.wp, &psize) ||
-        cort_mul_size_ovf(psize, planes, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
-        (rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
+                       g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], 1, 1, 0, 0, 0, NULL, s->wdw,
+                       NULL, yint, rq, nn_qconv_best_ops() };
+    const int flat = g->in[0] == 1 && g->k[0] == 1 && g->pb[0] == 0 && g->pe[0] == 0;
+    if (flat) { j.sh = (size_t)g->s[1]; j.sw = (size_t)g->s[2]; }
+    j.hq = ((size_t)j.hp + j.sh - 1) / j.sh;
+    j.wq = ((size_t)j.wp + j.sw - 1) / j.sw;
+    const size_t planes = cs->N * cs->C, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
+    size_t nbytes, accn = 1;
+    if (cort_mul_size_ovf(j.hq, j.wq, &j.psize) || cort_mul_size_ovf(j.psize, j.sh * j.sw, &j.psize) ||
+        cort_mul_size_ovf(j.psize, (size_t)j.dp, &j.psize) || cort_mul_size_ovf(j.psize, planes, &nbytes) ||
+        cort_add_size_ovf(nbytes, QDW_SLACK, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
+        (!flat && rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
                                planes);
     j.xpad = cort_kernel_scratch(ctx, nbytes ? nbytes : 1);
-    int32_t *acc = rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
-    if (!j.xpad || (rq && !acc)) {
+    int32_t *acc = !flat && rq ? cort_kernel_scratch(ctx, accn * sizeof(int32_t)) : NULL;
+    size_t *off = flat ? cort_kernel_scratch(ctx, ks * sizeof(size_t)) : NULL;
+    if (!j.xpad || (!flat && rq && !acc) || (flat && !off)) {
         cort_kernel_scratch_free(ctx, j.xpad);
         cort_kernel_scratch_free(ctx, acc);
+        cort_kernel_scratch_free(ctx, off);
         return cort_error_oom();
     }
-    if (rq) j.yint = acc;
-    cort_parallel_for(ctx->pool, planes, grain_for(psize), qconv_dw_pad_range, &j);
-    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * (size_t)nn_geom_k_size(g)), qconv_dw_range, &j);
+    if (acc) j.yint = acc;
+    memset(j.xpad + planes * j.psize, 0, QDW_SLACK * sizeof(int16_t));
+    if (flat) {
+        const size_t sub = j.hq * j.wq;
+        for (size_t i = 0; i < (size_t)g->k[1]; i++)
+            for (size_t jj = 0; jj < (size_t)g->k[2]; jj++) {
+                const size_t r = i * (size_t)g->d[1], c = jj * (size_t)g->d[2];
+                off[i * (size_t)g->k[2] + jj] = ((r % j.sh) * j.sw + c % j.sw) * sub + (r / j.sh) * j.wq + c / j.sw;
+            }
+        j.off = off;
+    }
+    cort_parallel_for(ctx->pool, planes, grain_for(j.psize), qconv_dw_pad_range, &j);
+    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * ks), qconv_dw_range, &j);
     cort_kernel_scratch_free(ctx, j.xpad);
     cort_kernel_scratch_free(ctx, acc);
+    cort_kernel_scratch_free(ctx, off);
     return NULL;
 }
 
@@ -489,6 +807,7 @@ static int qconv_fast(cort_kernel_ctx *ctx, size_t xzi, size_t wi, size_t wzi, c
     const cort_value *x = ctx->inputs[0], *xz = nn_opt_input(ctx, xzi);
     const int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
     if (s->wdw) *st = qconv_dw(ctx, s, cs, x, xzp, yint, rq);
+    else if (qconv_wino_ok(s, cs)) *st = qconv_wino(ctx, s, cs, x, xzp, yint, rq);
     else *st = qconv_gemm(ctx, s, cs, x, xzp, yint, rq);
     return 1;
 }
