@@ -526,6 +526,9 @@ int main(void) {
     /* residual Add (+ Relu) of two differently scaled branches, then a broadcast Add of a constant:
      * com.microsoft.QLinearAdd from its creation-time table */
     test_qdq_model_add("qdq_residual_add_u8.onnx", (const int64_t[]){ 1, 3, 11, 13 }, 4, 0.07f, 2, 0, 2, 0, 1);
+    /* a Concat of differently quantized inputs: com.microsoft.QLinearConcat from per-input tables, the
+     * same bytes as the float Concat between DQ and Q (only the convs' own ties may differ) */
+    test_qdq_model("qdq_concat_mixed.onnx", (const int64_t[]){ 2, 3, 7, 9 }, 4, 0.037f, 2, 0, 0, 1);
     test_qdq_model_add("qdq_residual_add_s8.onnx", (const int64_t[]){ 2, 3, 9, 8 }, 4, 0.07f, 2, 0, 2, 0, 1);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
     test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);

@@ -170,6 +170,19 @@ def pool_concat(nodes, inits, x):
     return "cat_q"
 
 
+def concat_mixed(nodes, inits, x):
+    """Two conv branches with their own output scales and zero points concatenated, then quantized
+    with a third (squeezenet's fire modules as a static quantizer leaves them)."""
+    a = conv_block(nodes, inits, x, 3, 8, 3, 1, np.uint8, np.int8, True, "dq", "relu", "m1")
+    b = conv_block(nodes, inits, x, 3, 6, 1, 1, np.uint8, np.int8, True, "dq", None, "m2", pads=0)
+    nodes.append(helper.make_node("DequantizeLinear", [a, a + "_s", a + "_z"], ["ma_f"]))
+    nodes.append(helper.make_node("DequantizeLinear", [b, b + "_s", b + "_z"], ["mb_f"]))
+    nodes.append(helper.make_node("Concat", ["ma_f", "mb_f", "ma_f"], ["mc_f"], axis=1))
+    inits += [c("mc_q_s", np.float32(0.037)), c("mc_q_z", np.array(17, np.uint8))]
+    nodes.append(helper.make_node("QuantizeLinear", ["mc_f", "mc_q_s", "mc_q_z"], ["mc_q"]))
+    return "mc_q"
+
+
 def quant_ops():
     """DynamicQuantizeLinear and per-tensor QuantizeLinear to uint8 and int8 of one float input
     (tests/test_quant_kernels.c: the threaded chunked paths against the scalar expressions)."""
@@ -198,3 +211,4 @@ if __name__ == "__main__":
     model("qdq_residual_add_u8", np.uint8, residual_add(np.uint8), [1, 3, 11, 13])
     model("qdq_residual_add_s8", np.int8, residual_add(np.int8), [2, 3, 9, 8])
     quant_ops()
+    model("qdq_concat_mixed", np.uint8, concat_mixed, [2, 3, 7, 9])

@@ -3,6 +3,7 @@
  *   QuantizeLinear(MatMul(DQ(a), DQ(b)))                                -> QLinearMatMul
  *   QuantizeLinear([Relu](Add(DQ(a), DQ(b))))                           -> com.microsoft.QLinearAdd
  *   QuantizeLinear(Gemm(DQ(a), DQ(w)[, DQ(bias int32)]))                -> com.microsoft.QGemm
+ *   QuantizeLinear(Concat(DQ(a), DQ(b), ...)), parameters differing      -> com.microsoft.QLinearConcat
  * Runs before kernels are built, so the integer op packs the constant weights once and the weight
  * DequantizeLinear (constant-folded otherwise) disappears. Fires only where the integer op computes
  * the same function up to the requantization's float rounding: 8-bit x, w and y with constant scalar
@@ -161,12 +162,37 @@ static cort_status *try_passthrough(cort_graph *g, const cort_pass_index *x, cor
     if ((!pool && strcmp(p->op_type, "Concat")) || p->n_outputs != 1 || p->n_inputs < 1 || p->n_inputs > 64 ||
         (pool && p->opset < 12))
         return NULL;
-    int32_t *in = cort_arena_alloc(g->arena, p->n_inputs * sizeof *in);
+    int32_t *in = cort_arena_alloc(g->arena, (3 * p->n_inputs + 2) * sizeof *in);
     if (!in) return cort_error_oom();
+    int same = 1;
     for (size_t k = 0; k < p->n_inputs; k++) {
         cort_node *dq = producer(g, x, p->in_slot[k], "DequantizeLinear");
-        if (!dq || !dq_act_ok(g, dq) || !same_qparams(g, dq, q)) return NULL;
+        if (!dq || !dq_act_ok(g, dq)) return NULL;
+        same &= same_qparams(g, dq, q);
         in[k] = dq->in_slot[0];
+    }
+    if (!same) {
+        /* a Concat of differently quantized inputs (squeezenet's fire modules): com.microsoft.QLinearConcat,
+         * which maps each input byte through a table of the very DQ-then-Q expression the float graph
+         * computes, so the result is the same bit for bit */
+        if (pool) return NULL;
+        in[0] = q->in_slot[1];
+        in[1] = q->in_slot[2];
+        for (size_t k = 0; k < p->n_inputs; k++) {
+            const cort_node *dq = producer(g, x, p->in_slot[k], "DequantizeLinear");
+            in[2 + 3 * k] = in_at(dq, 0);
+            in[3 + 3 * k] = in_at(dq, 1);
+            in[4 + 3 * k] = in_at(dq, 2);
+        }
+        qdq_match m = { q, NULL, p, NULL, NULL, NULL };
+        CORT_TRY(rewrite_in(g, x, &m, "com.microsoft", "QLinearConcat", in, 3 * p->n_inputs + 2, NULL));
+        for (size_t k = 0; k < p->n_inputs; k++) {
+            cort_node *dq = producer(g, x, p->in_slot[k], "DequantizeLinear");
+            int32_t reads = 0, sl = p->in_slot[k];
+            for (size_t i = 0; i < p->n_inputs; i++) reads += p->in_slot[i] == sl;
+            if (dq && x->uses[sl] == reads) g->skip[dq->index] = 1;
+        }
+        return NULL;
     }
     qdq_match m = { q, NULL, p, NULL, NULL, NULL };
     CORT_TRY(rewrite(g, x, &m, p->op_type, in, p->n_inputs));

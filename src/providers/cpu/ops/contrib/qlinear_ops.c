@@ -374,7 +374,70 @@ QRUN(qleaky_run, D_LEAKY)
 QRUN(qsoftmax_run, D_SOFTMAX)
 QRUN(qgap_run, D_GAP)
 QRUN(qap_run, D_AP)
-QRUN(qconcat_run, D_CONCAT)
+/* QLinearConcat: each output byte is a function of one input byte (dequantize, then quantize; the
+ * float Concat between them only moves values), so each input goes through a 256-entry table of
+ * exactly the expressions qrun evaluates, and no float tensor is made. */
+static cort_status *qconcat_run(cort_kernel_ctx *ctx) {
+    if (ctx->n_inputs < 5 || (ctx->n_inputs - 2) % 3) return qrun(ctx, &D_CONCAT);   /* its message */
+    const size_t n = (ctx->n_inputs - 2) / 3;
+    float ysc = 0.0f;
+    const cort_value *yzp = NULL, *x0 = nn_opt_input(ctx, 2);
+    CORT_TRY(scalar_param(ctx, 0, "the output's scale", 1, &ysc, NULL));
+    CORT_TRY(scalar_param(ctx, 1, "the output's zero point", 0, NULL, &yzp));
+    if (!x0 || x0->kind != CORT_VKIND_TENSOR || x0->rank == 0 || n > 64) return qrun(ctx, &D_CONCAT);
+    const int64_t rank = (int64_t)x0->rank;
+    int64_t axis = cort_attr_int(ctx->node, "axis", 0);
+    if (axis < -rank || axis >= rank) return qrun(ctx, &D_CONCAT);
+    if (axis < 0) axis += rank;
+    int64_t dims[CORT_MAX_RANK];
+    memcpy(dims, x0->shape, x0->rank * sizeof *dims);
+    dims[axis] = 0;
+    for (size_t j = 0; j < n; j++) {
+        const cort_value *x = nn_opt_input(ctx, 2 + 3 * j);
+        if (!x || x->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(x->type) || x->rank != x0->rank)
+            return qrun(ctx, &D_CONCAT);
+        for (int64_t d = 0; d < rank; d++)
+            if (d != axis && x->shape[d] != x0->shape[d]) return qrun(ctx, &D_CONCAT);
+        dims[axis] += x->shape[axis];
+    }
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, yzp ? yzp->type : x0->type, dims, x0->rank, &y));
+    if (y->count == 0) return NULL;
+    size_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; d++) outer *= (size_t)dims[d];
+    for (int64_t d = axis + 1; d < rank; d++) inner *= (size_t)dims[d];
+    const int32_t yz = yzp ? nn_q_load(yzp, 0) : 0;
+    uint8_t *lut = cort_kernel_scratch(ctx, n * 256);
+    if (!lut) return cort_error_oom();
+    cort_value tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.kind = CORT_VKIND_TENSOR;
+    tmp.type = y->type;
+    for (size_t j = 0; j < n; j++) {
+        const cort_value *x = ctx->inputs[2 + 3 * j], *zp = NULL;
+        float sc = 0.0f;
+        cort_status *st = scalar_param(ctx, 3 + 3 * j, "a scale", 1, &sc, NULL);
+        if (!st) st = scalar_param(ctx, 4 + 3 * j, "a zero point", 0, NULL, &zp);
+        if (st) { cort_kernel_scratch_free(ctx, lut); return st; }
+        const int32_t z = zp ? nn_q_load(zp, 0) : 0;
+        tmp.data = lut + 256 * j;
+        for (int q = 0; q < 256; q++) {
+            const int32_t v = x->type == CORT_TYPE_INT8 ? (int32_t)(int8_t)q : q;
+            nn_q_store(&tmp, (size_t)q, nn_q_add_sat(nn_q_round((float)(v - z) * sc / ysc), yz));
+        }
+    }
+    uint8_t *dst = y->data;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t j = 0; j < n; j++) {
+            const cort_value *x = ctx->inputs[2 + 3 * j];
+            const size_t len = (size_t)x->shape[axis] * inner;
+            const uint8_t *src = (const uint8_t *)x->data + o * len, *t = lut + 256 * j;
+            for (size_t i = 0; i < len; i++) dst[i] = t[src[i]];
+            dst += len;
+        }
+    cort_kernel_scratch_free(ctx, lut);
+    return NULL;
+}
 
 #define QOP(var, nm, init_fn, infer_fn, run_fn) \
     const cort_op_def var = { .name = nm, .domain = "com.microsoft", .min_opset = 1, .max_opset = CORT_OPSET_MAX, \
