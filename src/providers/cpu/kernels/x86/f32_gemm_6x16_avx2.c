@@ -155,6 +155,13 @@ static __attribute__((noinline, target("avx2,fma"))) void ukr_full(const nn_ukr_
     const __m256i ones = _mm256_set1_epi32(-1);
     ukr_body(args, 6, 2, 0, 1, 6, ones, ones);
 }
+/* full tiles with Sigmoid/SiLU: not the masked edge variant, whose vmaskmovps stores are
+ * microcoded on Zen 1 (a 16 -> 96 1x1 conv + SiLU at 112x112 spent more time in them than in
+ * the product) */
+static __attribute__((noinline, target("avx2,fma"))) void ukr_x_full(const nn_ukr_args *args) {
+    const __m256i ones = _mm256_set1_epi32(-1);
+    ukr_body(args, 6, 2, 1, 1, 6, ones, ones);
+}
 
 NN_AVX2
 void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
@@ -177,8 +184,8 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
     }
     const size_t rows = args->rows ? args->rows : 6, cols = args->cols ? args->cols : 16;
     const int xact = args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU;
-    if (rows == 6 && cols == 16 && !xact) {
-        ukr_full(args);
+    if (rows == 6 && cols == 16) {
+        (xact ? ukr_x_full : ukr_full)(args);
         return;
     }
     const __m256i m0 = nn_lanes8(cols), m1 = nn_lanes8(cols > 8 ? cols - 8 : 0);
@@ -233,8 +240,11 @@ NN_AVX2_INLINE void nn_tr8x8_avx2(__m256 r[8]) {
     const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
     r[0] = _mm256_permute2f128_ps(s0, s4, 0x20); r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
     r[2] = _mm256_permute2f128_ps(s2, s6, 0x20); r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31); r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31); r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+    /* not vperm2f128 0x31: 8 uops at one per 3 cycles on Zen 1 (see x32_transpose_8x8_avx2.h) */
+    r[4] = _mm256_insertf128_ps(s4, _mm256_extractf128_ps(s0, 1), 0);
+    r[5] = _mm256_insertf128_ps(s5, _mm256_extractf128_ps(s1, 1), 0);
+    r[6] = _mm256_insertf128_ps(s6, _mm256_extractf128_ps(s2, 1), 0);
+    r[7] = _mm256_insertf128_ps(s7, _mm256_extractf128_ps(s3, 1), 0);
 }
 
 /* The 6x16 kernel's transposed-store tile (the small-plane conv; see nn_tstore_args): R rows
