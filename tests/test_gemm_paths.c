@@ -163,6 +163,14 @@ static void test_ukernels(void) {
                     run_ukr_case(k, &uc);
                     n++;
                 }
+            /* full-height runs (one call for every tile: the AVX2 kernel's own loop) with every
+             * activation, short and long K */
+            for (size_t ai = 0; ai < N_ACTS; ai++) {
+                ukr_case uc = { k->mr, 0, ai % 2 ? 16 : 70, 3, 0, (int)(ai % 3), (int)(ai / 2 % 2), 1, 0,
+                                (int)(ai / 4), all_acts[ai], (int)(ai == 5) };
+                run_ukr_case(k, &uc);
+                n++;
+            }
         }
         tested += n;
     }
