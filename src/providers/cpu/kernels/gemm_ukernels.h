@@ -70,6 +70,9 @@ typedef struct nn_gemm_kernel {
     /* the transposed-store tile of this kernel (B packed for it), or NULL */
     void (*tstore)(const nn_tstore_args *t);
     size_t         tstore_rows;   /* the most rows a tstore tile takes (MR, or MR + 1) */
+    /* row granularity of its edge tiles (a tile of r < MR rows costs about that of
+     * row_edge * ceil(r / row_edge) rows; 0: 4), for choosing the transposed small-plane conv */
+    size_t         row_edge;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);
