@@ -73,6 +73,9 @@ typedef struct nn_gemm_kernel {
     /* row granularity of its edge tiles (a tile of r < MR rows costs about that of
      * row_edge * ceil(r / row_edge) rows; 0: 4), for choosing the transposed small-plane conv */
     size_t         row_edge;
+    /* Sigmoid/HardSigmoid/SiLU run on its accumulators up to this K (0: 64; longer K applies them
+     * in a pass over each tile) */
+    size_t         xact_k_max;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);
