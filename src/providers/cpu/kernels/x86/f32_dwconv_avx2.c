@@ -162,6 +162,13 @@ NN_DW8_UNROLL
             for (int c = 0; c < 8; c++) r[c] = c < nc ? _mm256_maskload_ps(xb + c * xcs + p0, m) : _mm256_setzero_ps();
         }
         nn_tr8x8_avx2(r);
+        if (np == 8 && iw + 8 <= IW && iw + 8 + pl <= IWp) {   /* all 8 inside one row, all placed */
+            float *dst = pin + (ih * IWp + iw + pl) * 8;
+NN_DW8_UNROLL
+            for (int j = 0; j < 8; j++) _mm256_storeu_ps(dst + j * 8, r[j]);
+            if ((iw += 8) == IW) { iw = 0; ih++; }
+            continue;
+        }
 NN_DW8_UNROLL
         for (int j = 0; j < 8; j++) {
             if (j < np) {
