@@ -81,6 +81,15 @@ int main(void) {
          * every window (the channel-blocked kernels must not place it in their band buffer) */
         {1, 11, 1, 9, 11, 3, 3, 2, 1, 1, 0, 0},     {1, 9, 1, 12, 12, 5, 5, 2, 2, 2, 0, 0},
         {2, 20, 1, 6, 7, 3, 3, 2, 1, 1, 1, 0},
+        /* output rows of 2, 4, 5, 10 and 12 pixels: every group width of the AVX2 channel-blocked
+         * kernel's unrolled taps (1..8 pixels), both strides, 3x3 and 5x5 */
+        {1, 11, 1, 4, 4, 3, 3, 2, 1, 1, 1, 1},      {1, 10, 1, 8, 8, 3, 3, 2, 1, 1, 1, 1},
+        {1, 25, 1, 9, 9, 5, 5, 2, 2, 2, 2, 2},      {1, 12, 1, 10, 10, 3, 3, 1, 1, 1, 1, 1},
+        {1, 9, 1, 12, 12, 5, 5, 1, 2, 2, 2, 2},     {1, 14, 1, 23, 23, 5, 5, 2, 2, 2, 2, 2},
+        /* widths that are multiples of 8 (the AVX2 kernel loads those row by row) with stride 2 and
+         * no right padding: the last input columns have no place in the band buffer */
+        {1, 13, 1, 9, 16, 3, 3, 2, 0, 0, 0, 0},     {1, 9, 1, 10, 24, 5, 5, 2, 0, 0, 0, 0},
+        {2, 12, 1, 7, 40, 3, 3, 2, 1, 0, 1, 0},
         /* an empty input row: every output from the padding */
         {1, 18, 1, 4, 0, 3, 3, 1, 1, 2, 1, 2},
     };

@@ -124,6 +124,17 @@ static void test_ukernels(void) {
                 run_ukr_case(k, &uc);
                 n++;
             }
+        /* full tiles with Sigmoid / SiLU on the registers (the AVX2 kernel has its own full-tile
+         * variant for them), with accumulation, residual, B in place */
+        if (k->edge)
+            for (size_t kci = 0; kci < sizeof kcs / sizeof kcs[0]; kci++)
+                for (int v = 0; v < 8; v++) {
+                    ukr_case uc = { k->mr, k->nr, kcs[kci], 0, v & 1, (v >> 1) & 1, (v >> 2) & 1, 1, 0, v == 3 || v == 6,
+                                    (v & 1) ? CORT_ACT_SIGMOID : CORT_ACT_SILU, 0 };
+                    if (k->ext) uc.col_bias = v == 5;
+                    run_ukr_case(k, &uc);
+                    n++;
+                }
         if (!k->edge) { tested += n; continue; }
         /* edge kernels: every tile shape, every activation, residual, indirect B */
         for (size_t rows = 1; rows <= k->mr; rows++)
@@ -152,6 +163,14 @@ static void test_ukernels(void) {
                     run_ukr_case(k, &uc);
                     n++;
                 }
+            /* full-height runs (one call for every tile: the AVX2 kernel's own loop) with every
+             * activation, short and long K */
+            for (size_t ai = 0; ai < N_ACTS; ai++) {
+                ukr_case uc = { k->mr, 0, ai % 2 ? 16 : 70, 3, 0, (int)(ai % 3), (int)(ai / 2 % 2), 1, 0,
+                                (int)(ai / 4), all_acts[ai], (int)(ai == 5) };
+                run_ukr_case(k, &uc);
+                n++;
+            }
         }
         tested += n;
     }

@@ -291,6 +291,40 @@ static void test_small_plane_picks(void) {
     }
 }
 
+/* The same decision with the AVX2 6x16 kernel (edge tiles of any row count): 7x7 1x1 convs go
+ * transposed whatever K / M (49 positions fill 49 of 49 rows, against 49 of 56 columns), 14x14 ones
+ * only when they reduce the channels with K >= 256. */
+static void test_small_plane_picks_avx2(void) {
+    const nn_gemm_kernel *const *kernels;
+    const size_t nk = nn_gemm_kernels(&kernels);
+    const nn_gemm_kernel *k2 = NULL;
+#ifdef NN_HAVE_X86_UKERNELS
+    for (size_t i = 0; i < nk; i++)
+        if (kernels[i]->ukr == nn_ukr_avx2_6x16) k2 = kernels[i];
+#else
+    (void)nk;
+#endif
+    if (!k2) return;   /* the generic level: no AVX2 kernel listed */
+    static const struct { size_t c, m, hw; int want; } picks[] = {
+        {160, 960, 7, 1}, {192, 1152, 7, 1}, {320, 1280, 7, 1}, {960, 160, 7, 1},
+        {96, 576, 14, 0}, {112, 672, 14, 0}, {576, 96, 14, 1}, {64, 64, 28, 0},
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        nn_conv_shape s;
+        memset(&s, 0, sizeof s);
+        s.N = 1; s.C = picks[i].c; s.M = picks[i].m; s.group = 1;
+        nn_geom *g = &s.g;
+        g->nd = 2;
+        g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
+        for (int d = 1; d < 3; d++) {
+            g->in[d] = g->out[d] = (int64_t)picks[i].hw;
+            g->k[d] = g->s[d] = g->d[d] = 1;
+        }
+        CHECK_MSG(nn_conv_small_prefers(&s, k2) == picks[i].want, "avx2 small-plane pick %zu (%zu->%zu %zux%zu): %d",
+                  i, picks[i].c, picks[i].m, picks[i].hw, picks[i].hw, nn_conv_small_prefers(&s, k2));
+    }
+}
+
 /* The indirect-GEMM conv (kernels/conv_indirect.c) against the reference: strides 1/2, dilations, odd
  * and asymmetric pads, 1x1 stride 2, K over several slices, channel counts around the 12-row panels,
  * every fused activation, planes narrower and wider than a 32-column panel, batch > 1. */
@@ -831,6 +865,7 @@ int main(void) {
     test_gemm_sum(pool);
     test_conv(pool);
     test_small_plane_picks();
+    test_small_plane_picks_avx2();
     test_conv_indirect(pool);
     test_pool(pool);
     test_winograd(pool);

@@ -27,7 +27,11 @@ int nn_conv_small_prefers(const nn_conv_shape *s, const nn_gemm_kernel *k) {
     /* usual: positions over 32-column panels (16-column edge); transposed: positions over 12-row
      * panels (4-row edge) and channels over 32-column panels (16-column edge) */
     const double usual = tile_efficiency(P, k->nr, k->nr / 2);
-    const double trans = tile_efficiency(P, k->mr, 4) * tile_efficiency(s->M, k->nr, k->nr / 2);
+    /* The AVX2 6x16 kernel has an edge variant per row count (row_edge 1): 7x7 1x1 convs with
+     * K < M went transposed 7-15 % faster on Zen 1 (160 -> 960, 192 -> 1152, 320 -> 1280), while
+     * 14x14 (usual tiling 98 % full) stays as it is (96 -> 576 measured 6 % slower transposed) */
+    const double trans = tile_efficiency(P, k->mr, k->row_edge ? k->row_edge : 4) *
+                         tile_efficiency(s->M, k->nr, k->nr / 2);
     if (trans > usual * 1.08) return 1;
     /* A kernel with a transposed-store tile reads the positions in place and runs tiles of any
      * height, so when the usual orientation computes wasted columns (14x14: 208 for 196) a 1x1 conv

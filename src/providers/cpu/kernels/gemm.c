@@ -11,7 +11,7 @@
 #define NN_KC NN_GEMM_KC        /* K slice: a B micro-panel of KC x NR floats stays in L1/L2 */
 #define NN_BLOCK_ROWS 96       /* rows of A per task block (L2 resident) */
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
-#define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the micro-kernel's accumulators */
+#define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the accumulators (default of xact_k_max) */
 #define NN_B_PREFETCH_PANELS 4 /* how far ahead B read in place is prefetched */
 /* prepacked B is prefetched a panel ahead when at most this many row panels share it: with 8,
  * BERT's 128-token MatMuls (11 panels) started every panel cold (docs/performance.md, "GEMM-side
@@ -23,7 +23,7 @@
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", CORT_ISA_GENERIC, 4, 16, nn_ukr_scalar_4x16, 0, 0, NULL, NULL, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
 static const nn_gemm_kernel k_avx2 = { "avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_ukr_avx2_6x16, 1, 1,
-                                         nn_gemv_panel_avx2_16, nn_ukr_avx2_6x16_tstore, 6 };
+                                         nn_gemv_panel_avx2_16, nn_ukr_avx2_6x16_tstore, 6, 1, SIZE_MAX };
 static const nn_gemm_kernel k_avx512 = { "avx512_12x32", CORT_ISA_AVX512, 12, 32, nn_ukr_avx512_12x32, 1, 1,
                                             nn_gemv_panel_avx512_32, nn_ukr_avx512_12x32_tstore, 13 };
 #endif
@@ -305,11 +305,13 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
         const int sum_after = sum && !j->k->edge;
         /* Relu/Clip/LeakyRelu (and HardSwish on the edge-capable kernel) run on the accumulators */
         /* Sigmoid/HardSigmoid/SiLU too when K is short: then the pass over C would cost as much as
-         * the product (measured slower for long K) */
+         * the product (measured slower for long K with the AVX-512 kernel; the AVX2 one takes them
+         * at every K: 14x14 80 -> 480 and 112 -> 672 + SiLU 13-16 % faster on Zen 1) */
+        const size_t xact_k_max = j->k->xact_k_max ? j->k->xact_k_max : NN_SHORT_K_ACT;
         int in_kernel = t->last && j->act && !sum_after &&
                         (j->act->kind <= CORT_ACT_LEAKY_RELU ||
                          (j->k->edge && (j->act->kind == CORT_ACT_HARD_SWISH ||
-                                         (j->K <= NN_SHORT_K_ACT && j->act->kind < CORT_ACT_GELU))));
+                                         (j->K <= xact_k_max && j->act->kind < CORT_ACT_GELU))));
         if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
         j->k->ukr(&u);
         const size_t width = np > 1 ? np * nr : cols;

@@ -70,6 +70,12 @@ typedef struct nn_gemm_kernel {
     /* the transposed-store tile of this kernel (B packed for it), or NULL */
     void (*tstore)(const nn_tstore_args *t);
     size_t         tstore_rows;   /* the most rows a tstore tile takes (MR, or MR + 1) */
+    /* row granularity of its edge tiles (a tile of r < MR rows costs about that of
+     * row_edge * ceil(r / row_edge) rows; 0: 4), for choosing the transposed small-plane conv */
+    size_t         row_edge;
+    /* Sigmoid/HardSigmoid/SiLU run on its accumulators up to this K (0: 64; longer K applies them
+     * in a pass over each tile) */
+    size_t         xact_k_max;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);

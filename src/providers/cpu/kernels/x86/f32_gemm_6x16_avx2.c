@@ -143,21 +143,67 @@ NN_AVX2_INLINE void ukr_body(const nn_ukr_args *args, const int R, const int W, 
                                                                    __m256i m0, __m256i m1) {           \
         ukr_body(args, R, W, X, 0, rows, m0, m1);                                                  \
     }
+/* all 16 columns, fewer rows: plain stores (vmaskmovps stores are microcoded on Zen 1, a dozen
+ * cycles each; a 32-channel conv's last row panel of 2 paid them on every tile) */
+#define NN_VARIANT_FULLW(R, X, NAME)                                                               \
+    static __attribute__((noinline, target("avx2,fma"))) void NAME(const nn_ukr_args *args, size_t rows, \
+                                                                   __m256i m0, __m256i m1) {           \
+        ukr_body(args, R, 2, X, 1, rows, m0, m1);                                                  \
+    }
 /* one copy per row count: A^T read in place (the small-plane conv) must not be read past the tile */
 #define NN_VARIANTS(R)                                                                             \
     NN_VARIANT(R, 1, 0, ukr_##R##x1) NN_VARIANT(R, 2, 0, ukr_##R##x2)                              \
-    NN_VARIANT(R, 1, 1, ukr_x_##R##x1) NN_VARIANT(R, 2, 1, ukr_x_##R##x2)
-NN_VARIANTS(1) NN_VARIANTS(2) NN_VARIANTS(3) NN_VARIANTS(4) NN_VARIANTS(5) NN_VARIANTS(6)
+    NN_VARIANT(R, 1, 1, ukr_x_##R##x1) NN_VARIANT(R, 2, 1, ukr_x_##R##x2)                          \
+    NN_VARIANT_FULLW(R, 0, ukr_##R##xf) NN_VARIANT_FULLW(R, 1, ukr_x_##R##xf)
+NN_VARIANTS(1) NN_VARIANTS(2) NN_VARIANTS(3) NN_VARIANTS(4) NN_VARIANTS(5)
+NN_VARIANT(6, 1, 0, ukr_6x1) NN_VARIANT(6, 2, 0, ukr_6x2) NN_VARIANT(6, 1, 1, ukr_x_6x1) NN_VARIANT(6, 2, 1, ukr_x_6x2)
 #undef NN_VARIANTS
+#undef NN_VARIANT_FULLW
 #undef NN_VARIANT
 
 static __attribute__((noinline, target("avx2,fma"))) void ukr_full(const nn_ukr_args *args) {
     const __m256i ones = _mm256_set1_epi32(-1);
     ukr_body(args, 6, 2, 0, 1, 6, ones, ones);
 }
+/* full tiles with Sigmoid/SiLU: not the masked edge variant, whose vmaskmovps stores are
+ * microcoded on Zen 1 (a 16 -> 96 1x1 conv + SiLU at 112x112: 4.8 -> 4.1 ms without them) */
+static __attribute__((noinline, target("avx2,fma"))) void ukr_x_full(const nn_ukr_args *args) {
+    const __m256i ones = _mm256_set1_epi32(-1);
+    ukr_body(args, 6, 2, 1, 1, 6, ones, ones);
+}
+
+/* A run of full 6x16 tiles in one function: the recursive form below pays the dispatch and
+ * argument set-up per tile, which counts at short K (a 16 -> 96 1x1 conv at 112x112: 1.53 ->
+ * 1.42 ms this way) */
+NN_AVX2_INLINE void ukr_full_run_body(const nn_ukr_args *args, const int X) {
+    nn_ukr_args u = *args;
+    u.panels = 0;
+    const __m256i ones = _mm256_set1_epi32(-1);
+    for (size_t q = 0; q < args->panels; q++) {
+        if (q + 1 < args->panels)
+            for (size_t r = 0; r < 6; r++) __builtin_prefetch(u.c + r * u.ldc + 16, 1, 3);
+        ukr_body(&u, 6, 2, X, 1, 6, ones, ones);
+        if (u.b_ind) u.b_off += 16;
+        else u.b += 16;
+        u.c += 16;
+        if (u.c_add) u.c_add += 16;
+        if (u.col_bias) u.col_bias += 16;
+        if (u.b_prefetch) u.b_prefetch += 16;
+    }
+}
+static __attribute__((noinline, target("avx2,fma"))) void ukr_full_run(const nn_ukr_args *args) {
+    ukr_full_run_body(args, 0);
+}
+static __attribute__((noinline, target("avx2,fma"))) void ukr_x_full_run(const nn_ukr_args *args) {
+    ukr_full_run_body(args, 1);
+}
 
 NN_AVX2
 void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
+    if (args->panels > 1 && (args->rows == 0 || args->rows == 6)) {
+        (args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU ? ukr_x_full_run : ukr_full_run)(args);
+        return;
+    }
     if (args->panels > 1) {   /* a run of full tiles (short K: the per-tile call costs count) */
         nn_ukr_args u = *args;
         u.panels = 0;
@@ -177,12 +223,18 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
     }
     const size_t rows = args->rows ? args->rows : 6, cols = args->cols ? args->cols : 16;
     const int xact = args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU;
-    if (rows == 6 && cols == 16 && !xact) {
-        ukr_full(args);
+    if (rows == 6 && cols == 16) {
+        (xact ? ukr_x_full : ukr_full)(args);
         return;
     }
     const __m256i m0 = nn_lanes8(cols), m1 = nn_lanes8(cols > 8 ? cols - 8 : 0);
     typedef void (*edge_fn)(const nn_ukr_args *, size_t, __m256i, __m256i);
+    if (cols == 16 && rows < 6) {
+        static const edge_fn fullw[2][5] = { { ukr_1xf, ukr_2xf, ukr_3xf, ukr_4xf, ukr_5xf },
+                                             { ukr_x_1xf, ukr_x_2xf, ukr_x_3xf, ukr_x_4xf, ukr_x_5xf } };
+        fullw[xact][rows - 1](args, rows, m0, m1);
+        return;
+    }
     /* [activation on the accumulators][8 or 16 columns][rows] */
     static const edge_fn edge[2][2][6] = {
         { { ukr_1x1, ukr_2x1, ukr_3x1, ukr_4x1, ukr_5x1, ukr_6x1 }, { ukr_1x2, ukr_2x2, ukr_3x2, ukr_4x2, ukr_5x2, ukr_6x2 } },
@@ -233,8 +285,34 @@ NN_AVX2_INLINE void nn_tr8x8_avx2(__m256 r[8]) {
     const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
     r[0] = _mm256_permute2f128_ps(s0, s4, 0x20); r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
     r[2] = _mm256_permute2f128_ps(s2, s6, 0x20); r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31); r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31); r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+    /* not vperm2f128 0x31: 8 uops at one per 3 cycles on Zen 1 (see x32_transpose_8x8_avx2.h) */
+    r[4] = _mm256_insertf128_ps(s4, _mm256_extractf128_ps(s0, 1), 0);
+    r[5] = _mm256_insertf128_ps(s5, _mm256_extractf128_ps(s1, 1), 0);
+    r[6] = _mm256_insertf128_ps(s6, _mm256_extractf128_ps(s2, 1), 0);
+    r[7] = _mm256_insertf128_ps(s7, _mm256_extractf128_ps(s3, 1), 0);
+}
+
+/* v's first n (1..8) lanes to p by plain 16/8/4-byte stores: a vmaskmovps store is microcoded on
+ * Zen 1 (~15 cycles), and a transposed-store tile makes 16 of them */
+NN_AVX2_INLINE void store_first(float *p, __m256 v, size_t n) {
+    if (n >= 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(p, h);
+        p += 4;
+        n -= 4;
+        h = _mm256_extractf128_ps(v, 1);
+    }
+    if (n >= 2) {
+        _mm_storel_pi((__m64 *)(void *)p, h);
+        p += 2;
+        n -= 2;
+        h = _mm_movehl_ps(h, h);
+    }
+    if (n) _mm_store_ss(p, h);
 }
 
 /* The 6x16 kernel's transposed-store tile (the small-plane conv; see nn_tstore_args): R rows
@@ -283,7 +361,7 @@ NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int 
             __m256 v = r[c];
             if (sum) v = _mm256_add_ps(v, _mm256_maskload_ps(sum + c * t->ldy, mrow));
             if (t->act) v = nn_act8(t->act, v, lo, hi, X);
-            _mm256_maskstore_ps(y + c * t->ldy, mrow, v);
+            store_first(y + c * t->ldy, v, t->rows);
         }
     }
 }
