@@ -309,6 +309,32 @@ static void qbin_chunks(void *arg, size_t begin, size_t end) {
     for (size_t c = begin; c < end; c++) qbin_range(arg, c * 16384, (c + 1) * 16384 < n ? (c + 1) * 16384 : n);
 }
 
+/* One side full, the other repeating with period P (a bias row [C] against [.., C]): rows of P. */
+typedef struct qbin_rows_job { qbin_job j; size_t period; int b_repeats; } qbin_rows_job;
+
+static void qbin_rows(void *arg, size_t begin, size_t end) {
+    const qbin_rows_job *r = arg;
+    for (size_t row = begin; row < end; row++) {
+        qbin_job j = r->j;
+        const size_t off = row * r->period;
+        j.y += off;
+        if (r->b_repeats) j.a += off;
+        else j.b += off;
+        qbin_range(&j, 0, r->period);
+    }
+}
+
+/* Whether v's shape, leading 1s dropped, is y's trailing dims (v repeats every v->count elements). */
+static int q_suffix(const cort_value *v, const int64_t *yd, int yr) {
+    size_t r = 0;
+    while (r < v->rank && v->shape[r] == 1) r++;
+    const size_t n = v->rank - r;
+    if (n > (size_t)yr) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v->shape[r + i] != yd[(size_t)yr - n + i]) return 0;
+    return 1;
+}
+
 static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 3), *az = NULL, *bz = NULL, *yz = NULL;
     float as = 0.0f, bs = 0.0f, ys = 0.0f;
@@ -340,6 +366,16 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
         qbin_job j = { lut, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
                        zy, mul, y->type == CORT_TYPE_INT8, y->count };
         cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, (y->count + 16383) / 16384, 1, qbin_chunks, &j);
+        return NULL;
+    }
+    if (nn_q_is_8bit(y->type) && ((a->count == y->count && q_suffix(b, yd, yr)) ||
+                                  (b->count == y->count && q_suffix(a, yd, yr)))) {
+        const int b_rep = a->count == y->count;
+        const size_t period = b_rep ? b->count : a->count;
+        qbin_rows_job r = { { lut, ta, tb, a->data, b->data, y->data, 1, 1, (double)ys, zy, mul,
+                              y->type == CORT_TYPE_INT8, y->count }, period, b_rep };
+        const size_t rows = y->count / period;
+        cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, rows, (16384 + period - 1) / period, qbin_rows, &r);
         return NULL;
     }
     cort_broadcast_strides(yd, (size_t)yr, a->shape, a->rank, sa);

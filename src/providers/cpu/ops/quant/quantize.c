@@ -152,6 +152,14 @@ static void mm_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+typedef struct dq8_job { const uint8_t *x; float *y; size_t n; float t[256]; } dq8_job;
+
+static void dq8_range(void *arg, size_t begin, size_t end) {
+    const dq8_job *j = arg;
+    const size_t i1 = end * Q8_CHUNK < j->n ? end * Q8_CHUNK : j->n;
+    for (size_t i = begin * Q8_CHUNK; i < i1; i++) j->y[i] = j->t[j->x[i]];
+}
+
 static cort_status *quantize_run(cort_kernel_ctx *ctx) {
     CORT_TRY(nn_check_input(ctx, 0, "x", 0, -1));
     CORT_TRY(nn_check_input(ctx, 1, "y_scale", 0, -1));
@@ -237,6 +245,15 @@ static cort_status *dequantize_run(cort_kernel_ctx *ctx) {
             lut[b] = (float)(small_float ? cort_load_f64(&byte, x->type, 0) : (double)cort_load_i64(&byte, x->type, 0));
         }
         const uint8_t *xd = x->data, *zd = zp ? zp->data : NULL;
+        if (qa.mode == 0 && yt == CORT_TYPE_FLOAT) {
+            /* per tensor to float (the DQ nodes of QDQ graphs): every output from a table of the 256
+             * results of the expression below, in chunks on the pool */
+            dq8_job j = { xd, y->data, x->count, { 0 } };
+            for (unsigned b = 0; b < 256; b++) j.t[b] = (lut[b] - (zd ? lut[zd[0]] : 0.0f)) * nn_q_scale(sc, 0);
+            cort_parallel_for(x->count < 2 * Q8_CHUNK ? NULL : ctx->pool, (x->count + Q8_CHUNK - 1) / Q8_CHUNK, 1,
+                              dq8_range, &j);
+            return NULL;
+        }
         if (qa.mode == 0) { qa.pre = qa.A = 1; qa.post = x->count; }   /* one entry for everything */
         size_t i = 0;
         for (size_t p = 0; p < qa.pre; p++)
