@@ -36,21 +36,7 @@ static uint32_t rng = 12345;
 static uint32_t urand(uint32_t n) { rng = rng * 1664525u + 1013904223u; return (rng >> 8) % n; }
 static double frand(void) { return (double)urand(1u << 20) / (double)(1u << 20) * 2.0 - 1.0; }
 
-/* ---------------- tiny protobuf writer for single-node models ---------------- */
-typedef struct pb { unsigned char *p; size_t n, cap; } pb;
-static void pb_byte(pb *b, unsigned char c) {
-    if (b->n == b->cap) { b->cap = b->cap ? 2 * b->cap : 256; b->p = realloc(b->p, b->cap); }
-    b->p[b->n++] = c;
-}
-static void pb_varint(pb *b, uint64_t v) { while (v >= 0x80) { pb_byte(b, (unsigned char)(v | 0x80)); v >>= 7; } pb_byte(b, (unsigned char)v); }
-static void pb_key(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
-static void pb_int(pb *b, int field, int64_t v) { pb_key(b, field, 0); pb_varint(b, (uint64_t)v); }
-static void pb_bytes(pb *b, int field, const void *d, size_t n) {
-    pb_key(b, field, 2); pb_varint(b, n);
-    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_sub(pb *b, int field, pb *sub) { pb_bytes(b, field, sub->p, sub->n); free(sub->p); memset(sub, 0, sizeof *sub); }
+/* ---------------- single-node models (pb_* writer: testutil.h) ---------------- */
 static void pb_value_info(pb *g, int field, const char *name, int elem) {
     pb vi = { 0 }, tp = { 0 }, tt = { 0 };
     pb_str(&vi, 1, name);

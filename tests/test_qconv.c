@@ -17,21 +17,7 @@ static uint32_t rnd(void) {
     return rng_state >> 8;
 }
 
-/* ---- a minimal ONNX writer ---- */
-typedef struct pb { unsigned char *p; size_t n, cap; } pb;
-static void pb_byte(pb *b, unsigned char c) {
-    if (b->n == b->cap) { b->cap = b->cap ? 2 * b->cap : 256; b->p = realloc(b->p, b->cap); }
-    b->p[b->n++] = c;
-}
-static void pb_varint(pb *b, uint64_t v) { while (v >= 0x80) { pb_byte(b, (unsigned char)(v | 0x80)); v >>= 7; } pb_byte(b, (unsigned char)v); }
-static void pb_key(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
-static void pb_int(pb *b, int field, int64_t v) { pb_key(b, field, 0); pb_varint(b, (uint64_t)v); }
-static void pb_bytes(pb *b, int field, const void *d, size_t n) {
-    pb_key(b, field, 2); pb_varint(b, n);
-    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_sub(pb *b, int field, pb *sub) { pb_bytes(b, field, sub->p, sub->n); free(sub->p); memset(sub, 0, sizeof *sub); }
+/* ---- single-node models (pb_* writer: testutil.h) ---- */
 static void attr_ints(pb *node, const char *name, const int64_t *v, size_t n) {
     pb at = { 0 };
     pb_str(&at, 1, name);

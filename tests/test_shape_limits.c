@@ -364,19 +364,6 @@ static void test_checked_helpers(void) {
 }
 
 /* ---- end to end: tiny models built here ---- */
-typedef struct pb { unsigned char *p; size_t n, cap; } pb;
-static void pb_byte(pb *b, unsigned char c) {
-    if (b->n == b->cap) { b->cap = b->cap ? 2 * b->cap : 256; b->p = realloc(b->p, b->cap); }
-    b->p[b->n++] = c;
-}
-static void pb_varint(pb *b, uint64_t v) { while (v >= 0x80) { pb_byte(b, (unsigned char)(v | 0x80)); v >>= 7; } pb_byte(b, (unsigned char)v); }
-static void pb_int(pb *b, int field, int64_t v) { pb_varint(b, (uint64_t)field << 3); pb_varint(b, (uint64_t)v); }
-static void pb_bytes(pb *b, int field, const void *d, size_t n) {
-    pb_varint(b, (uint64_t)field << 3 | 2); pb_varint(b, n);
-    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_sub(pb *b, int field, pb *sub) { pb_bytes(b, field, sub->p, sub->n); free(sub->p); memset(sub, 0, sizeof *sub); }
 /* ValueInfo: float of the given rank, every dim unknown (dim_param "d"), or no shape for rank < 0. */
 static void pb_value_info(pb *g, int field, const char *name, int elem, int rank) {
     pb vi = { 0 }, tp = { 0 }, tt = { 0 }, sh = { 0 };

@@ -198,20 +198,6 @@ static void test_packing(void) {
 }
 
 /* ---- protobuf building (tests only) ---- */
-typedef struct pb { unsigned char *p; size_t n, cap; } pb;
-static void pb_byte(pb *b, unsigned char c) {
-    if (b->n == b->cap) { b->cap = b->cap ? 2 * b->cap : 256; b->p = realloc(b->p, b->cap); }
-    b->p[b->n++] = c;
-}
-static void pb_varint(pb *b, uint64_t v) { while (v >= 0x80) { pb_byte(b, (unsigned char)(v | 0x80)); v >>= 7; } pb_byte(b, (unsigned char)v); }
-static void pb_key(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
-static void pb_int(pb *b, int field, int64_t v) { pb_key(b, field, 0); pb_varint(b, (uint64_t)v); }
-static void pb_bytes(pb *b, int field, const void *d, size_t n) {
-    pb_key(b, field, 2); pb_varint(b, n);
-    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
-}
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_sub(pb *b, int field, pb *sub) { pb_bytes(b, field, sub->p, sub->n); free(sub->p); memset(sub, 0, sizeof *sub); }
 
 static void test_loader_forms(void) {
     /* int4 [5] = {-8, 7, -1, 0, 3}: raw_data packed, then the same in int32_data (one packed byte each) */

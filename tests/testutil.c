@@ -158,3 +158,44 @@ uint32_t tu_max_ulp(const float *a, const float *b, size_t n, size_t *at) {
     if (at) *at = wi;
     return worst;
 }
+
+/* ---- protobuf writer ---- */
+void pb_byte(pb *b, unsigned char c) {
+    if (b->n == b->cap) {
+        const size_t cap = b->cap ? 2 * b->cap : 256;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p) {
+            fprintf(stderr, "pb_byte: out of memory building a test model\n");
+            exit(2);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    b->p[b->n++] = c;
+}
+void pb_varint(pb *b, uint64_t v) {
+    while (v >= 0x80) {
+        pb_byte(b, (unsigned char)(v | 0x80));
+        v >>= 7;
+    }
+    pb_byte(b, (unsigned char)v);
+}
+void pb_key(pb *b, int field, int wt) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wt); }
+void pb_int(pb *b, int field, int64_t v) { pb_key(b, field, 0); pb_varint(b, (uint64_t)v); }
+void pb_f32(pb *b, int field, float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    pb_key(b, field, 5);
+    for (int i = 0; i < 4; i++) pb_byte(b, (unsigned char)(u >> (8 * i)));
+}
+void pb_bytes(pb *b, int field, const void *d, size_t n) {
+    pb_key(b, field, 2);
+    pb_varint(b, n);
+    for (size_t i = 0; i < n; i++) pb_byte(b, ((const unsigned char *)d)[i]);
+}
+void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+void pb_sub(pb *b, int field, pb *sub) {
+    pb_bytes(b, field, sub->p, sub->n);
+    free(sub->p);
+    memset(sub, 0, sizeof *sub);
+}

@@ -56,4 +56,17 @@ int tu_check_close(const float *got, const float *want, size_t n, tu_tol tol, co
 uint32_t tu_max_ulp(const float *a, const float *b, size_t n, size_t *at);
 /* Reads a whole file into a malloc'd buffer (test-side helper; NULL on error). */
 void *tu_read_file(const char *path, size_t *len);
+
+/* ---- a minimal protobuf writer, for tests that build ONNX models byte by byte ----
+ * pb_key writes a field key (wire type 0 varint, 2 length-delimited, 5 fixed32); pb_sub appends a
+ * finished sub-message as field `field` and resets it. The buffer grows on demand (exits on OOM). */
+typedef struct pb { unsigned char *p; size_t n, cap; } pb;
+void pb_byte(pb *b, unsigned char c);
+void pb_varint(pb *b, uint64_t v);
+void pb_key(pb *b, int field, int wt);
+void pb_int(pb *b, int field, int64_t v);
+void pb_f32(pb *b, int field, float f);
+void pb_bytes(pb *b, int field, const void *d, size_t n);
+void pb_str(pb *b, int field, const char *s);
+void pb_sub(pb *b, int field, pb *sub);
 #endif
