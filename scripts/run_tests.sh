@@ -89,7 +89,7 @@ if [ -z "$emu" ] && [ -x "$build/bin/cort-serve" ]; then
         CORT_SERVE_TEST_SLOWDOWN=$slow /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/serve
 fi
 # the regression inputs of every fuzz target, then a short run of each (CORT_FUZZ_SECONDS each)
-if [ "$lane" = release ]; then step "fuzz (every target x ${CORT_FUZZ_SECONDS:-15} s)" make --no-print-directory fuzz FUZZ_SECONDS="${CORT_FUZZ_SECONDS:-15}"; fi
+if [ "$lane" = release ]; then step "fuzz (every target x ${CORT_FUZZ_SECONDS:-10} s)" make --no-print-directory fuzz FUZZ_SECONDS="${CORT_FUZZ_SECONDS:-10}"; fi
 if [ "$lane" = release ] && [ -d python/tests ]; then
     step "python" env CORT_LIBRARY="$root/$build/lib/libcort.so" PYTHONPATH="$root/python" /usr/bin/python3 -m pytest -q python/tests
 fi
