@@ -10,6 +10,7 @@
 #include "../act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
+#include "x32_store_avx2.h"
 #include "x32_transpose_8x8_avx2.h"
 
 /* inputs of one tap for outputs ow..ow+n-1 (n <= 8); lanes outside [0, IW) or >= n are 0 */
@@ -265,25 +266,6 @@ static void cb8_plane_5_2(const float *pin, int64_t IWp, const float *wt, __m256
     cb8_plane(5, 2, pin, IWp, wt, vb, pout, OH, OW);
 }
 
-/* v's first n (1..7) lanes to p by 16/8/4-byte stores: vmaskmovps stores are microcoded on Zen 1
- * (~15 cycles each), and a plane whose size is not a multiple of 8 (7x7, 14x14) ends every band
- * of every channel block with eight of them */
-static inline __attribute__((always_inline, target("avx2,fma"))) void store_first8(float *p, __m256 v, int64_t n) {
-    __m128 h = _mm256_castps256_ps128(v);
-    if (n >= 4) {
-        _mm_storeu_ps(p, h);
-        p += 4;
-        n -= 4;
-        h = _mm256_extractf128_ps(v, 1);
-    }
-    if (n >= 2) {
-        _mm_storel_pi((__m64 *)(void *)p, h);
-        p += 2;
-        n -= 2;
-        h = _mm_movehl_ps(h, h);
-    }
-    if (n) _mm_store_ss(p, h);
-}
 
 /* [P][8] pixel vectors -> nc channel planes, the activation applied on the way. */
 static inline __attribute__((always_inline, target("avx2,fma"))) void cb8_store(const int kind, const float *pout,
@@ -301,7 +283,7 @@ NN_DW8_UNROLL
         } else {
 NN_DW8_UNROLL
             for (int c = 0; c < 8; c++)
-                if (c < nc) store_first8(y + c * ycs + p0, r[c], P - p0);
+                if (c < nc) nn_store_first8_avx2(y + c * ycs + p0, r[c], (size_t)(P - p0));
         }
     }
 }

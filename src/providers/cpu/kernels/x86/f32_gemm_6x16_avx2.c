@@ -9,6 +9,8 @@
 #include "../act_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
+#include "x32_store_avx2.h"
+#include "x32_transpose_8x8_avx2.h"
 
 #define NN_AVX2 __attribute__((target("avx2,fma")))
 #define NN_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
@@ -273,47 +275,7 @@ void nn_gemv_panel_avx2_16(size_t kc, const float *a, size_t inca, const float *
     _mm256_storeu_ps(acc, _mm256_add_ps(_mm256_loadu_ps(acc), x0));
     _mm256_storeu_ps(acc + 8, _mm256_add_ps(_mm256_loadu_ps(acc + 8), x1));
 }
-/* An 8x8 transpose: r[i] lane j -> r[j] lane i. */
-NN_AVX2_INLINE void nn_tr8x8_avx2(__m256 r[8]) {
-    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20); r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20); r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    /* not vperm2f128 0x31: 8 uops at one per 3 cycles on Zen 1 (see x32_transpose_8x8_avx2.h) */
-    r[4] = _mm256_insertf128_ps(s4, _mm256_extractf128_ps(s0, 1), 0);
-    r[5] = _mm256_insertf128_ps(s5, _mm256_extractf128_ps(s1, 1), 0);
-    r[6] = _mm256_insertf128_ps(s6, _mm256_extractf128_ps(s2, 1), 0);
-    r[7] = _mm256_insertf128_ps(s7, _mm256_extractf128_ps(s3, 1), 0);
-}
 
-/* v's first n (1..8) lanes to p by plain 16/8/4-byte stores: a vmaskmovps store is microcoded on
- * Zen 1 (~15 cycles), and a transposed-store tile makes 16 of them */
-NN_AVX2_INLINE void store_first(float *p, __m256 v, size_t n) {
-    if (n >= 8) {
-        _mm256_storeu_ps(p, v);
-        return;
-    }
-    __m128 h = _mm256_castps256_ps128(v);
-    if (n >= 4) {
-        _mm_storeu_ps(p, h);
-        p += 4;
-        n -= 4;
-        h = _mm256_extractf128_ps(v, 1);
-    }
-    if (n >= 2) {
-        _mm_storel_pi((__m64 *)(void *)p, h);
-        p += 2;
-        n -= 2;
-        h = _mm_movehl_ps(h, h);
-    }
-    if (n) _mm_store_ss(p, h);
-}
 
 /* The 6x16 kernel's transposed-store tile (the small-plane conv; see nn_tstore_args): R rows
  * (1..6, exactly the tile's: A^T is read in place) of accumulators over all K slices, then per
@@ -361,7 +323,7 @@ NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int 
             __m256 v = r[c];
             if (sum) v = _mm256_add_ps(v, _mm256_maskload_ps(sum + c * t->ldy, mrow));
             if (t->act) v = nn_act8(t->act, v, lo, hi, X);
-            store_first(y + c * t->ldy, v, t->rows);
+            nn_store_first8_avx2(y + c * t->ldy, v, t->rows);
         }
     }
 }
