@@ -10,14 +10,18 @@
  *     scales (N * blocks) and zero points (packed like B, or float like scales; 2^(bits-1) without);
  *     g_idx (K) gives each row of K its block instead of k / block_size.
  * MatMulIntegerToFloat, DynamicQuantizeMatMul and QGemm run the exact int GEMM (kernels/int_gemm.h);
- * the scales are applied per column afterwards. MatMulNBits dequantizes a
- * constant B once, at creation. B is 2-D (the form quantizers write); A may have batch dims. */
+ * the scales are applied per column afterwards. MatMulNBits with a constant 4-bit B (no g_idx) keeps
+ * it 4-bit, packed at creation for the kernels of kernels/q4_gemm.h: a GEMV kernel dequantizing in
+ * registers for few rows of A, the SGEMM on panels dequantized per call for more; other bit widths,
+ * g_idx and a B given per run are dequantized to float (once at creation when constant). B is 2-D
+ * (the form quantizers write); A may have batch dims. */
 #include <math.h>
 #include <string.h>
 #include "contrib.h"
 #include "../quant/quant.h"
 #include "../../kernels/gemm.h"
 #include "../../kernels/int_gemm.h"
+#include "../../kernels/q4_gemm.h"
 #include "../math/matmul.h"
 #include "../../../../core/alloc.h"
 
@@ -288,12 +292,14 @@ static cort_status *qgemm_init(const cort_node *node, void **state) {
 typedef struct nbits_state {
     size_t K, N, bits, block;
     float *w;          /* K x N, dequantized at creation when B, scales, zero points, g_idx are constant */
+    nn_q4_weights q4;  /* instead of w: a constant 4-bit B without g_idx */
 } nbits_state;
 
 static void nbits_free(void *p) {
     nbits_state *s = p;
     if (!s) return;
     cort_free(s->w);
+    nn_q4_free(&s->q4);
     cort_free(s);
 }
 
@@ -372,6 +378,13 @@ static cort_status *nbits_init(const cort_node *node, void **state) {
     const cort_value *g = has_g ? cort_node_const_input(node, 4) : NULL;
     if (!b || !sc || (has_zp && !zp) || (has_g && !g)) return NULL;   /* dequantized per run */
     cort_status *st = nbits_check(node, s, b, sc, zp, g);
+    if (!st && s->bits == 4 && !g) {
+        const int zu8 = zp && zp->type == CORT_TYPE_UINT8;
+        st = nn_q4_pack(s->K, s->N, s->block, b->data, sc->data, zu8 ? zp->data : NULL, zp && !zu8 ? zp->data : NULL,
+                        &s->q4);
+        if (st) { nbits_free(s); *state = NULL; }
+        return st;
+    }
     size_t bytes;
     if (!st && (cort_mul_size_ovf(s->K, s->N, &bytes) || cort_mul_size_ovf(bytes, sizeof(float), &bytes)))
         st = cort_node_error(node, CORT_ERROR_INVALID_MODEL, "K x N = %zu x %zu floats overflow", s->K, s->N);
@@ -392,6 +405,25 @@ static cort_status *nbits_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
+static cort_status *nbits_run_q4(cort_kernel_ctx *ctx, const nbits_state *s, const cort_value *a, const float *bias) {
+    int64_t yd[CORT_MAX_RANK];
+    memcpy(yd, a->shape, a->rank * sizeof *yd);
+    yd[a->rank - 1] = (int64_t)s->N;
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, yd, a->rank, &y));
+    const size_t M = a->count / s->K;
+    if (!y->count) return NULL;
+    const nn_q4_kernel *k = nn_q4_best_kernel();
+    if (M < NN_Q4_GEMV_MAX_M) {
+        nn_q4_gemv(ctx->pool, k, &s->q4, M, a->data, s->K, bias, y->data, s->N);
+        return NULL;
+    }
+    const nn_q4_gemm_ctx qc = { k, &s->q4 };
+    const nn_gemm_b gb = nn_q4_gemm_b(&qc);
+    nn_gemm_opts o = { NULL, NULL, NULL, NULL, ctx, NULL, bias };
+    return nn_sgemm_opt(ctx->pool, NULL, M, s->N, s->K, 1.0f, a->data, s->K, 0, &gb, 0.0f, y->data, s->N, &o);
+}
+
 static cort_status *nbits_run(cort_kernel_ctx *ctx) {
     const nbits_state *s = ctx->state;
     const cort_value *a;
@@ -402,6 +434,7 @@ static cort_status *nbits_run(cort_kernel_ctx *ctx) {
                                "dimension K = %zu", nn_shape(a, buf, sizeof buf), s->K);
     const float *bias;
     CORT_TRY(ctb_row_param(ctx, 5, "bias", s->N, &bias));
+    if (s->q4.data) return nbits_run_q4(ctx, s, a, bias);
     float *w = s->w;
     if (!w) {
         const cort_value *b = nn_opt_input(ctx, 1), *sc = nn_opt_input(ctx, 2), *zp = nn_opt_input(ctx, 3),

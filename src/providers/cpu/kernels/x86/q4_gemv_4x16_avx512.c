@@ -1,0 +1,101 @@
+/* AVX-512 4-bit weight kernels (q4_gemm.h). One 16-byte load widened to 16 int32 lanes holds two
+ * consecutive k of the panel's 16 columns (low and high nibble); each is converted, has the zero
+ * point subtracted and is scaled in registers, then FMAs against broadcasts of up to 4 rows of A.
+ * Four k per step feed four accumulator chains per row, so one row alone is not bound by the FMA
+ * latency. */
+#include "../q4_gemm.h"
+#ifdef NN_HAVE_X86_Q4
+#include <immintrin.h>
+
+#define NN_AVX512 __attribute__((target("avx512f")))
+#define NN_AVX512_INLINE static inline __attribute__((always_inline, target("avx512f")))
+
+NN_AVX512_INLINE __m512 q4_zp16(const nn_q4_weights *w, const uint8_t *rec) {
+    if (w->zp_mode == NN_Q4_ZP_U8)
+        return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(rec + 64))));
+    if (w->zp_mode == NN_Q4_ZP_F32) return _mm512_loadu_ps((const void *)(rec + 64));
+    return _mm512_set1_ps(8.0f);
+}
+
+NN_AVX512_INLINE __m512i q4_load16(const uint8_t *q) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)q));
+}
+
+NN_AVX512_INLINE __m512 q4_deq(__m512i nib, __m512 z, __m512 s) {
+    return _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(nib), z), s);
+}
+
+NN_AVX512_INLINE void q4_gemv_rows(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
+                                   const float *bias, float *y, size_t ldy, size_t cols, const size_t R) {
+    __m512 c0[4], c1[4], c2[4], c3[4];
+    for (size_t r = 0; r < R; r++) c0[r] = c1[r] = c2[r] = c3[r] = _mm512_setzero_ps();
+    const __m512i m15 = _mm512_set1_epi32(15);
+    for (size_t g = 0; g < w->blocks; g++) {
+        const uint8_t *rec = panel + g * w->rec, *q = rec + w->zp_off;
+        const size_t k0 = g * w->block, kn = w->K - k0 < w->block ? w->K - k0 : w->block;
+        const __m512 s = _mm512_loadu_ps((const void *)rec), z = q4_zp16(w, rec);
+        const float *ak = a + k0;
+        size_t i = 0;
+        for (; i + 4 <= kn; i += 4, q += 32) {
+            const __m512i x = q4_load16(q), x2 = q4_load16(q + 16);
+            const __m512 d0 = q4_deq(_mm512_and_si512(x, m15), z, s), d1 = q4_deq(_mm512_srli_epi32(x, 4), z, s);
+            const __m512 d2 = q4_deq(_mm512_and_si512(x2, m15), z, s), d3 = q4_deq(_mm512_srli_epi32(x2, 4), z, s);
+            for (size_t r = 0; r < R; r++) {
+                const float *ar = ak + r * lda + i;
+                c0[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, c0[r]);
+                c1[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, c1[r]);
+                c2[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[2]), d2, c2[r]);
+                c3[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[3]), d3, c3[r]);
+            }
+        }
+        for (; i < kn; i += 2, q += 16) {   /* the tail of a K that ends inside the block */
+            const __m512i x = q4_load16(q);
+            const __m512 d0 = q4_deq(_mm512_and_si512(x, m15), z, s), d1 = q4_deq(_mm512_srli_epi32(x, 4), z, s);
+            for (size_t r = 0; r < R; r++) {
+                const float *ar = ak + r * lda + i;
+                c0[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, c0[r]);
+                if (i + 1 < kn) c1[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, c1[r]);
+            }
+        }
+    }
+    const __mmask16 m = (__mmask16)((1u << cols) - 1);
+    const __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias) : _mm512_setzero_ps();
+    for (size_t r = 0; r < R; r++)
+        _mm512_mask_storeu_ps(y + r * ldy, m,
+                              _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0[r], c1[r]), _mm512_add_ps(c2[r], c3[r])), b));
+}
+
+NN_AVX512 void nn_q4_gemv_avx512_4x16(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
+                                      size_t rows, const float *bias, float *y, size_t ldy, size_t cols) {
+    switch (rows) {
+    case 1: q4_gemv_rows(w, panel, a, lda, bias, y, ldy, cols, 1); break;
+    case 2: q4_gemv_rows(w, panel, a, lda, bias, y, ldy, cols, 2); break;
+    case 3: q4_gemv_rows(w, panel, a, lda, bias, y, ldy, cols, 3); break;
+    default: q4_gemv_rows(w, panel, a, lda, bias, y, ldy, cols, 4); break;
+    }
+}
+
+NN_AVX512 void nn_q4_dequant_avx512_16(const nn_q4_weights *w, const uint8_t *panel, size_t k0, size_t kc, float *dst,
+                                       size_t ldd) {
+    const __m512i m15 = _mm512_set1_epi32(15);
+    for (size_t i = 0; i < kc;) {
+        const size_t k = k0 + i, g = k / w->block, kb = k % w->block;
+        const size_t n = w->block - kb < kc - i ? w->block - kb : kc - i;
+        const uint8_t *rec = panel + g * w->rec, *q = rec + w->zp_off + (kb / 2) * NN_Q4_NR;
+        const __m512 s = _mm512_loadu_ps((const void *)rec), z = q4_zp16(w, rec);
+        float *d = dst + i * ldd;
+        size_t t = 0;
+        if (kb & 1) {   /* a slice starting at an odd k: the high nibble of its pair */
+            _mm512_storeu_ps(d, q4_deq(_mm512_srli_epi32(q4_load16(q), 4), z, s));
+            t = 1; q += 16; d += ldd;
+        }
+        for (; t + 2 <= n; t += 2, q += 16, d += 2 * ldd) {
+            const __m512i x = q4_load16(q);
+            _mm512_storeu_ps(d, q4_deq(_mm512_and_si512(x, m15), z, s));
+            _mm512_storeu_ps(d + ldd, q4_deq(_mm512_srli_epi32(x, 4), z, s));
+        }
+        if (t < n) _mm512_storeu_ps(d, q4_deq(_mm512_and_si512(q4_load16(q), m15), z, s));
+        i += n;
+    }
+}
+#endif
