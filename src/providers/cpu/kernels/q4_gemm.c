@@ -4,13 +4,13 @@
 #include "../../../core/alloc.h"
 #include "../../../core/checked.h"
 
-static const nn_q4_kernel k_generic = { "q4_gemv_4x16_generic", CORT_ISA_GENERIC, 4, nn_q4_gemv_generic_4x16,
+static const nn_q4_kernel k_generic = { "q4_gemv_4x16_generic", CORT_ISA_GENERIC, 4, 8, nn_q4_gemv_generic_4x16,
                                         nn_q4_dequant_generic_16 };
 static const nn_q4_kernel *const kernels_generic[] = { &k_generic };
 #ifdef NN_HAVE_X86_Q4
-static const nn_q4_kernel k_avx2 = { "q4_gemv_2x16_avx2", CORT_ISA_AVX2, 2, nn_q4_gemv_avx2_2x16,
+static const nn_q4_kernel k_avx2 = { "q4_gemv_2x16_avx2", CORT_ISA_AVX2, 2, 8, nn_q4_gemv_avx2_2x16,
                                      nn_q4_dequant_avx2_16 };
-static const nn_q4_kernel k_avx512 = { "q4_gemv_4x16_avx512", CORT_ISA_AVX512, 4, nn_q4_gemv_avx512_4x16,
+static const nn_q4_kernel k_avx512 = { "q4_gemv_4x16_avx512", CORT_ISA_AVX512, 4, 16, nn_q4_gemv_avx512_4x16,
                                        nn_q4_dequant_avx512_16 };
 static const nn_q4_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
 static const nn_q4_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_generic };

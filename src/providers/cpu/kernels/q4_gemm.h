@@ -49,6 +49,7 @@ typedef struct nn_q4_kernel {
     const char      *name;
     cort_isa_level   isa;
     size_t           mr;
+    size_t           gemv_below;   /* M from which dequantizing panels for the SGEMM is faster */
     nn_q4_gemv_fn    gemv;
     nn_q4_dequant_fn dequant;
 } nn_q4_kernel;
@@ -64,8 +65,6 @@ cort_status *nn_q4_pack(size_t K, size_t N, size_t block, const uint8_t *b, cons
                         const float *zp_f32, nn_q4_weights *out);
 void nn_q4_free(nn_q4_weights *w);
 
-/* Rows below which the GEMV kernel beats dequantizing panels for the SGEMM. */
-#define NN_Q4_GEMV_MAX_M 8
 /* C[M, N] (row stride ldc) = A[M, K] (row stride lda) * W + bias (may be NULL), by the GEMV
  * kernel k, threaded over panels. */
 void nn_q4_gemv(cort_pool *pool, const nn_q4_kernel *k, const nn_q4_weights *w, size_t M, const float *A, size_t lda,

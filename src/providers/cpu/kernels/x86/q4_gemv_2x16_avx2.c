@@ -1,6 +1,6 @@
 /* AVX2 4-bit weight kernels (q4_gemm.h): the AVX-512 scheme on two 8-column halves. An 8-byte load
  * widened to 8 int32 lanes holds two consecutive k of 8 columns (low and high nibble); up to 2 rows
- * of A, 4 accumulator chains per row (2 halves x 2 k), which is all 16 registers allow. */
+ * of A, 4 accumulator chains in all. */
 #include "../q4_gemm.h"
 #ifdef NN_HAVE_X86_Q4
 #include <immintrin.h>
@@ -23,10 +23,32 @@ NN_AVX2_INLINE __m256 q4_deq(__m256i nib, __m256 z, __m256 s) {
     return _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(nib), z), s);
 }
 
+NN_AVX2_INLINE void q4_store_row(__m256 v0, __m256 v1, const float *bias, float *y, size_t cols) {
+    if (cols == NN_Q4_NR) {
+        if (bias) {
+            v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bias));
+            v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bias + 8));
+        }
+        _mm256_storeu_ps(y, v0);
+        _mm256_storeu_ps(y + 8, v1);
+        return;
+    }
+    float t[NN_Q4_NR];
+    _mm256_storeu_ps(t, v0);
+    _mm256_storeu_ps(t + 8, v1);
+    for (size_t j = 0; j < cols; j++) y[j] = t[j] + (bias ? bias[j] : 0.0f);
+}
+
+/* even / odd k, columns 0-7 / 8-15 of row r: separate variables (not arrays) so they stay in
+ * registers; the `R > r` tests fold away for each constant R. Two rows already give four chains
+ * and eight would not fit in 16 registers, so there the odd k join the even ones' chains. */
+#define Q4_ROWS(X) X(0, e00, e01, o00, o01) X(1, e10, e11, o10, o11)
+
 NN_AVX2_INLINE void q4_gemv_rows(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
                                  const float *bias, float *y, size_t ldy, size_t cols, const size_t R) {
-    __m256 e0[2], e1[2], o0[2], o1[2];   /* even / odd k, columns 0-7 / 8-15 */
-    for (size_t r = 0; r < R; r++) e0[r] = e1[r] = o0[r] = o1[r] = _mm256_setzero_ps();
+#define Q4_ZERO(r, E0, E1, O0, O1) __m256 E0 = _mm256_setzero_ps(), E1 = E0, O0 = E0, O1 = E0;
+    Q4_ROWS(Q4_ZERO)
+#undef Q4_ZERO
     const __m256i m15 = _mm256_set1_epi32(15);
     for (size_t g = 0; g < w->blocks; g++) {
         const uint8_t *rec = panel + g * w->rec, *q = rec + w->zp_off;
@@ -39,36 +61,28 @@ NN_AVX2_INLINE void q4_gemv_rows(const nn_q4_weights *w, const uint8_t *panel, c
             const __m256 de0 = q4_deq(_mm256_and_si256(x0, m15), z0, s0), de1 = q4_deq(_mm256_and_si256(x1, m15), z1, s1);
             const __m256 do0 = q4_deq(_mm256_srli_epi32(x0, 4), z0, s0), do1 = q4_deq(_mm256_srli_epi32(x1, 4), z1, s1);
             const int odd = i + 1 < kn;
-            for (size_t r = 0; r < R; r++) {
-                const float *ar = ak + r * lda + i;
-                const __m256 ae = _mm256_set1_ps(ar[0]);
-                e0[r] = _mm256_fmadd_ps(ae, de0, e0[r]);
-                e1[r] = _mm256_fmadd_ps(ae, de1, e1[r]);
-                if (odd) {
-                    const __m256 ao = _mm256_set1_ps(ar[1]);
-                    o0[r] = _mm256_fmadd_ps(ao, do0, o0[r]);
-                    o1[r] = _mm256_fmadd_ps(ao, do1, o1[r]);
-                }
-            }
+#define Q4_FMA(r, E0, E1, O0, O1) if (R > r) { \
+                const float *ar = ak + r * lda + i; \
+                const __m256 ae = _mm256_set1_ps(ar[0]); \
+                E0 = _mm256_fmadd_ps(ae, de0, E0); \
+                E1 = _mm256_fmadd_ps(ae, de1, E1); \
+                if (odd && R == 1) { \
+                    const __m256 ao = _mm256_set1_ps(ar[1]); \
+                    O0 = _mm256_fmadd_ps(ao, do0, O0); \
+                    O1 = _mm256_fmadd_ps(ao, do1, O1); \
+                } else if (odd) { \
+                    const __m256 ao = _mm256_set1_ps(ar[1]); \
+                    E0 = _mm256_fmadd_ps(ao, do0, E0); \
+                    E1 = _mm256_fmadd_ps(ao, do1, E1); } }
+            Q4_ROWS(Q4_FMA)
+#undef Q4_FMA
         }
     }
-    for (size_t r = 0; r < R; r++) {
-        float t[NN_Q4_NR];
-        __m256 v0 = _mm256_add_ps(e0[r], o0[r]), v1 = _mm256_add_ps(e1[r], o1[r]);
-        if (bias && cols == NN_Q4_NR) {
-            v0 = _mm256_add_ps(v0, _mm256_loadu_ps(bias));
-            v1 = _mm256_add_ps(v1, _mm256_loadu_ps(bias + 8));
-        }
-        if (cols == NN_Q4_NR) {
-            _mm256_storeu_ps(y + r * ldy, v0);
-            _mm256_storeu_ps(y + r * ldy + 8, v1);
-            continue;
-        }
-        _mm256_storeu_ps(t, v0);
-        _mm256_storeu_ps(t + 8, v1);
-        for (size_t j = 0; j < cols; j++) y[r * ldy + j] = t[j] + (bias ? bias[j] : 0.0f);
-    }
+#define Q4_STORE(r, E0, E1, O0, O1) if (R > r) q4_store_row(_mm256_add_ps(E0, O0), _mm256_add_ps(E1, O1), bias, y + r * ldy, cols);
+    Q4_ROWS(Q4_STORE)
+#undef Q4_STORE
 }
+#undef Q4_ROWS
 
 NN_AVX2 void nn_q4_gemv_avx2_2x16(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
                                   size_t rows, const float *bias, float *y, size_t ldy, size_t cols) {

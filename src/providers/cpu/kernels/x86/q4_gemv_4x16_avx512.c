@@ -25,10 +25,15 @@ NN_AVX512_INLINE __m512 q4_deq(__m512i nib, __m512 z, __m512 s) {
     return _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(nib), z), s);
 }
 
+/* Row r's four chains are separate variables (not an array) so they stay in registers; the
+ * `R > r` tests fold away for each constant R. */
+#define Q4_ROWS(X) X(0, c00, c01, c02, c03) X(1, c10, c11, c12, c13) X(2, c20, c21, c22, c23) X(3, c30, c31, c32, c33)
+
 NN_AVX512_INLINE void q4_gemv_rows(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
                                    const float *bias, float *y, size_t ldy, size_t cols, const size_t R) {
-    __m512 c0[4], c1[4], c2[4], c3[4];
-    for (size_t r = 0; r < R; r++) c0[r] = c1[r] = c2[r] = c3[r] = _mm512_setzero_ps();
+#define Q4_ZERO(r, A0, A1, A2, A3) __m512 A0 = _mm512_setzero_ps(), A1 = A0, A2 = A0, A3 = A0;
+    Q4_ROWS(Q4_ZERO)
+#undef Q4_ZERO
     const __m512i m15 = _mm512_set1_epi32(15);
     for (size_t g = 0; g < w->blocks; g++) {
         const uint8_t *rec = panel + g * w->rec, *q = rec + w->zp_off;
@@ -40,30 +45,35 @@ NN_AVX512_INLINE void q4_gemv_rows(const nn_q4_weights *w, const uint8_t *panel,
             const __m512i x = q4_load16(q), x2 = q4_load16(q + 16);
             const __m512 d0 = q4_deq(_mm512_and_si512(x, m15), z, s), d1 = q4_deq(_mm512_srli_epi32(x, 4), z, s);
             const __m512 d2 = q4_deq(_mm512_and_si512(x2, m15), z, s), d3 = q4_deq(_mm512_srli_epi32(x2, 4), z, s);
-            for (size_t r = 0; r < R; r++) {
-                const float *ar = ak + r * lda + i;
-                c0[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, c0[r]);
-                c1[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, c1[r]);
-                c2[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[2]), d2, c2[r]);
-                c3[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[3]), d3, c3[r]);
-            }
+#define Q4_FMA4(r, A0, A1, A2, A3) if (R > r) { \
+                const float *ar = ak + r * lda + i; \
+                A0 = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, A0); \
+                A1 = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, A1); \
+                A2 = _mm512_fmadd_ps(_mm512_set1_ps(ar[2]), d2, A2); \
+                A3 = _mm512_fmadd_ps(_mm512_set1_ps(ar[3]), d3, A3); }
+            Q4_ROWS(Q4_FMA4)
+#undef Q4_FMA4
         }
         for (; i < kn; i += 2, q += 16) {   /* the tail of a K that ends inside the block */
             const __m512i x = q4_load16(q);
             const __m512 d0 = q4_deq(_mm512_and_si512(x, m15), z, s), d1 = q4_deq(_mm512_srli_epi32(x, 4), z, s);
-            for (size_t r = 0; r < R; r++) {
-                const float *ar = ak + r * lda + i;
-                c0[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, c0[r]);
-                if (i + 1 < kn) c1[r] = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, c1[r]);
-            }
+            const int two = i + 1 < kn;
+#define Q4_FMA2(r, A0, A1, A2, A3) if (R > r) { \
+                const float *ar = ak + r * lda + i; \
+                A0 = _mm512_fmadd_ps(_mm512_set1_ps(ar[0]), d0, A0); \
+                if (two) A1 = _mm512_fmadd_ps(_mm512_set1_ps(ar[1]), d1, A1); }
+            Q4_ROWS(Q4_FMA2)
+#undef Q4_FMA2
         }
     }
     const __mmask16 m = (__mmask16)((1u << cols) - 1);
     const __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias) : _mm512_setzero_ps();
-    for (size_t r = 0; r < R; r++)
-        _mm512_mask_storeu_ps(y + r * ldy, m,
-                              _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0[r], c1[r]), _mm512_add_ps(c2[r], c3[r])), b));
+#define Q4_STORE(r, A0, A1, A2, A3) if (R > r) \
+        _mm512_mask_storeu_ps(y + r * ldy, m, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(A0, A1), _mm512_add_ps(A2, A3)), b));
+    Q4_ROWS(Q4_STORE)
+#undef Q4_STORE
 }
+#undef Q4_ROWS
 
 NN_AVX512 void nn_q4_gemv_avx512_4x16(const nn_q4_weights *w, const uint8_t *panel, const float *a, size_t lda,
                                       size_t rows, const float *bias, float *y, size_t ldy, size_t cols) {

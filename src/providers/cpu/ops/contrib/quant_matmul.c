@@ -414,7 +414,7 @@ static cort_status *nbits_run_q4(cort_kernel_ctx *ctx, const nbits_state *s, con
     const size_t M = a->count / s->K;
     if (!y->count) return NULL;
     const nn_q4_kernel *k = nn_q4_best_kernel();
-    if (M < NN_Q4_GEMV_MAX_M) {
+    if (M < k->gemv_below) {
         nn_q4_gemv(ctx->pool, k, &s->q4, M, a->data, s->K, bias, y->data, s->N);
         return NULL;
     }
