@@ -785,14 +785,18 @@ static void test_quant_matmul(void) {
 }
 
 static void test_matmul_nbits(void) {
-    struct { int64_t K, N, bits, block; int zp, gidx, bias; } cases[] = {
-        { 64, 12, 4, 32, 1, 0, 0 }, { 64, 12, 4, 32, 0, 0, 1 }, { 96, 5, 4, 32, 1, 1, 0 }, { 48, 7, 8, 16, 1, 0, 1 },
-        { 50, 3, 4, 16, 1, 0, 0 },   /* K not a multiple of the block */
+    struct { int64_t K, N, bits, block; int zp, gidx, bias; int64_t M; } cases[] = {
+        { 64, 12, 4, 32, 1, 0, 0, 4 }, { 64, 12, 4, 32, 0, 0, 1, 4 }, { 96, 5, 4, 32, 1, 1, 0, 4 },
+        { 48, 7, 8, 16, 1, 0, 1, 4 },
+        { 50, 3, 4, 16, 1, 0, 0, 4 },    /* K not a multiple of the block */
+        { 200, 37, 4, 64, 1, 0, 1, 1 },  /* the 4-bit GEMV kernel ... */
+        { 200, 37, 4, 64, 0, 0, 1, 40 }, /* ... and the SGEMM on dequantized panels */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int64_t K = cases[c].K, N = cases[c].N, bits = cases[c].bits, bsz = cases[c].block;
         const int64_t blocks = (K + bsz - 1) / bsz, blob = bsz * bits / 8, zbytes = (blocks * bits + 7) / 8;
-        int64_t bd[3] = { N, blocks, blob }, sd = N * blocks, zd = N * zbytes, ad[2] = { 4, K };
+        const int64_t M = cases[c].M;
+        int64_t bd[3] = { N, blocks, blob }, sd = N * blocks, zd = N * zbytes, ad[2] = { M, K };
         cort_value *a = frand_tensor(ad, 2, 1), *b = q_tensor(CORT_TYPE_UINT8, bd, 3, 0, 255);
         cort_value *sc = frand_tensor(&sd, 1, 0.05f), *zp = cases[c].zp ? q_tensor(CORT_TYPE_UINT8, &zd, 1, 0, 255) : NULL;
         cort_value *g = NULL, *bias = cases[c].bias ? frand_tensor(&N, 1, 1) : NULL;
@@ -804,9 +808,9 @@ static void test_matmul_nbits(void) {
         cort_value *in[6] = { a, b, sc, zp, g, bias }, *out[1] = { NULL };
         CHECK_OK(run_op("com.microsoft", "MatMulNBits", 1, at, 4, in, 6, out, 1, NULL));
         const uint8_t *bp = cort_tensor_data(b), *zpp = zp ? cort_tensor_data(zp) : NULL;
-        float *want = malloc((size_t)(4 * N) * sizeof *want);
+        float *want = malloc((size_t)(M * N) * sizeof *want);
         const int64_t per = 8 / bits, mask = (1 << bits) - 1;
-        for (int64_t m = 0; m < 4; m++)
+        for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) {
                 double s = bias ? fdata(bias)[n] : 0;
                 for (int64_t k = 0; k < K; k++) {
@@ -817,7 +821,7 @@ static void test_matmul_nbits(void) {
                 }
                 want[m * N + n] = (float)s;
             }
-        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(4 * N), TOL, "MatMulNBits case %zu", c);
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), want, (size_t)(M * N), TOL, "MatMulNBits case %zu", c);
         else CHECK(0);
         free(want);
         release(out, 1);
