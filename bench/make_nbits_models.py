@@ -6,7 +6,10 @@ random). B, scales and zero points are initializers, as quantizers write them. T
 `node bench/ort_reference.js OUT/NAME` fills ORT's outputs, `build/bin/cort test OUT/NAME` checks
 cort against them, and `bench/run_bench.py --model OUT/NAME` times both.
 
-Usage: /usr/bin/python3 bench/make_nbits_models.py [--out DIR] [--rows 1,16] [--only NAME,...]
+Usage: /usr/bin/python3 bench/make_nbits_models.py [--out DIR] [--rows 1,16] [--only NAME,...] [--accuracy-level 4]
+
+--accuracy-level sets the node's accuracy_level (ORT: 4 quantizes A to int8 per block and runs an
+integer kernel; cort ignores it and computes in float); the names then end in _acc4.
 """
 import argparse
 import os
@@ -24,7 +27,7 @@ SHAPES = {
 }
 
 
-def make(out, name, K, N, bsz, with_zp, M, rng):
+def make(out, name, K, N, bsz, with_zp, M, rng, acc=0):
     blocks = (K + bsz - 1) // bsz
     B = rng.integers(0, 256, size=(N, blocks, bsz // 2), dtype=np.uint8)
     scales = (rng.random(N * blocks, dtype=np.float32) * 0.02 + 0.005).astype(np.float32)
@@ -34,7 +37,10 @@ def make(out, name, K, N, bsz, with_zp, M, rng):
         zp = rng.integers(0, 256, size=(N * ((blocks + 1) // 2),), dtype=np.uint8)
         inputs.append("zp")
         inits.append(numpy_helper.from_array(zp, "zp"))
-    node = helper.make_node("MatMulNBits", inputs, ["Y"], domain="com.microsoft", K=K, N=N, bits=4, block_size=bsz)
+    attrs = {"K": K, "N": N, "bits": 4, "block_size": bsz}
+    if acc:
+        attrs["accuracy_level"] = acc
+    node = helper.make_node("MatMulNBits", inputs, ["Y"], domain="com.microsoft", **attrs)
     graph = helper.make_graph([node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, [M, K])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [M, N])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
@@ -54,14 +60,15 @@ def main():
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "models-nbits"))
     ap.add_argument("--rows", default="1,16", help="comma-separated rows of A (M)")
     ap.add_argument("--only", default="", help="comma-separated shape names (default: all)")
+    ap.add_argument("--accuracy-level", type=int, default=0, help="the node's accuracy_level (default: unset)")
     args = ap.parse_args()
     only = [s for s in args.only.split(",") if s]
     for prefix, (K, N, bsz, zp) in SHAPES.items():
         if only and prefix not in only:
             continue
         for M in (int(m) for m in args.rows.split(",")):
-            name = f"{prefix}_m{M}"
-            make(args.out, name, K, N, bsz, zp, M, np.random.default_rng(K * 31 + N + bsz + M + zp))
+            name = f"{prefix}_m{M}" + (f"_acc{args.accuracy_level}" if args.accuracy_level else "")
+            make(args.out, name, K, N, bsz, zp, M, np.random.default_rng(K * 31 + N + bsz + M + zp), args.accuracy_level)
             print(os.path.join(args.out, name))
 
 
