@@ -382,8 +382,12 @@ static cort_status *nbits_init(const cort_node *node, void **state) {
         const int zu8 = zp && zp->type == CORT_TYPE_UINT8;
         st = nn_q4_pack(s->K, s->N, s->block, b->data, sc->data, zu8 ? zp->data : NULL, zp && !zu8 ? zp->data : NULL,
                         &s->q4);
-        if (st) { nbits_free(s); *state = NULL; }
-        return st;
+        if (st) { nbits_free(s); *state = NULL; return st; }
+        /* runs read the pack only: B, the scales and zero points may leave memory (file pages) */
+        cort_node_const_input_packed(node, 1);
+        cort_node_const_input_packed(node, 2);
+        if (zp) cort_node_const_input_packed(node, 3);
+        return NULL;
     }
     size_t bytes;
     if (!st && (cort_mul_size_ovf(s->K, s->N, &bytes) || cort_mul_size_ovf(bytes, sizeof(float), &bytes)))
