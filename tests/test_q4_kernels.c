@@ -128,7 +128,33 @@ static void run_case(cort_pool *pool, const nn_q4_kernel *k, size_t K, size_t N,
     free_case(&c);
 }
 
+/* nn_q4_pack_ex reports every column once, in order, and packs what nn_q4_pack packs */
+typedef struct cover { size_t next; int ok; } cover;
+static void on_done(void *ctx, size_t n0, size_t n1) {
+    cover *c = ctx;
+    c->ok &= n0 == c->next && n1 > n0;
+    c->next = n1;
+}
+static void test_pack_progress(void) {
+    const size_t Ns[] = { 1, 16, 255, 256, 257, 600 };
+    for (size_t i = 0; i < sizeof Ns / sizeof Ns[0]; i++) {
+        q4_case c;
+        make_case(&c, 64, Ns[i], 32, NN_Q4_ZP_U8);
+        nn_q4_weights w1, w2;
+        cover cv = { 0, 1 };
+        CHECK_OK(nn_q4_pack(64, Ns[i], 32, c.b, c.scales, c.zu8, NULL, &w1));
+        CHECK_OK(nn_q4_pack_ex(64, Ns[i], 32, c.b, c.scales, c.zu8, NULL, on_done, &cv, &w2));
+        CHECK_MSG(cv.ok && cv.next == Ns[i], "pack progress N=%zu: ranges %s, ended at %zu", Ns[i], cv.ok ? "ok" : "bad",
+                  cv.next);
+        CHECK(w1.data && w2.data && !memcmp(w1.data, w2.data, w1.panels * w1.blocks * w1.rec));
+        nn_q4_free(&w1);
+        nn_q4_free(&w2);
+        free_case(&c);
+    }
+}
+
 int main(void) {
+    test_pack_progress();
     const nn_q4_kernel *const *ks;
     const size_t nk = nn_q4_kernels(&ks);
     CHECK(nk >= 1 && ks[0] == nn_q4_best_kernel());

@@ -145,6 +145,13 @@ void cort_node_const_input_packed(const cort_node *node, size_t i) {
         cort_model_drop_pages(node->graph->opts->model, v->lazy_src ? v->lazy_src : v->data, v->bytes);
 }
 
+void cort_node_const_input_drop(const cort_node *node, size_t i, size_t off, size_t n) {
+    const cort_value *v = cort_node_const_input_lazy(node, i);
+    if (!v || v->kind != CORT_VKIND_TENSOR || off > v->bytes || n > v->bytes - off || !node->graph->opts) return;
+    const uint8_t *p = v->lazy_src ? v->lazy_src : v->data;
+    if (p) cort_model_drop_pages(node->graph->opts->model, p + off, n);
+}
+
 /* ---------------------------------------------------------------- fused activations */
 void cort_apply_activation(const cort_node *node, float *y, size_t n) {
     switch (node->act) {

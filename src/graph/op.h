@@ -165,6 +165,10 @@ cort_status *cort_node_const_data(const cort_node *node, size_t i, const void **
  * file-mapped model its pages leave the resident set (read back from the file should anything
  * touch them again), so the weights are not held twice. */
 void cort_node_const_input_packed(const cort_node *node, size_t i);
+/* While packing: bytes [off, off + n) of constant input i were read and will not be again, so
+ * their file pages (whole pages inside the range, of a constant in place in a file-mapped model)
+ * may leave the resident set now; a big weight then never is resident whole next to its pack. */
+void cort_node_const_input_drop(const cort_node *node, size_t i, size_t off, size_t n);
 /* The session's thread pool while the graph is being compiled (init may spread one-time work such
  * as weight packing over it), or NULL. Not for use at run time (use ctx->pool). */
 cort_pool *cort_node_init_pool(const cort_node *node);

@@ -37,6 +37,12 @@ size_t nn_q4_kernels(const nn_q4_kernel *const **out) {
 
 cort_status *nn_q4_pack(size_t K, size_t N, size_t block, const uint8_t *b, const float *scales, const uint8_t *zp_u8,
                         const float *zp_f32, nn_q4_weights *out) {
+    return nn_q4_pack_ex(K, N, block, b, scales, zp_u8, zp_f32, NULL, NULL, out);
+}
+
+cort_status *nn_q4_pack_ex(size_t K, size_t N, size_t block, const uint8_t *b, const float *scales,
+                           const uint8_t *zp_u8, const float *zp_f32, void (*done)(void *ctx, size_t n0, size_t n1),
+                           void *ctx, nn_q4_weights *out) {
     memset(out, 0, sizeof *out);
     if (!K || !N || block < 2 || (block & 1)) return cort_error(CORT_ERROR_INVALID_ARGUMENT, "q4 pack: bad shape");
     nn_q4_weights w = { K, N, block, (K + block - 1) / block, (N + NN_Q4_NR - 1) / NN_Q4_NR,
@@ -61,6 +67,8 @@ cort_status *nn_q4_pack(size_t K, size_t N, size_t block, const uint8_t *b, cons
             /* the source pairs k = 2p, 2p + 1 in one byte already, low nibble first */
             for (size_t p = 0; p < blob; p++) dst[p * NN_Q4_NR] = src[p];
         }
+        /* in runs of 16 panels: one release per column costs more than it saves */
+        if (done && ((n + 1) % (16 * NN_Q4_NR) == 0 || n == N - 1)) done(ctx, n + 1 - (n % (16 * NN_Q4_NR) + 1), n + 1);
     }
     *out = w;
     return NULL;

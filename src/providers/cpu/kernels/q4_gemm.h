@@ -63,6 +63,11 @@ size_t nn_q4_kernels(const nn_q4_kernel *const **out);
  * (N * blocks); neither means 8. */
 cort_status *nn_q4_pack(size_t K, size_t N, size_t block, const uint8_t *b, const float *scales, const uint8_t *zp_u8,
                         const float *zp_f32, nn_q4_weights *out);
+/* The same, calling done(ctx, n0, n1) (may be NULL) once columns [n0, n1) of B are packed: the
+ * caller may release those rows of B then. */
+cort_status *nn_q4_pack_ex(size_t K, size_t N, size_t block, const uint8_t *b, const float *scales,
+                           const uint8_t *zp_u8, const float *zp_f32, void (*done)(void *ctx, size_t n0, size_t n1),
+                           void *ctx, nn_q4_weights *out);
 void nn_q4_free(nn_q4_weights *w);
 
 /* C[M, N] (row stride ldc) = A[M, K] (row stride lda) * W + bias (may be NULL), by the GEMV

@@ -359,6 +359,14 @@ static cort_status *nbits_check(const cort_node *node, const nbits_state *s, con
     return NULL;
 }
 
+/* B's rows of packed columns leave memory while the rest is packed (file-mapped models), so B is
+ * never resident whole next to its pack */
+typedef struct nbits_pack_ctx { const cort_node *node; size_t row; } nbits_pack_ctx;
+static void nbits_packed_cols(void *ctx, size_t n0, size_t n1) {
+    const nbits_pack_ctx *c = ctx;
+    cort_node_const_input_drop(c->node, 1, n0 * c->row, (n1 - n0) * c->row);
+}
+
 static cort_status *nbits_init(const cort_node *node, void **state) {
     nbits_state *s = cort_calloc(1, sizeof *s);
     if (!s) return cort_error_oom();
@@ -380,8 +388,9 @@ static cort_status *nbits_init(const cort_node *node, void **state) {
     cort_status *st = nbits_check(node, s, b, sc, zp, g);
     if (!st && s->bits == 4 && !g) {
         const int zu8 = zp && zp->type == CORT_TYPE_UINT8;
-        st = nn_q4_pack(s->K, s->N, s->block, b->data, sc->data, zu8 ? zp->data : NULL, zp && !zu8 ? zp->data : NULL,
-                        &s->q4);
+        nbits_pack_ctx pc = { node, (s->K + s->block - 1) / s->block * s->block / 2 };
+        st = nn_q4_pack_ex(s->K, s->N, s->block, b->data, sc->data, zu8 ? zp->data : NULL, zp && !zu8 ? zp->data : NULL,
+                           nbits_packed_cols, &pc, &s->q4);
         if (st) { nbits_free(s); *state = NULL; return st; }
         /* runs read the pack only: B, the scales and zero points may leave memory (file pages) */
         cort_node_const_input_packed(node, 1);
