@@ -1,5 +1,6 @@
 /* The exact int GEMM (kernels/int_gemm.h) against a plain int32 loop, bit for bit, for every kernel
- * the ISA level under test lists (at avx2 both the AVX2 and the generic kernel): M, K, N across
+ * the ISA level under test lists (at avx2 the AVX2 ones and the generic one; at avx512 the AVX-512
+ * ones too, VNNI where the CPU has it): M, K, N across
  * tile edges and odd K, uint8/int8 for each operand, zero points at the type's extremes and
  * random, scalar or per row of A / per column of B, and 1 or 3 threads. */
 #include <math.h>
@@ -89,7 +90,7 @@ int main(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_kernels(&ks);
     CHECK(nk >= 1 && ks[0] == nn_igemm_best_kernel());
-    static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 13, 67 };
+    static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 67 };
     static const size_t Ks[] = { 1, 2, 3, 8, 31, 64, 300 };
     static const size_t Ns[] = { 1, 7, 15, 16, 17, 33, 130 };
     for (size_t ki = 0; ki < nk; ki++)

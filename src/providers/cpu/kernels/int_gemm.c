@@ -8,7 +8,17 @@ static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16,
                                         nn_igemm_ukr_avx2_6x16_half, nn_igemm_ukr_avx2_1x16 };
+static const nn_igemm_kernel k_avxvnni = { "i8_avxvnni_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avxvnni_6x16,
+                                           nn_igemm_ukr_avxvnni_6x16_half, nn_igemm_ukr_avxvnni_1x16 };
+static const nn_igemm_kernel k_avx512 = { "i8_avx512_16x16", CORT_ISA_AVX512, 16, 16, nn_igemm_ukr_avx512_16x16,
+                                          nn_igemm_ukr_avx512_16x16_half, nn_igemm_ukr_avx512_1x16 };
+static const nn_igemm_kernel k_avx512vnni = { "i8_avx512vnni_16x16", CORT_ISA_AVX512, 16, 16,
+                                              nn_igemm_ukr_avx512vnni_16x16, nn_igemm_ukr_avx512vnni_16x16_half,
+                                              nn_igemm_ukr_avx512vnni_1x16 };
 static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avxvnni[] = { &k_avxvnni, &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avx512vnni[] = { &k_avx512vnni, &k_avx512, &k_avx2, &k_generic };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
 
@@ -17,13 +27,26 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_GENERIC] = { kernels_generic, 1 },
 #ifdef NN_HAVE_X86_IGEMM
     [CORT_ISA_AVX2] = { kernels_avx2, 2 },
-    [CORT_ISA_AVX512] = { kernels_avx2, 2 },   /* no AVX-512 int kernel yet: the AVX2 one runs there */
+    [CORT_ISA_AVX512] = { kernels_avx512, 3 },
 #else
     [CORT_ISA_AVX2] = { kernels_generic, 1 },
     [CORT_ISA_AVX512] = { kernels_generic, 1 },
 #endif
     [CORT_ISA_NEON] = { kernels_generic, 1 },
 };
+
+/* The level's table, or its VNNI twin when the CPU has the level's VNNI extension (the pair dot fused
+ * with the add: same results, fewer instructions). */
+static const igemm_config *igemm_config_in_use(void) {
+    const cort_isa_level l = cort_cpu_isa();
+#ifdef NN_HAVE_X86_IGEMM
+    static const igemm_config vnni512 = { kernels_avx512vnni, 4 }, vnni256 = { kernels_avxvnni, 3 };
+    const uint32_t f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) return &vnni512;
+    if (l == CORT_ISA_AVX2 && (f & CORT_CPU_AVXVNNI)) return &vnni256;
+#endif
+    return &igemm_configs[l];
+}
 
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
@@ -54,11 +77,11 @@ size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
 }
 
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
-    const igemm_config *c = &igemm_configs[cort_cpu_isa()];
+    const igemm_config *c = igemm_config_in_use();
     *out = c->kernels;
     return c->n;
 }
-const nn_igemm_kernel *nn_igemm_best_kernel(void) { return igemm_configs[cort_cpu_isa()].kernels[0]; }
+const nn_igemm_kernel *nn_igemm_best_kernel(void) { return igemm_config_in_use()->kernels[0]; }
 
 size_t nn_igemm_b_size(const nn_igemm_kernel *k, size_t K, size_t N) {
     size_t panels = N / k->nr + (N % k->nr != 0), r;

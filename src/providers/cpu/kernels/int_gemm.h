@@ -129,6 +129,16 @@ void nn_igemm_ukr_generic_1x16(size_t kp2, const int16_t *a, size_t lda, const i
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_avx2_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_16x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_16x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512vnni_16x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512vnni_16x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c,
+                                        size_t ldc);
+void nn_igemm_ukr_avx512vnni_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
 void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
