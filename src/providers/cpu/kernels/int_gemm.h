@@ -51,7 +51,8 @@ const nn_igemm_kernel *nn_igemm_best_kernel(void);
 /* The kernel for callers that pack only through nn_igemm_pack_a / _pack_b (MatMul-like ops): a byte
  * kernel where the CPU has one at the level in use, else nn_igemm_best_kernel(). */
 const nn_igemm_kernel *nn_igemm_best_mm_kernel(void);
-/* Every kernel the level in use may run, best first (tests run each). */
+/* Every kernel the level in use may run (tests run each): the int16-pair kernels best first, then the
+ * byte kernel if the CPU has one. */
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out);
 
 /* K rounded up to even. */
