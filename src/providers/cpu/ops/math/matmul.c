@@ -611,6 +611,16 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                     o += N;
                     continue;
                 }
+                if (y->type == CORT_TYPE_UINT8 || y->type == CORT_TYPE_INT8) {   /* per-column scales: no type switch per element */
+                    const int32_t lo = y->type == CORT_TYPE_INT8 ? -128 : 0, hi = lo + 255;
+                    uint8_t *yd = (uint8_t *)y->data + o;
+                    for (size_t j = 0; j < N; j++) {
+                        const int32_t v = nn_q_add_sat(nn_q_round_fast((float)acc[o + j] * mrow[j]), zp);
+                        yd[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+                    }
+                    o += N;
+                    continue;
+                }
                 for (size_t j = 0; j < N; j++, o++)
                     nn_q_store(y, o, nn_q_add_sat(nn_q_round_fast((float)acc[o] * mrow[j]), zp));
             }
