@@ -157,14 +157,21 @@ static void pack_a_quad(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i
         rz[2 * i] = rz[2 * i + 1] = 0;
         if (i >= M) continue;
         const int32_t z = zp_at(a, i) + shift;
-        uint32_t sum = 0;
-        for (size_t p = 0; p < K; p++) {
-            const int32_t v = ld8(a->data, a->is_signed, i * a->ld + p) + shift;
-            d[p] = (uint8_t)v;
-            sum += (uint32_t)(v - z);
+        uint32_t sum = 0;   /* sum_k a, then less K * za: one loop per type, vectorized */
+        if (a->is_signed) {
+            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
+            for (size_t p = 0; p < K; p++) {
+                const uint8_t v = (uint8_t)(src[p] ^ 0x80u);   /* int8 + 128 */
+                d[p] = v;
+                sum += v;
+            }
+        } else {
+            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
+            memcpy(d, src, K);
+            for (size_t p = 0; p < K; p++) sum += src[p];
         }
         rz[2 * i] = z;
-        rz[2 * i + 1] = (int32_t)sum;
+        rz[2 * i + 1] = (int32_t)(sum - (uint32_t)K * (uint32_t)z);
     }
 }
 
