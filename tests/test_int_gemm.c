@@ -1,5 +1,6 @@
 /* The exact int GEMM (kernels/int_gemm.h) against a plain int32 loop, bit for bit, for every kernel
- * the ISA level under test lists (at avx2 both the AVX2 and the generic kernel): M, K, N across
+ * the ISA level under test lists (at avx2 the AVX2 ones and the generic one; at avx512 the AVX-512
+ * ones too, and with AVX512-VNNI the u8 x s8 byte kernel): M, K, N across
  * tile edges and odd K, uint8/int8 for each operand, zero points at the type's extremes and
  * random, scalar or per row of A / per column of B, and 1 or 3 threads. */
 #include <math.h>
@@ -25,6 +26,13 @@ static void make_zp(uint8_t *z, size_t n, int s, int zmode, size_t *count) {
         uint32_t r = rnd() & 255;
         z[i] = zmode == 1 ? (uint8_t)(s ? 0x80 : 0) : zmode == 2 ? (uint8_t)(s ? 0x7f : 255) : (uint8_t)r;
     }
+}
+
+/* nn_igemm_epi's tiles copied into a C matrix (the conv's requantizing epilogue reads them alike) */
+typedef struct epi_copy { int32_t *c; size_t ldc; } epi_copy;
+static void epi_copy_tile(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
+    const epi_copy *e = ctx;
+    for (size_t r = 0; r < rows; r++) memcpy(e->c + (i0 + r) * e->ldc + j0, tile + r * ldt, cols * sizeof(int32_t));
 }
 
 static void run_case(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t K, size_t N, int as, int bs,
@@ -55,7 +63,13 @@ static void run_case(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t
     CHECK_MSG(bad == 0, "%s M=%zu K=%zu N=%zu a%s b%s zp %d/%d: %zu wrong (first at %zu)", k->name, M, K, N,
               as ? "s8" : "u8", bs ? "s8" : "u8", zma, zmb, bad, first);
     CHECK_MSG(c[M * N] == 0x5a5a5a5a, "%s M=%zu K=%zu N=%zu wrote past C", k->name, M, K, N);
-    free(a); free(b); free(zb); free(ap); free(bp); free(c);
+    int32_t *c2 = malloc((M * N + 1) * sizeof(int32_t));
+    memset(c2, 0x5a, (M * N + 1) * sizeof(int32_t));
+    epi_copy e = { c2, N };
+    nn_igemm_epi(pool, k, M, N, K, ap, bp, epi_copy_tile, &e);
+    CHECK_MSG(memcmp(c, c2, (M * N + 1) * sizeof(int32_t)) == 0, "%s M=%zu K=%zu N=%zu: epilogue tiles differ", k->name,
+              M, K, N);
+    free(a); free(b); free(zb); free(ap); free(bp); free(c); free(c2);
 }
 
 /* QLinearMatMul's requantization rounds with nn_q_round_fast: the same int32 as nn_q_round for
@@ -89,7 +103,7 @@ int main(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_kernels(&ks);
     CHECK(nk >= 1 && ks[0] == nn_igemm_best_kernel());
-    static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 13, 67 };
+    static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 67 };
     static const size_t Ks[] = { 1, 2, 3, 8, 31, 64, 300 };
     static const size_t Ns[] = { 1, 7, 15, 16, 17, 33, 130 };
     for (size_t ki = 0; ki < nk; ki++)

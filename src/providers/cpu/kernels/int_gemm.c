@@ -3,12 +3,28 @@
 #include "int_gemm.h"
 #include "../../../core/checked.h"
 
-static const nn_igemm_kernel k_generic = { "i8_generic_4x16", CORT_ISA_GENERIC, 4, 16, nn_igemm_ukr_generic_4x16,
-                                           nn_igemm_ukr_generic_4x16_half, nn_igemm_ukr_generic_1x16 };
+#define NN_IK(NAME, ISA, MR, UKR, HALF, ONE) \
+    { .name = NAME, .isa = ISA, .mr = MR, .nr = 16, .ukr = UKR, .ukr_half = HALF, .ukr1 = ONE }
+static const nn_igemm_kernel k_generic = NN_IK("i8_generic_4x16", CORT_ISA_GENERIC, 4, nn_igemm_ukr_generic_4x16,
+                                               nn_igemm_ukr_generic_4x16_half, nn_igemm_ukr_generic_1x16);
 #ifdef NN_HAVE_X86_IGEMM
-static const nn_igemm_kernel k_avx2 = { "i8_avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_igemm_ukr_avx2_6x16,
-                                        nn_igemm_ukr_avx2_6x16_half, nn_igemm_ukr_avx2_1x16 };
+static const nn_igemm_kernel k_avx2 = NN_IK("i8_avx2_6x16", CORT_ISA_AVX2, 6, nn_igemm_ukr_avx2_6x16,
+                                            nn_igemm_ukr_avx2_6x16_half, nn_igemm_ukr_avx2_1x16);
+static const nn_igemm_kernel k_avxvnni = NN_IK("i8_avxvnni_6x16", CORT_ISA_AVX2, 6, nn_igemm_ukr_avxvnni_6x16,
+                                               nn_igemm_ukr_avxvnni_6x16_half, nn_igemm_ukr_avxvnni_1x16);
+static const nn_igemm_kernel k_avx512 = NN_IK("i8_avx512_16x16", CORT_ISA_AVX512, 16, nn_igemm_ukr_avx512_16x16,
+                                              nn_igemm_ukr_avx512_16x16_half, nn_igemm_ukr_avx512_1x16);
+static const nn_igemm_kernel k_avx512vnni = NN_IK("i8_avx512vnni_16x16", CORT_ISA_AVX512, 16,
+                                                  nn_igemm_ukr_avx512vnni_16x16, nn_igemm_ukr_avx512vnni_16x16_half,
+                                                  nn_igemm_ukr_avx512vnni_1x16);
+static const nn_igemm_kernel k_u8s8_avx512vnni = { .name = "u8s8_avx512vnni_16x16", .isa = CORT_ISA_AVX512, .mr = 16,
+                                                   .nr = 16, .quad = 1, .qukr = nn_igemm_qukr_avx512vnni_16x16,
+                                                   .qukr1 = nn_igemm_qukr_avx512vnni_1x16 };
 static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avxvnni[] = { &k_avxvnni, &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_generic };
+static const nn_igemm_kernel *const kernels_avx512vnni[] = { &k_avx512vnni, &k_avx512, &k_avx2, &k_generic,
+                                                              &k_u8s8_avx512vnni };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
 
@@ -17,13 +33,26 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_GENERIC] = { kernels_generic, 1 },
 #ifdef NN_HAVE_X86_IGEMM
     [CORT_ISA_AVX2] = { kernels_avx2, 2 },
-    [CORT_ISA_AVX512] = { kernels_avx2, 2 },   /* no AVX-512 int kernel yet: the AVX2 one runs there */
+    [CORT_ISA_AVX512] = { kernels_avx512, 3 },
 #else
     [CORT_ISA_AVX2] = { kernels_generic, 1 },
     [CORT_ISA_AVX512] = { kernels_generic, 1 },
 #endif
     [CORT_ISA_NEON] = { kernels_generic, 1 },
 };
+
+/* The level's table, or its VNNI twin when the CPU has the level's VNNI extension (the pair dot fused
+ * with the add: same results, fewer instructions). */
+static const igemm_config *igemm_config_in_use(void) {
+    const cort_isa_level l = cort_cpu_isa();
+#ifdef NN_HAVE_X86_IGEMM
+    static const igemm_config vnni512 = { kernels_avx512vnni, 5 }, vnni256 = { kernels_avxvnni, 3 };
+    const uint32_t f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) return &vnni512;
+    if (l == CORT_ISA_AVX2 && (f & CORT_CPU_AVXVNNI)) return &vnni256;
+#endif
+    return &igemm_configs[l];
+}
 
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
@@ -54,19 +83,34 @@ size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
 }
 
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
-    const igemm_config *c = &igemm_configs[cort_cpu_isa()];
+    const igemm_config *c = igemm_config_in_use();
     *out = c->kernels;
     return c->n;
 }
-const nn_igemm_kernel *nn_igemm_best_kernel(void) { return igemm_configs[cort_cpu_isa()].kernels[0]; }
+const nn_igemm_kernel *nn_igemm_best_kernel(void) { return igemm_config_in_use()->kernels[0]; }
+const nn_igemm_kernel *nn_igemm_best_mm_kernel(void) {
+    const igemm_config *c = igemm_config_in_use();
+    return c->kernels[c->n - 1]->quad ? c->kernels[c->n - 1] : c->kernels[0];   /* a byte kernel comes last */
+}
+
+/* A byte pack's bytes: the rows (or panels) of kq bytes, then 2 int32 per row (per panel column). */
+static size_t quad_bytes(size_t units, size_t width, size_t K, size_t *r) {
+    size_t t;
+    if (cort_mul_size_ovf(units, width, r) || cort_mul_size_ovf(*r, nn_igemm_kq(K), &t) ||
+        cort_mul_size_ovf(*r, 8, r) || t > SIZE_MAX - *r - 2)
+        return 0;
+    return t + *r;
+}
 
 size_t nn_igemm_b_size(const nn_igemm_kernel *k, size_t K, size_t N) {
     size_t panels = N / k->nr + (N % k->nr != 0), r;
+    if (k->quad) return (quad_bytes(panels, k->nr, K, &r) + 2) / 2;
     if (cort_mul_size_ovf(panels, k->nr, &r) || cort_mul_size_ovf(r, nn_igemm_kp(K), &r)) return 0;
     return r ? r : 1;
 }
 size_t nn_igemm_a_size(const nn_igemm_kernel *k, size_t M, size_t K) {
     size_t tiles = M / k->mr + (M % k->mr != 0), r;
+    if (k->quad) return (quad_bytes(tiles, k->mr, K, &r) + 2) / 2;
     if (cort_mul_size_ovf(tiles, k->mr, &r) || cort_mul_size_ovf(r, nn_igemm_kp(K), &r)) return 0;
     return r ? r : 1;
 }
@@ -78,7 +122,61 @@ static inline int32_t zp_at(const nn_i8_operand *o, size_t idx) {
     return !o->zp ? 0 : ld8(o->zp, o->zp_signed, o->zp_count > 1 ? idx : 0);
 }
 
+/* Byte B: int8 (uint8 moved down by 128), per panel quad 4 bytes per column; then per panel the nr zero
+ * points and the nr column sums. */
+static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out) {
+    const size_t nr = k->nr, kq = nn_igemm_kq(K), panels = N / nr + (N % nr != 0);
+    int8_t *dst = (int8_t *)out;
+    int32_t *cz = (int32_t *)(void *)(dst + panels * nr * kq);
+    const int32_t shift = b->is_signed ? 0 : 128;
+    for (size_t jp = 0; jp < panels; jp++)
+        for (size_t j = 0; j < nr; j++) {
+            const size_t col = jp * nr + j;
+            int8_t *d = dst + jp * nr * kq + 4 * j;
+            uint32_t sum = 0;
+            for (size_t p = 0; p < kq; p++) {
+                const int32_t v = col < N && p < K ? ld8(b->data, b->is_signed, p * b->ld + col) - shift : 0;
+                d[(p >> 2) * 4 * nr + (p & 3)] = (int8_t)v;
+                sum += (uint32_t)v;
+            }
+            cz[jp * 2 * nr + j] = col < N ? zp_at(b, col) - shift : 0;
+            cz[jp * 2 * nr + nr + j] = (int32_t)sum;
+        }
+}
+
+/* Byte A: uint8 (int8 moved up by 128), rows of kq bytes; then per row its zero point and
+ * sum_k (a - za) (wrapping). */
+static void pack_a_quad(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i8_operand *a, int16_t *out) {
+    const size_t kq = nn_igemm_kq(K), rows = (M / k->mr + (M % k->mr != 0)) * k->mr;
+    uint8_t *dst = (uint8_t *)out;
+    int32_t *rz = (int32_t *)(void *)(dst + rows * kq);
+    const int32_t shift = a->is_signed ? 128 : 0;
+    for (size_t i = 0; i < rows; i++) {
+        uint8_t *d = dst + i * kq;
+        memset(d, 0, kq);
+        rz[2 * i] = rz[2 * i + 1] = 0;
+        if (i >= M) continue;
+        const int32_t z = zp_at(a, i) + shift;
+        uint32_t sum = 0;   /* sum_k a, then less K * za: one loop per type, vectorized */
+        if (a->is_signed) {
+            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
+            for (size_t p = 0; p < K; p++) {
+                const uint8_t v = (uint8_t)(src[p] ^ 0x80u);   /* int8 + 128 */
+                d[p] = v;
+                sum += v;
+            }
+        } else {
+            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
+            memcpy(d, src, K);
+            for (size_t p = 0; p < K; p++) sum += src[p];
+        }
+        rz[2 * i] = z;
+        rz[2 * i + 1] = (int32_t)(sum - (uint32_t)K * (uint32_t)z);
+    }
+}
+
 void nn_igemm_pack_b(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out) {
+    if (k->quad) { pack_b_quad(k, K, N, b, out); return; }
     const size_t nr = k->nr, kp = nn_igemm_kp(K), panels = N / nr + (N % nr != 0);
     for (size_t jp = 0; jp < panels; jp++) {
         int16_t *dst = out + jp * nr * kp;
@@ -97,6 +195,7 @@ void nn_igemm_pack_b(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_o
 }
 
 void nn_igemm_pack_a(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i8_operand *a, int16_t *out) {
+    if (k->quad) { pack_a_quad(k, M, K, a, out); return; }
     const size_t kp = nn_igemm_kp(K), rows = (M / k->mr + (M % k->mr != 0)) * k->mr;
     for (size_t i = 0; i < rows; i++) {
         int16_t *dst = out + i * kp;
@@ -122,12 +221,41 @@ typedef struct igemm_job {
     size_t ldc;
     nn_igemm_epi_fn epi;
     void *epi_ctx;
+    const int32_t *arz, *bcz;   /* byte kernels: the row and column corrections after the packs' bytes */
 } igemm_job;
+
+/* igemm_range for a byte kernel (kp is then kq). */
+static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
+    const size_t mr = j->k->mr, nr = j->k->nr, kq = j->kp;
+    int32_t tile[16 * 64];
+    for (size_t t = begin; t < end; t++) {
+        const size_t jp = t / j->mtiles, it = t % j->mtiles;
+        const size_t i0 = it * mr, j0 = jp * nr;
+        const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
+        const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
+        const int8_t *b = (const int8_t *)(const void *)j->b + jp * nr * kq;
+        const int32_t *rz = j->arz + 2 * i0, *cz = j->bcz + jp * 2 * nr;
+        if (!j->epi && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+            for (size_t r = 0; r < rows; r++) {
+                int32_t *dst = cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
+                j->k->qukr1(kq / 4, a + r * kq, kq, b, dst, nr, rz + 2 * r, cz);
+                if (cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
+            }
+        } else if (!j->epi && rows == mr && cols == nr) {
+            j->k->qukr(kq / 4, a, kq, b, j->c + i0 * j->ldc + j0, j->ldc, rz, cz);
+        } else {
+            j->k->qukr(kq / 4, a, kq, b, tile, nr, rz, cz);
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+            else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
+        }
+    }
+}
 
 /* Items are tiles ordered panel-major: a worker's consecutive tiles share one B panel (kept in L1)
  * while packed A streams from L2. Edge tiles go through a local tile. */
 static void igemm_range(void *arg, size_t begin, size_t end) {
     const igemm_job *j = arg;
+    if (j->k->quad) { igemm_range_quad(j, begin, end); return; }
     const size_t mr = j->k->mr, nr = j->k->nr;
     int32_t tile[16 * 64];
     for (size_t t = begin; t < end; t++) {
@@ -157,11 +285,19 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+static void igemm_quad_setup(igemm_job *j, size_t K, size_t panels) {
+    if (!j->k->quad) return;
+    j->kp = nn_igemm_kq(K);
+    j->arz = (const int32_t *)(const void *)((const uint8_t *)(const void *)j->a + j->mtiles * j->k->mr * j->kp);
+    j->bcz = (const int32_t *)(const void *)((const uint8_t *)(const void *)j->b + panels * j->k->nr * j->kp);
+}
+
 void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
               const int16_t *bpack, int32_t *c, size_t ldc) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL, NULL, NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
+    igemm_quad_setup(&j, K, panels);
     /* ~64K multiply-adds per range at least, so small products stay on one thread */
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
     cort_parallel_for(pool, n, grain, igemm_range, &j);
@@ -170,8 +306,9 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
 void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                   const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx, NULL, NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
+    igemm_quad_setup(&j, K, panels);
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
     cort_parallel_for(pool, n, grain, igemm_range, &j);
 }

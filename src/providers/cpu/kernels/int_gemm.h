@@ -17,6 +17,11 @@
 /* One MR x NR tile: c[i * ldc + j] = sum_p a[i * lda + 2p .. 2p+1] . b[p * 2NR + 2j .. 2j+1]
  * over kp2 = kp / 2 pairs; a is packed A (lda int16 per row), b one packed B panel. */
 typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+/* A byte (quad) kernel's MR x NR tile: a holds uint8 rows (lda bytes each), b one panel of int8 k quads (per
+ * quad q, NR columns x 4 bytes); c[i * ldc + j] = sum_k a * b - rz[2i + 1] * cz[j] - rz[2i] * cz[NR + j] over
+ * kq4 quads (wrapping int32), the zero-point corrections of the byte format (see nn_igemm_kernel.quad). */
+typedef void (*nn_igemm_qukr_fn)(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                 const int32_t *rz, const int32_t *cz);
 
 /* ukr_half: the same tile for the first nr / 2 columns only (it reads half of each packed-B row and
  * writes nr / 2 columns): edge panels with at most nr / 2 real columns (a 7x7 plane leaves 1 of 16)
@@ -30,15 +35,30 @@ typedef struct nn_igemm_kernel {
     nn_igemm_ukr_fn ukr;
     nn_igemm_ukr_fn ukr_half;
     nn_igemm_ukr_fn ukr1;
+    /* quad: a byte kernel (vpdpbusd: uint8 x int8, 4 k per int32 lane) instead of the int16 pairs above
+     * (ukr, ukr_half, ukr1 NULL). Its packs keep the bytes as given, moved into the kernel's signedness by
+     * flipping the top bit (x ^ 0x80 = x +- 128, the zero point moved alike), plus per row of A its zero
+     * point za and sum_k (a - za), per column of B its zero point zb and sum_k b, from which
+     * sum (a - za)(b - zb) = sum a * b - zb * sum (a - za) - za * sum b (exact mod 2^32, as the int16
+     * kernels' wrapping sums). Only nn_igemm_pack_a / _pack_b / nn_igemm / nn_igemm_epi handle its packs. */
+    int              quad;
+    nn_igemm_qukr_fn qukr;
+    nn_igemm_qukr_fn qukr1;
 } nn_igemm_kernel;
 
-/* The kernel the ISA level in use picks first. */
+/* The int16-pair kernel the ISA level in use picks first (the conv code builds int16 packs itself). */
 const nn_igemm_kernel *nn_igemm_best_kernel(void);
-/* Every kernel the level in use may run, best first (tests run each). */
+/* The kernel for callers that pack only through nn_igemm_pack_a / _pack_b (MatMul-like ops): a byte
+ * kernel where the CPU has one at the level in use, else nn_igemm_best_kernel(). */
+const nn_igemm_kernel *nn_igemm_best_mm_kernel(void);
+/* Every kernel the level in use may run (tests run each): the int16-pair kernels best first, then the
+ * byte kernel if the CPU has one. */
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out);
 
 /* K rounded up to even. */
 static inline size_t nn_igemm_kp(size_t K) { return K + (K & 1); }
+/* K rounded up to a multiple of 4 (a byte kernel's row length). */
+static inline size_t nn_igemm_kq(size_t K) { return (K + 3) & ~(size_t)3; }
 /* int16 elements of packed B / packed A (0 on size overflow). */
 size_t nn_igemm_b_size(const nn_igemm_kernel *k, size_t K, size_t N);
 size_t nn_igemm_a_size(const nn_igemm_kernel *k, size_t M, size_t K);
@@ -129,6 +149,20 @@ void nn_igemm_ukr_generic_1x16(size_t kp2, const int16_t *a, size_t lda, const i
 void nn_igemm_ukr_avx2_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_avx2_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_avx2_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_6x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_6x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avxvnni_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_16x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_16x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512vnni_16x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_ukr_avx512vnni_16x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c,
+                                        size_t ldc);
+void nn_igemm_ukr_avx512vnni_1x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
+void nn_igemm_qukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                    const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                   const int32_t *rz, const int32_t *cz);
 void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
 void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);

@@ -91,7 +91,7 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
             for (size_t n = 0; n < N; n++) ((float *)y->data)[r * N + n] = bias ? bias[n] : 0.0f;
         return NULL;
     }
-    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const nn_igemm_kernel *k = nn_igemm_best_mm_kernel();
     const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &k);
     const size_t na = nn_igemm_a_size(k, rows, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
     if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4)
@@ -231,7 +231,7 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     if (!y->count) return NULL;
     /* the exact int GEMM (kernels/int_gemm.h); transposed operands are copied upright first */
     int32_t *acc = cort_kernel_scratch(ctx, (M * N + 1) * sizeof(int32_t));
-    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const nn_igemm_kernel *k = nn_igemm_best_mm_kernel();
     const int16_t *pre = nn_imm_packed_b(ctx, 3, 5, &k);   /* made for this node's transB */
     const size_t na = nn_igemm_a_size(k, M, K), nb = pre ? 1 : nn_igemm_b_size(k, K, N);
     if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4) {

@@ -1,6 +1,7 @@
 /* MatMul, Gemm, MatMulInteger, QLinearMatMul. Float types run on the packed SGEMM; integer MatMul
  * and Gemm use exact 64-bit accumulation; MatMulInteger and QLinearMatMul the exact int GEMM
  * (kernels/int_gemm.h). */
+#include <math.h>
 #include <string.h>
 #include "matmul.h"
 #include "../../kernels/gemm.h"
@@ -385,7 +386,7 @@ cort_status *nn_imm_init_packed_t(const cort_node *node, void **state, size_t bi
     const size_t K = (size_t)b->shape[trans ? 1 : 0], N = (size_t)b->shape[trans ? 0 : 1];
     if (bz && (bz->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(bz->type) || (bz->count != 1 && bz->count != N)))
         return NULL;   /* the run reports the bad zero point */
-    const nn_igemm_kernel *k = nn_igemm_best_kernel();
+    const nn_igemm_kernel *k = nn_igemm_best_mm_kernel();
     const size_t n = nn_igemm_b_size(k, K, N);
     if (!n || n > SIZE_MAX / sizeof(int16_t)) return NULL;
     /* the zero point first: cort_node_const_data's buffer for a lazy constant is reused by the next call */
@@ -460,7 +461,7 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
         acc = own = cort_kernel_scratch(ctx, (s->batch * M * N + 1) * sizeof(int32_t));
         if (!acc) return cort_error_oom();
     }
-    const nn_igemm_kernel *kk = nn_igemm_best_kernel();
+    const nn_igemm_kernel *kk = nn_igemm_best_mm_kernel();
     const int16_t *pre = nn_imm_packed_b(ctx, bi, bzi, &kk);
     const size_t na = nn_igemm_a_size(kk, M, K), nbp = pre ? 1 : nn_igemm_b_size(kk, K, N);
     if (!na || !nbp || na > SIZE_MAX / 4 || nbp > SIZE_MAX / 4) {
@@ -594,6 +595,7 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
     if (!st && !(mrow = cort_kernel_scratch(ctx, (s.N ? s.N : 1) * sizeof(float)))) st = cort_error_oom();
     if (!st) {
         const int row_varies = as->count > 1 || ys->count > 1 || (yz && yz->count > 1);
+        const nn_qconv_ops *rq = bs->count == 1 && nn_q_is_8bit(y->type) ? nn_qconv_best_ops() : NULL;
         const size_t M = s.M, N = s.N;
         size_t o = 0;
         for (size_t bt = 0; bt < s.batch; bt++)
@@ -604,6 +606,21 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
                     for (size_t j = 0; j < N; j++) mrow[j] = sa * nn_q_scale(bs, bs->count > 1 ? j : 0) / sy;
                 }
                 const int32_t zp = yz ? nn_q_load(yz, yz->count > 1 ? i : 0) : 0;
+                if (rq && isfinite(mrow[0])) {   /* one multiplier per row: the conv's vector requantization */
+                    rq->rq_row(acc + o, N, 0, mrow[0], zp, y->type == CORT_TYPE_INT8, (uint8_t *)y->data + o);
+                    o += N;
+                    continue;
+                }
+                if (y->type == CORT_TYPE_UINT8 || y->type == CORT_TYPE_INT8) {   /* per-column scales: no type switch per element */
+                    const int32_t lo = y->type == CORT_TYPE_INT8 ? -128 : 0, hi = lo + 255;
+                    uint8_t *yd = (uint8_t *)y->data + o;
+                    for (size_t j = 0; j < N; j++) {
+                        const int32_t v = nn_q_add_sat(nn_q_round_fast((float)acc[o + j] * mrow[j]), zp);
+                        yd[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+                    }
+                    o += N;
+                    continue;
+                }
                 for (size_t j = 0; j < N; j++, o++)
                     nn_q_store(y, o, nn_q_add_sat(nn_q_round_fast((float)acc[o] * mrow[j]), zp));
             }
