@@ -2,7 +2,8 @@
  * ops/quant/quantize.c, bit for bit: lengths around the vector widths, quotients exactly on
  * rounding ties, past the 8-bit range and past int32, NaN and infinities, scales below 1 and
  * denormal; the AVX2 kernels whenever the CPU has AVX2 and the level's entries through nn_isa().
- * Bytes past the end must stay untouched. Then DynamicQuantizeLinear and QuantizeLinear through
+ * Bytes past the end must stay untouched. The two-byte table lookup (QLinearAdd/Mul's creation-time
+ * table) likewise, at every offset and length around its vector widths. Then DynamicQuantizeLinear and QuantizeLinear through
  * a session, long enough for several threaded chunks, against the same expressions. */
 #include <math.h>
 #include <stdlib.h>
@@ -115,14 +116,45 @@ static void check_ops(int threads) {
     free(x);
 }
 
+static void check_lut16(const char *name, void (*f)(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *,
+                                                    size_t)) {
+    if (!f) return;
+    enum { MAXN = 200 };
+    uint8_t *lut = malloc(65536 + 4), a[MAXN + 8], b[MAXN + 8], y[MAXN + 40];
+    if (!lut) { CHECK_MSG(0, "out of memory"); return; }
+    for (size_t i = 0; i < 65536; i++) lut[i] = (uint8_t)(next() & 0xff);
+    memset(lut + 65536, 0x5A, 4);
+    for (size_t n = 0; n <= MAXN; n += n < 70 ? 1 : 13)
+        for (size_t off = 0; off < 4; off++) {
+            for (size_t i = 0; i < n + off; i++) { a[i] = (uint8_t)next(); b[i] = (uint8_t)next(); }
+            if (n > 2) { a[off] = b[off] = 255; a[off + n - 1] = 0; b[off + n - 1] = 255; }   /* both table ends */
+            memset(y, 0xA5, sizeof y);
+            f(lut, a + off, b + off, y + off, n);
+            size_t bad = 0, first = 0;
+            for (size_t i = 0; i < n; i++)
+                if (y[off + i] != lut[(size_t)a[off + i] << 8 | b[off + i]] && !bad++) first = i;
+            CHECK_MSG(bad == 0, "%s lut16 n %zu offset %zu: %zu wrong, first at %zu", name, n, off, bad, first);
+            for (size_t i = 0; i < off; i++) CHECK_MSG(y[i] == 0xA5, "%s lut16 n %zu wrote before the start", name, n);
+            for (size_t i = off + n; i < sizeof y; i++)
+                CHECK_MSG(y[i] == 0xA5, "%s lut16 n %zu offset %zu wrote past the end", name, n, off);
+        }
+    free(lut);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check("level", isa->quantize8, isa->minmax);
+    check_lut16("level", isa->lut16_u8);
 #ifdef NN_HAVE_X86_UKERNELS
     cort_isa_level lv[8];
     const int nl = cort_cpu_levels(lv, 8);
     for (int i = 0; i < nl && i < 8; i++)
-        if (lv[i] == CORT_ISA_AVX2) check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
+        if (lv[i] == CORT_ISA_AVX2) {
+            check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
+            check_lut16("avx2", nn_lut16_u8_avx2);
+        } else if (lv[i] == CORT_ISA_AVX512) {
+            check_lut16("avx512", nn_lut16_u8_avx512);
+        }
 #endif
     check_ops(1);
     check_ops(3);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "contrib.h"
 #include "../quant/quant.h"
+#include "../../kernels/isa_config.h"
 #include "../../../../core/alloc.h"
 
 extern const cort_op_def ew_op_sigmoid, ew_op_leaky_relu, rd_op_softmax,
@@ -209,6 +210,7 @@ static cort_status *qconcat_infer(cort_infer_ctx *ctx) { return q_infer_type(ctx
  * values are tabulated once per run, so an element costs two lookups, the op and a division. */
 typedef struct qbin_job {
     const uint8_t *lut;          /* [a byte][b byte] -> y byte, or NULL */
+    void (*lut16)(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);   /* or NULL */
     const double *ta, *tb;
     const uint8_t *a, *b;        /* bytes of the 8-bit inputs */
     uint8_t *y;
@@ -233,6 +235,10 @@ static inline int32_t qbin_round(double v) {
 static void qbin_range(void *arg, size_t begin, size_t end) {
     const qbin_job *j = arg;
     const int lo = j->y_signed ? -128 : 0, hi = j->y_signed ? 127 : 255;
+    if (j->lut && j->lut16 && j->astep == 1 && j->bstep == 1) {
+        j->lut16(j->lut, j->a + begin, j->b + begin, j->y + begin, end - begin);
+        return;
+    }
     if (j->lut) {
         for (size_t i = begin; i < end; i++) j->y[i] = j->lut[(size_t)j->a[i * j->astep] << 8 | j->b[i * j->bstep]];
         return;
@@ -251,7 +257,7 @@ typedef struct qbin_state {
     float as, bs, ys;
     int32_t za, zb, zy;
     cort_type t, yt;
-    uint8_t lut[65536];
+    uint8_t lut[65536 + 4];   /* + the bytes a 4-byte gather at the last index reads (nn_lut16_u8) */
 } qbin_state;
 
 static void qbin_tables(int sgn, int32_t za, float as, int32_t zb, float bs, double *ta, double *tb) {
@@ -288,6 +294,7 @@ static cort_status *qbin_init(const cort_node *node, void **state, int mul) {
     qbin_state *s = cort_malloc(sizeof *s);
     if (!s) return cort_error_oom();
     memcpy(s, &p, offsetof(qbin_state, lut));
+    memset(s->lut + 65536, 0, 4);
     double ta[256], tb2[256];
     qbin_tables(s->t == CORT_TYPE_INT8, s->za, s->as, s->zb, s->bs, ta, tb2);
     const int lo = s->yt == CORT_TYPE_INT8 ? -128 : 0, hi = s->yt == CORT_TYPE_INT8 ? 127 : 255;
@@ -363,7 +370,7 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
                          st->zb == zb && st->zy == zy && st->t == a->type && st->yt == y->type ? st->lut : NULL;
     /* same shapes, or one side a single element: flat, threaded */
     if (nn_q_is_8bit(y->type) && (a->count == y->count || a->count == 1) && (b->count == y->count || b->count == 1)) {
-        qbin_job j = { lut, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
+        qbin_job j = { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
                        zy, mul, y->type == CORT_TYPE_INT8, y->count };
         cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, (y->count + 16383) / 16384, 1, qbin_chunks, &j);
         return NULL;
@@ -372,7 +379,7 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
                                   (b->count == y->count && q_suffix(a, yd, yr)))) {
         const int b_rep = a->count == y->count;
         const size_t period = b_rep ? b->count : a->count;
-        qbin_rows_job r = { { lut, ta, tb, a->data, b->data, y->data, 1, 1, (double)ys, zy, mul,
+        qbin_rows_job r = { { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, 1, 1, (double)ys, zy, mul,
                               y->type == CORT_TYPE_INT8, y->count }, period, b_rep };
         const size_t rows = y->count / period;
         cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, rows, (16384 + period - 1) / period, qbin_rows, &r);
