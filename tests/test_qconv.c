@@ -404,6 +404,39 @@ static void test_qconv_ops(void) {
             }
         }
         CHECK_MSG(bad_rt == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad_rt);
+        /* per-column multipliers (QLinearMatMul): against the scalar expression, ties and saturation included */
+        size_t bad_rc = 0;
+        for (int trial = 0; trial < 300; trial++) {
+            const size_t rows = 1 + rnd() % 6, cols = 1 + rnd() % 16, ldt = 16, ldd = 20;
+            int32_t tacc[6 * 16];
+            float tm[16];
+            uint8_t td[6 * 20];
+            const int sgn = trial & 1;
+            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            for (size_t i = 0; i < 6 * 16; i++)
+                tacc[i] = rnd() % 9 == 0 ? (int32_t)(rnd() << 4) : (int32_t)(rnd() % 400001) - 200000;
+            for (size_t q = 0; q < 16; q++)
+                tm[q] = q == 3 && trial % 7 == 0 ? INFINITY : q == 5 && trial % 5 == 0 ? 0.5f
+                                                            : (float)(rnd() % 100000 + 1) * 1e-6f;
+            memset(td, 0xa5, sizeof td);
+            ops[oi]->rq_tile_cols(tacc, ldt, rows, cols, tm, zp, sgn, td, ldd);
+            for (size_t r = 0; r < rows; r++) {
+                for (size_t q = 0; q < cols; q++) {
+                    int32_t v = isfinite(tm[q]) ? nn_q_add_sat(nn_q_round((float)tacc[r * ldt + q] * tm[q]), zp) : INT32_MIN;
+                    if (v == INT32_MIN) {   /* the portable expression decides */
+                        uint8_t w;
+                        nn_qrq_row_generic(tacc + r * ldt + q, 1, 0, tm[q], zp, sgn, &w);
+                        bad_rc += td[r * ldd + q] != w;
+                        continue;
+                    }
+                    v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+                    bad_rc += (sgn ? (int32_t)(int8_t)td[r * ldd + q] : (int32_t)td[r * ldd + q]) != v;
+                }
+                for (size_t q = cols; q < ldd; q++) bad_rc += td[r * ldd + q] != 0xa5;
+            }
+            for (size_t q = rows * ldd; q < sizeof td; q++) bad_rc += td[q] != 0xa5;
+        }
+        CHECK_MSG(bad_rc == 0, "%s: %zu per-column requantized values wrong", ops[oi]->name, bad_rc);
         /* the fused pointwise pack: lengths across the panel width, a missing second row, zero columns past n */
         for (int trial = 0; trial < 200; trial++) {
             const size_t n = 1 + rnd() % 60, ps = 40, panels = (n + 15) / 16;

@@ -56,11 +56,11 @@ static const igemm_config *igemm_config_in_use(void) {
 
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
-                                        nn_qpack2_8_generic, nn_qrq_tile_generic };
+                                        nn_qpack2_8_generic, nn_qrq_tile_generic, nn_qrq_tile_cols_generic };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                     nn_qrq_tile_avx2 };
+                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };
@@ -235,12 +235,13 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
         const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
         const int8_t *b = (const int8_t *)(const void *)j->b + jp * nr * kq;
         const int32_t *rz = j->arz + 2 * i0, *cz = j->bcz + jp * 2 * nr;
-        if (!j->epi && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+        if (rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
             for (size_t r = 0; r < rows; r++) {
-                int32_t *dst = cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
+                int32_t *dst = j->epi ? tile + r * nr : cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
                 j->k->qukr1(kq / 4, a + r * kq, kq, b, dst, nr, rz + 2 * r, cz);
-                if (cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
+                if (!j->epi && cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
             }
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
         } else if (!j->epi && rows == mr && cols == nr) {
             j->k->qukr(kq / 4, a, kq, b, j->c + i0 * j->ldc + j0, j->ldc, rz, cz);
         } else {
@@ -263,12 +264,13 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const int16_t *a = j->a + i0 * j->kp, *b = j->b + jp * nr * j->kp;
-        if (!j->epi && j->k->ukr1 && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+        if (j->k->ukr1 && rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
             for (size_t r = 0; r < rows; r++) {
-                int32_t *dst = cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
+                int32_t *dst = j->epi ? tile + r * nr : cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
                 j->k->ukr1(j->kp / 2, a + r * j->kp, j->kp, b, dst, nr);
-                if (cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
+                if (!j->epi && cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
             }
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
         } else if (cols <= nr / 2 && j->k->ukr_half) {   /* a narrow edge panel: half the work */
             j->k->ukr_half(j->kp / 2, a, j->kp, b, tile, nr);
             if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);

@@ -89,6 +89,9 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
  *   out[(q / 16) * pstride + 2 * (q % 16)] = ra[q] and [.. + 1] = rb[q].
  * widen: out[i] = x[i] - zp for i < n (x int8 if is_signed, else uint8).
  * widen2: the same, deinterleaved: ev[i] = x[2i] - zp for i < (n + 1) / 2, od[i] = x[2i + 1] - zp for i < n / 2.
+ * rq_tile_cols: the same without bias and with one multiplier per column: dst[r * ldd + q] =
+ *   sat8(nn_q_add_sat(round_half_even((float)acc[r * ldt + q] * mult[q]), yzp)) for q < cols <= 16 (QLinearMatMul's
+ *   per-column weight scales; any multiplier: a non-finite one takes the portable expression).
  * rq_tile: rq_row for rows r < rows of a GEMM tile: acc + r * ldt (cols <= 16 values) with bias[r] (0 when bias
  *   is NULL) and mult[r] (any value: a non-finite one takes the portable expression) into dst + r * ldd.
  * pack2_8: pack2_16 straight from 8-bit rows: ra[q] = xa[q] - zp, rb[q] = xb[q] - zp (0 when xb is NULL) for
@@ -109,6 +112,8 @@ typedef void (*nn_qpack2_8_fn)(const void *xa, const void *xb, size_t n, int is_
                                size_t pstride);
 typedef void (*nn_qrq_tile_fn)(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                                const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+typedef void (*nn_qrq_tile_cols_fn)(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult,
+                                    int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
@@ -119,6 +124,7 @@ typedef struct nn_qconv_ops {
     nn_qwino_in_fn wino_in;
     nn_qpack2_8_fn pack2_8;
     nn_qrq_tile_fn rq_tile;
+    nn_qrq_tile_cols_fn rq_tile_cols;
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -133,6 +139,8 @@ void nn_qpack2_8_generic(const void *xa, const void *xb, size_t n, int is_signed
                          size_t pstride);
 void nn_qrq_tile_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                          const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+void nn_qrq_tile_cols_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult, int32_t yzp,
+                              int is_signed, uint8_t *dst, size_t ldd);
 
 /* C = A * B with an epilogue instead of a store: each finished tile (rows x cols at (i0, j0), row
  * stride ldt) goes to fn while it is in L1, so no M x N int32 buffer makes a round trip to memory. */
@@ -170,6 +178,8 @@ void nn_qwiden2_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t
 void nn_qwino_in_avx2(const int16_t *const *e, const int16_t *const *o, size_t n, int16_t *v, size_t vstride);
 void nn_qpack2_8_avx2(const void *xa, const void *xb, size_t n, int is_signed, int32_t zp, int16_t *out,
                       size_t pstride);
+void nn_qrq_tile_cols_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult, int32_t yzp,
+                           int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                       const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);

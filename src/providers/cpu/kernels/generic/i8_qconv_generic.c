@@ -85,3 +85,9 @@ void nn_qrq_tile_generic(const int32_t *acc, size_t ldt, size_t rows, size_t col
     for (size_t r = 0; r < rows; r++)
         nn_qrq_row_generic(acc + r * ldt, cols, bias ? bias[r] : 0, mult[r], yzp, is_signed, dst + r * ldd);
 }
+
+void nn_qrq_tile_cols_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult, int32_t yzp,
+                              int is_signed, uint8_t *dst, size_t ldd) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t q = 0; q < cols; q++) nn_qrq_row_generic(acc + r * ldt + q, 1, 0, mult[q], yzp, is_signed, dst + r * ldd + q);
+}

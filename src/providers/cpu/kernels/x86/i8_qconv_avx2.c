@@ -184,6 +184,45 @@ __attribute__((target("avx2"))) void nn_qrq_row_avx2(const int32_t *acc, size_t 
     if (q < n) qrq_tail(acc + q, n - q, vb, vm, vz16, is_signed, d + q);
 }
 
+/* qrq16 with a multiplier per column (vm0 for columns 0-7, vm1 for 8-15) and no bias. */
+__attribute__((target("avx2"))) static inline __m128i qrq16_cols(const int32_t *acc, __m256 vm0, __m256 vm1, __m256i vz16,
+                                                                 int is_signed) {
+    const __m256 hi = _mm256_set1_ps(1073741824.0f);
+    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)acc)), vm0), hi);
+    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8))), vm1), hi);
+    const __m256i w16 = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_cvtps_epi32(f0), _mm256_cvtps_epi32(f1)), 0xd8), vz16);
+    const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
+    return is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+}
+
+__attribute__((target("avx2"))) void nn_qrq_tile_cols_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
+                                                           const float *mult, int32_t yzp, int is_signed, uint8_t *dst,
+                                                           size_t ldd) {
+    float m[16] = { 0 };   /* zero-padded: the padding columns compute yzp and are not stored */
+    int finite = 1;
+    for (size_t q = 0; q < cols && q < 16; q++) {
+        m[q] = mult[q];
+        finite &= isfinite(mult[q]) != 0;
+    }
+    if (!finite || cols > 16) {
+        nn_qrq_tile_cols_generic(acc, ldt, rows, cols, mult, yzp, is_signed, dst, ldd);
+        return;
+    }
+    const __m256 vm0 = _mm256_loadu_ps(m), vm1 = _mm256_loadu_ps(m + 8);
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
+    for (size_t r = 0; r < rows; r++) {
+        if (cols == 16) {
+            _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), qrq16_cols(acc + r * ldt, vm0, vm1, vz16, is_signed));
+            continue;
+        }
+        int32_t t[16] = { 0 };
+        uint8_t o[16];
+        memcpy(t, acc + r * ldt, cols * sizeof(int32_t));
+        _mm_storeu_si128((__m128i *)(void *)o, qrq16_cols(t, vm0, vm1, vz16, is_signed));
+        memcpy(dst + r * ldd, o, cols);
+    }
+}
+
 __attribute__((target("avx2"))) void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
                                                       const int32_t *bias, const float *mult, int32_t yzp, int is_signed,
                                                       uint8_t *dst, size_t ldd) {

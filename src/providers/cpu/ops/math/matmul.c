@@ -432,8 +432,10 @@ const int16_t *nn_imm_packed_b(const cort_kernel_ctx *ctx, size_t bi, size_t bzi
 
 /* acc[batch, M, N] = sum_k (a - azp[row]) * (b - bzp[col]) */
 /* direct: acc is output 0 itself (int32), created here; else per-run scratch the caller frees. */
+/* With epi, each finished tile goes to epi (its ctx's batch index set to the batch in progress) and
+ * no int32 product is kept: *out is NULL. */
 static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size_t bi, size_t bzi, nn_mm_shape *s,
-                               int direct, int32_t **out) {
+                               int direct, int32_t **out, nn_igemm_epi_fn epi, void *epi_ctx, size_t *epi_batch) {
     CORT_TRY(nn_check_input(ctx, ai, "A", 1, -1));
     CORT_TRY(nn_check_input(ctx, bi, "B", 1, -1));
     const cort_value *a = ctx->inputs[ai], *b = ctx->inputs[bi];
@@ -452,8 +454,9 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
                                "input %zu 'b_zero_point' has shape %s, expected a scalar or [%zu]", bzi,
                                nn_shape(bz, buf, sizeof buf), s->N);
     const size_t M = s->M, N = s->N, K = s->K;
-    int32_t *acc, *own = NULL;
-    if (direct) {
+    int32_t *acc = NULL, *own = NULL;
+    if (epi) {
+    } else if (direct) {
         cort_value *y;
         CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_INT32, s->ydims, s->yrank, &y));
         acc = y->data;
@@ -493,7 +496,12 @@ static cort_status *int_matmul(cort_kernel_ctx *ctx, size_t ai, size_t azi, size
             nn_igemm_pack_a(kk, M, K, &oa, ap);
             packed_am = am;
         }
-        nn_igemm(ctx->pool, kk, M, N, K, ap, bmat, acc + bt * M * N, N);
+        if (epi) {
+            *epi_batch = bt;
+            nn_igemm_epi(ctx->pool, kk, M, N, K, ap, bmat, epi, epi_ctx);
+        } else {
+            nn_igemm(ctx->pool, kk, M, N, K, ap, bmat, acc + bt * M * N, N);
+        }
     }
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
@@ -509,7 +517,7 @@ static cort_status *mmint_infer(cort_infer_ctx *ctx) {
 static cort_status *mmint_run(cort_kernel_ctx *ctx) {
     nn_mm_shape s;
     int32_t *acc;
-    return int_matmul(ctx, 0, 2, 1, 3, &s, 1, &acc);
+    return int_matmul(ctx, 0, 2, 1, 3, &s, 1, &acc, NULL, NULL, NULL);
 }
 
 /* inputs: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp */
@@ -557,6 +565,30 @@ static cort_status *qlmm_float8(cort_kernel_ctx *ctx) {
     return NULL;
 }
 
+/* QLinearMatMul's requantization as an int GEMM epilogue: y = sat8(round(acc * m) + zp) with m one
+ * multiplier for all (rq_tile, the conv's) or one per column (rq_tile_cols). */
+typedef struct qlmm_epi {
+    uint8_t *y;
+    size_t N, MN;
+    const float *m;
+    int per_col;
+    int32_t zp;
+    int is_signed;
+    const nn_qconv_ops *rq;
+    size_t bt;         /* batch in progress */
+    float mrep[64];    /* m[0] once per tile row (rq_tile takes a multiplier per row) */
+} qlmm_epi;
+
+static void qlmm_epi_tile(void *p, const int32_t *t, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
+    const qlmm_epi *e = p;
+    uint8_t *y = e->y + e->bt * e->MN + i0 * e->N + j0;
+    if (!e->per_col) {
+        e->rq->rq_tile(t, ldt, rows, cols, NULL, e->mrep, e->zp, e->is_signed, y, e->N);
+        return;
+    }
+    e->rq->rq_tile_cols(t, ldt, rows, cols, e->m + j0, e->zp, e->is_signed, y, e->N);
+}
+
 static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
     for (size_t i = 0; i < 8; i++)
         if (!nn_opt_input(ctx, i) && i != 2 && i != 5 && i != 7)
@@ -572,8 +604,9 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
         return qlmm_float8(ctx);
     }
     nn_mm_shape s;
-    int32_t *acc;
-    CORT_TRY(int_matmul(ctx, 0, 2, 3, 5, &s, 0, &acc));
+    CORT_TRY(nn_check_input(ctx, 0, "A", 1, -1));
+    CORT_TRY(nn_check_input(ctx, 3, "B", 1, -1));
+    CORT_TRY(nn_mm_shape_make(ctx, 0, 3, &s));
     /* scales and y's zero point: per tensor, or per row of A and Y / per column of B (as the spec
      * allows; quantizers write one weight scale per output column) */
     char buf[160];
@@ -581,20 +614,36 @@ static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
     const cort_value *pv[4] = { as, bs, ys, yz };
     for (size_t q = 0; q < 4; q++) {
         const size_t want = q == 1 ? s.N : s.M;
-        if (pv[q] && ((pv[q]->count != 1 && pv[q]->count != want) || pv[q]->rank > 1)) {
-            cort_kernel_scratch_free(ctx, acc);
+        if (pv[q] && ((pv[q]->count != 1 && pv[q]->count != want) || pv[q]->rank > 1))
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
                                    "input %d '%s' has shape %s, expected a scalar or [%zu] (one per %s)",
                                    q == 3 ? 7 : (int)q * 3 + 1, pname[q], nn_shape(pv[q], buf, sizeof buf), want,
                                    q == 1 ? "column of B" : "row of A");
-        }
     }
     cort_value *y;
-    cort_status *st = cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y);
-    float *mrow = NULL;
-    if (!st && !(mrow = cort_kernel_scratch(ctx, (s.N ? s.N : 1) * sizeof(float)))) st = cort_error_oom();
+    CORT_TRY(cort_kernel_output(ctx, 0, yz ? yz->type : ctx->inputs[0]->type, s.ydims, s.yrank, &y));
+    float *mrow = cort_kernel_scratch(ctx, (s.N ? s.N : 1) * sizeof(float));
+    if (!mrow) return cort_error_oom();
+    const int row_varies = as->count > 1 || ys->count > 1 || (yz && yz->count > 1);
+    if (!row_varies && nn_q_is_8bit(y->type)) {
+        const float sa = nn_q_scale(as, 0), sy = nn_q_scale(ys, 0);
+        for (size_t j = 0; j < (bs->count > 1 ? s.N : 1); j++) mrow[j] = sa * nn_q_scale(bs, j) / sy;
+    }
+    if (!row_varies && nn_q_is_8bit(y->type)) {
+        /* one multiplier per column, or one in all: requantized tile by
+         * tile as the GEMM finishes them, on the GEMM's threads, with no M x N int32 product in
+         * memory */
+        qlmm_epi e = { y->data, s.N, s.M * s.N, mrow, bs->count > 1, yz ? nn_q_load(yz, 0) : 0,
+                       y->type == CORT_TYPE_INT8, nn_qconv_best_ops(), 0, { 0 } };
+        for (size_t r = 0; r < sizeof e.mrep / sizeof e.mrep[0]; r++) e.mrep[r] = mrow[0];
+        int32_t *none = NULL;
+        cort_status *st = int_matmul(ctx, 0, 2, 3, 5, &s, 0, &none, qlmm_epi_tile, &e, &e.bt);
+        cort_kernel_scratch_free(ctx, mrow);
+        return st;
+    }
+    int32_t *acc = NULL;
+    cort_status *st = int_matmul(ctx, 0, 2, 3, 5, &s, 0, &acc, NULL, NULL, NULL);
     if (!st) {
-        const int row_varies = as->count > 1 || ys->count > 1 || (yz && yz->count > 1);
         const nn_qconv_ops *rq = bs->count == 1 && nn_q_is_8bit(y->type) ? nn_qconv_best_ops() : NULL;
         const size_t M = s.M, N = s.N;
         size_t o = 0;
