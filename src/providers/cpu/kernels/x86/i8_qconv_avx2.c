@@ -151,18 +151,23 @@ __attribute__((target("avx2"))) void nn_qpack2_8_avx2(const void *xa, const void
     if (q < n) nn_qpack2_8_generic(ua + q, ub ? ub + q : NULL, n - q, is_signed, zp, out, pstride);
 }
 
-/* 16 results: the product clamped above at 2^30 (vcvtps2dq turns any overflow into INT32_MIN, right
- * only for negative ones), packed to int16 with saturation, the zero point added with int16
+/* 16 results (vm0 multiplies columns 0-7, vm1 columns 8-15): the product clamped above at 2^30
+ * (vcvtps2dq turns any overflow into INT32_MIN, right only for negative ones), packed to int16 with saturation, the zero point added with int16
  * saturation, packed to 8 bits with saturation. Every clamp moves only values that saturate the
  * 8-bit result anyway, in the direction they saturate, so this equals the scalar expression. */
-__attribute__((target("avx2"))) static inline __m128i qrq16(const int32_t *acc, __m256i vb, __m256 vm, __m256i vz16,
-                                                            int is_signed) {
+__attribute__((target("avx2"))) static inline __m128i qrq16m(const int32_t *acc, __m256i vb, __m256 vm0, __m256 vm1,
+                                                             __m256i vz16, int is_signed) {
     const __m256 hi = _mm256_set1_ps(1073741824.0f);
-    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)acc), vb)), vm), hi);
-    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8)), vb)), vm), hi);
+    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)acc), vb)), vm0), hi);
+    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8)), vb)), vm1), hi);
     const __m256i w16 = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_cvtps_epi32(f0), _mm256_cvtps_epi32(f1)), 0xd8), vz16);
     const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
     return is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+}
+/* One multiplier for all 16 columns. */
+__attribute__((target("avx2"))) static inline __m128i qrq16(const int32_t *acc, __m256i vb, __m256 vm, __m256i vz16,
+                                                            int is_signed) {
+    return qrq16m(acc, vb, vm, vm, vz16, is_signed);
 }
 
 __attribute__((target("avx2"), noinline)) static void qrq_tail(const int32_t *acc, size_t n, __m256i vb, __m256 vm,
@@ -184,17 +189,6 @@ __attribute__((target("avx2"))) void nn_qrq_row_avx2(const int32_t *acc, size_t 
     if (q < n) qrq_tail(acc + q, n - q, vb, vm, vz16, is_signed, d + q);
 }
 
-/* qrq16 with a multiplier per column (vm0 for columns 0-7, vm1 for 8-15) and no bias. */
-__attribute__((target("avx2"))) static inline __m128i qrq16_cols(const int32_t *acc, __m256 vm0, __m256 vm1, __m256i vz16,
-                                                                 int is_signed) {
-    const __m256 hi = _mm256_set1_ps(1073741824.0f);
-    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)acc)), vm0), hi);
-    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8))), vm1), hi);
-    const __m256i w16 = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_cvtps_epi32(f0), _mm256_cvtps_epi32(f1)), 0xd8), vz16);
-    const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
-    return is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
-}
-
 __attribute__((target("avx2"))) void nn_qrq_tile_cols_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
                                                            const float *mult, int32_t yzp, int is_signed, uint8_t *dst,
                                                            size_t ldd) {
@@ -212,13 +206,13 @@ __attribute__((target("avx2"))) void nn_qrq_tile_cols_avx2(const int32_t *acc, s
     const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
     for (size_t r = 0; r < rows; r++) {
         if (cols == 16) {
-            _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), qrq16_cols(acc + r * ldt, vm0, vm1, vz16, is_signed));
+            _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), qrq16m(acc + r * ldt, _mm256_setzero_si256(), vm0, vm1, vz16, is_signed));
             continue;
         }
         int32_t t[16] = { 0 };
         uint8_t o[16];
         memcpy(t, acc + r * ldt, cols * sizeof(int32_t));
-        _mm_storeu_si128((__m128i *)(void *)o, qrq16_cols(t, vm0, vm1, vz16, is_signed));
+        _mm_storeu_si128((__m128i *)(void *)o, qrq16m(t, _mm256_setzero_si256(), vm0, vm1, vz16, is_signed));
         memcpy(dst + r * ldd, o, cols);
     }
 }
