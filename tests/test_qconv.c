@@ -310,17 +310,27 @@ static void test_qconv_ops(void) {
     const size_t n_ops = nn_qconv_ops_list(&ops);
     CHECK(n_ops >= 1 && ops[0] == nn_qconv_best_ops());
     int16_t x[600], w[80], pa[80], pb[80], pk[4 * 48];
-    int32_t y[80], acc[40];
+    int32_t y[160], acc[40];
     size_t off[80];
     uint8_t d[40];
     for (size_t oi = 0; oi < n_ops; oi++) {
         size_t bad_dw = 0, bad_rq = 0, bad_pk = 0;
         for (int trial = 0; trial < 300; trial++) {
-            const size_t n = 1 + rnd() % 70, ntaps = trial % 50 == 0 ? 65 + rnd() % 10 : 1 + rnd() % 26;
+            const size_t n = 1 + rnd() % (trial % 2 ? 140 : 70), ntaps = trial % 50 == 0 ? 65 + rnd() % 10 : 1 + rnd() % 26;
             for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (int16_t)((int)(rnd() % 511) - 255);
             for (size_t t = 0; t < ntaps; t++) {
                 w[t] = (int16_t)((int)(rnd() % 511) - 255);
                 off[t] = rnd() % (sizeof x / sizeof x[0] - n + 1);
+            }
+            if (trial % 4 == 1 && ntaps <= 64) {   /* a kernel window: runs of neighbouring offsets, as conv planes give */
+                const size_t kw = 1 + rnd() % 5, row = n + 3 + rnd() % 8, base = rnd() % 8, lim = sizeof x / sizeof x[0] - n;
+                for (size_t t = 0; t < ntaps; t++) {
+                    const size_t o = base + (t / kw) * row + t % kw;
+                    off[t] = o <= lim ? o : rnd() % (lim + 1);
+                }
+                if (trial % 8 == 1) for (size_t t = 0; t + 1 < ntaps; t += 2) {   /* neighbours listed out of order */
+                    const size_t tmp = off[t]; off[t] = off[t + 1]; off[t + 1] = tmp;
+                }
             }
             if (trial % 3 == 0) for (size_t t = 0; t < ntaps; t++) { x[off[t]] = -255; w[t] = trial & 1 ? -255 : 255; }
             ops[oi]->dw_taps(y, n, x, off, ntaps, w);
@@ -522,6 +532,8 @@ int main(void) {
         { 2, 2, 4, 4, 4, { 21, 34, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 1 },
         { 2, 1, 5, 10, 5, { 19, 30, 1 }, { 5, 3, 1 }, { 2, 3, 1 }, { 2, 1, 0 }, { 1, 2, 0 }, { 2, 2, 1 }, 0, 0, 0, 1, 2, 1 },
         { 2, 1, 3, 3, 3, { 30, 50, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* a padded plane above the size padded per thread (all planes padded first), and channel multiplier 2 */
+        { 2, 1, 2, 4, 2, { 258, 262, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
         /* rows longer than the depthwise buffer (split within the row), 1-D */
         { 1, 1, 2, 2, 2, { 4500, 1, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 1, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
         { 1, 1, 2, 4, 2, { 4500, 1, 1 }, { 4, 1, 1 }, { 2, 1, 1 }, { 2, 0, 0 }, { 1, 0, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 2, 1 },

@@ -62,6 +62,16 @@ static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
                                      nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
+/* The AVX-512 sets keep the AVX2 packing, Winograd and tile requantization: they run once per GEMM
+ * tile or per packed row, where 256 bits already keep up with the GEMM. */
+static const nn_qconv_ops q_avx512 = { "qconv_avx512", nn_qdw_taps_avx512, nn_qrq_row_avx512, nn_qpack2_16_avx2,
+                                       nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2, nn_qpack2_8_avx2,
+                                       nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
+static const nn_qconv_ops q_avx512vnni = { "qconv_avx512vnni", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
+                                           nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
+                                           nn_qpack2_8_avx2, nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
+static const nn_qconv_ops *const qops_avx512[] = { &q_avx512, &q_avx2, &q_generic };
+static const nn_qconv_ops *const qops_avx512vnni[] = { &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };
 typedef struct qconv_config { const nn_qconv_ops *const *ops; size_t n; } qconv_config;
@@ -69,17 +79,27 @@ static const qconv_config qconv_configs[CORT_ISA_LEVEL_COUNT] = {
     [CORT_ISA_GENERIC] = { qops_generic, 1 },
 #ifdef NN_HAVE_X86_IGEMM
     [CORT_ISA_AVX2] = { qops_avx2, 2 },
-    [CORT_ISA_AVX512] = { qops_avx2, 2 },
+    [CORT_ISA_AVX512] = { qops_avx512, 3 },
 #else
     [CORT_ISA_AVX2] = { qops_generic, 1 },
     [CORT_ISA_AVX512] = { qops_generic, 1 },
 #endif
     [CORT_ISA_NEON] = { qops_generic, 1 },
 };
-const nn_qconv_ops *nn_qconv_best_ops(void) { return qconv_configs[cort_cpu_isa()].ops[0]; }
+/* The level's sets, or the VNNI twin when the CPU has AVX512-VNNI (as igemm_config_in_use). */
+static const qconv_config *qconv_config_in_use(void) {
+    const cort_isa_level l = cort_cpu_isa();
+#ifdef NN_HAVE_X86_IGEMM
+    static const qconv_config vnni512 = { qops_avx512vnni, 4 };
+    if (l == CORT_ISA_AVX512 && (cort_cpu_flags() & CORT_CPU_AVX512VNNI)) return &vnni512;
+#endif
+    return &qconv_configs[l];
+}
+const nn_qconv_ops *nn_qconv_best_ops(void) { return qconv_config_in_use()->ops[0]; }
 size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
-    *out = qconv_configs[cort_cpu_isa()].ops;
-    return qconv_configs[cort_cpu_isa()].n;
+    const qconv_config *c = qconv_config_in_use();
+    *out = c->ops;
+    return c->n;
 }
 
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {

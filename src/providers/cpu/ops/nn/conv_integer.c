@@ -560,16 +560,16 @@ typedef struct qconv_dw_job {
     int32_t *yint;        /* ConvInteger: y; 3-D QLinearConv: per-plane accumulators, plane t at t * P */
     const qconv_rq *rq;
     const nn_qconv_ops *ops;
+    size_t chunks;        /* > 0: planes padded one at a time into chunk-private buffers (see qconv_dw) */
 } qconv_dw_job;
 
-static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
-    const qconv_dw_job *j = arg;
+/* Input plane t (of N * C) into d, zero-padded and split into phases. */
+static void qconv_dw_pad_plane(const qconv_dw_job *j, size_t t, int16_t *d) {
     const nn_geom *g = &j->cs->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), sub = j->hq * j->wq, sh = j->sh, sw = j->sw;
     const size_t pw = (size_t)g->pb[2], iw_n = (size_t)g->in[2];
     const int32_t z = j->xzp;
-    for (size_t t = begin; t < end; t++) {
-        int16_t *d = j->xpad + t * j->psize;
+    {
         memset(d, 0, j->psize * sizeof *d);
         const size_t xo = t * in_size;
         for (int64_t id = 0; id < g->in[0]; id++)
@@ -594,8 +594,14 @@ static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+static void qconv_dw_pad_range(void *arg, size_t begin, size_t end) {
+    const qconv_dw_job *j = arg;
+    for (size_t t = begin; t < end; t++) qconv_dw_pad_plane(j, t, j->xpad + t * j->psize);
+}
+
 #define QDW_BUF 2048   /* int32 outputs per tap-kernel call (on the stack, in L1) */
 #define QDW_SLACK 16   /* int16 after the last padded plane: a run rounded up to 16 outputs reads at most 15 more */
+#define QDW_FUSE_MAX 65536   /* int16 of one padded plane (128 KB) up to which planes are padded per thread */
 
 /* Finished outputs [ow0, ow0 + n) of row oh of plane t: requantized, or stored as int32. */
 static void qconv_dw_emit(const qconv_dw_job *j, const int32_t *buf, size_t t, size_t m, size_t oh, size_t ow0,
@@ -605,17 +611,22 @@ static void qconv_dw_emit(const qconv_dw_job *j, const int32_t *buf, size_t t, s
     else memcpy(j->yint + o, buf, n * sizeof *buf);
 }
 
-static void qconv_dw_range(void *arg, size_t begin, size_t end) {
-    const qconv_dw_job *j = arg;
+static void qconv_dw_planes(const qconv_dw_job *j, size_t begin, size_t end, int16_t *own_pad) {
     const nn_conv_shape *cs = j->cs;
     const nn_geom *g = &cs->g;
     const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
     const int64_t ow_n = g->out[2], sw = g->s[2];
     int32_t buf[QDW_BUF + 16];
     uint8_t qbuf[QDW_BUF + 16];
+    size_t padded = SIZE_MAX;   /* the input plane own_pad holds */
     for (size_t t = begin; t < end; t++) {
-        const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
-        const int16_t *xp = j->xpad + (n * cs->C + c) * j->psize, *w = j->w + m * ks;
+        const size_t n = t / cs->M, m = t % cs->M, c = m / Mg, xi = n * cs->C + c;
+        const int16_t *xp = j->xpad + xi * j->psize, *w = j->w + m * ks;
+        if (own_pad) {
+            if (padded != xi) qconv_dw_pad_plane(j, xi, own_pad);
+            padded = xi;
+            xp = own_pad;
+        }
         if (j->off) {
             const size_t wq = j->wq, own = (size_t)ow_n, ohn = (size_t)g->out[1];
             if (wq <= QDW_BUF) {
@@ -663,6 +674,18 @@ static void qconv_dw_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+static void qconv_dw_range(void *arg, size_t begin, size_t end) { qconv_dw_planes(arg, begin, end, NULL); }
+
+/* Chunk i of j->chunks: its share of the output planes, each input plane padded into chunk i's
+ * buffer just before its taps read it, while it is in L1/L2. */
+static void qconv_dw_chunk_range(void *arg, size_t begin, size_t end) {
+    const qconv_dw_job *j = arg;
+    const size_t total = j->cs->N * j->cs->M;
+    for (size_t i = begin; i < end; i++)
+        qconv_dw_planes(j, total * i / j->chunks, total * (i + 1) / j->chunks,
+                        j->xpad + i * (j->psize + QDW_SLACK));
+}
+
 static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
@@ -676,9 +699,19 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
     const size_t planes = cs->N * cs->C, P = (size_t)nn_geom_out_size(g), ks = (size_t)nn_geom_k_size(g);
     size_t nbytes, accn = 1;
     if (cort_mul_size_ovf(j.hq, j.wq, &j.psize) || cort_mul_size_ovf(j.psize, j.sh * j.sw, &j.psize) ||
-        cort_mul_size_ovf(j.psize, (size_t)j.dp, &j.psize) || cort_mul_size_ovf(j.psize, planes, &nbytes) ||
-        cort_add_size_ovf(nbytes, QDW_SLACK, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes) ||
+        cort_mul_size_ovf(j.psize, (size_t)j.dp, &j.psize) ||
         (!flat && rq && (cort_mul_size_ovf(cs->N * cs->M, P, &accn) || accn > SIZE_MAX / 4)))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
+                               planes);
+    /* Planes that fit in L2 are padded by the thread that reads them, one chunk of output planes per
+     * thread, right before their taps: padding all planes first sent every padded plane (twice the
+     * input's bytes) out to memory and back. Bigger planes keep the two passes. */
+    const size_t outs = cs->N * cs->M, threads = (size_t)cort_pool_threads(ctx->pool);
+    size_t work = 0;
+    if (j.psize <= QDW_FUSE_MAX && !cort_mul_size_ovf(outs, P, &work) && !cort_mul_size_ovf(work, ks, &work))
+        j.chunks = work < 32768 || outs < 2 ? 1 : threads < outs ? threads : outs;
+    if (cort_add_size_ovf(j.psize, QDW_SLACK, &nbytes) || cort_mul_size_ovf(nbytes, j.chunks ? j.chunks : planes, &nbytes) ||
+        cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
                                planes);
     j.xpad = cort_kernel_scratch(ctx, nbytes ? nbytes : 1);
@@ -691,7 +724,10 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
         return cort_error_oom();
     }
     if (acc) j.yint = acc;
-    memset(j.xpad + planes * j.psize, 0, QDW_SLACK * sizeof(int16_t));
+    if (j.chunks)
+        for (size_t i = 0; i < j.chunks; i++) memset(j.xpad + i * (j.psize + QDW_SLACK) + j.psize, 0, QDW_SLACK * sizeof(int16_t));
+    else
+        memset(j.xpad + planes * j.psize, 0, QDW_SLACK * sizeof(int16_t));
     if (flat) {
         const size_t sub = j.hq * j.wq;
         for (size_t i = 0; i < (size_t)g->k[1]; i++)
@@ -701,8 +737,12 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
             }
         j.off = off;
     }
-    cort_parallel_for(ctx->pool, planes, grain_for(j.psize), qconv_dw_pad_range, &j);
-    cort_parallel_for(ctx->pool, cs->N * cs->M, grain_for(P * ks), qconv_dw_range, &j);
+    if (j.chunks) {
+        cort_parallel_for(ctx->pool, j.chunks, 1, qconv_dw_chunk_range, &j);
+    } else {
+        cort_parallel_for(ctx->pool, planes, grain_for(j.psize), qconv_dw_pad_range, &j);
+        cort_parallel_for(ctx->pool, outs, grain_for(P * ks), qconv_dw_range, &j);
+    }
     cort_kernel_scratch_free(ctx, j.xpad);
     cort_kernel_scratch_free(ctx, acc);
     cort_kernel_scratch_free(ctx, off);

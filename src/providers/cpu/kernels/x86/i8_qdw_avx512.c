@@ -1,0 +1,167 @@
+/* AVX-512 (BW/VL) int8 depthwise helpers, see nn_qconv_ops in int_gemm.h.
+ * dw_taps: taps are paired horizontally: two taps whose offsets differ by one element read, for the
+ * even outputs o + 2i, the int16 pairs (x[o + c + 2i], x[o + c + 2i + 1]) of one plain load at
+ * x + o + c, and for the odd outputs the pairs of a load one element further, so one vpmaddwd (or
+ * vpdpwssd) does two taps for 16 outputs with no unpacking (the vpunpck* pairing of the AVX2 kernel
+ * costs two shuffles per pair of taps). A tap without such a neighbour pairs with a zero weight and
+ * loads only its even words (masked), so no load ever reads an element the taps do not need. 3x3
+ * stride 1 gives 6 pairs (rows: kw 0+1, kw 2 alone); stride 2 on phase planes also 6 (kw 0+2, kw 1).
+ * |x|, |w| <= 255 keep every pair sum exact; int32 adds wrap like the scalar loop.
+ * widen / widen2 / rq_row: 32 values per step, the tails with masked loads and stores instead of a
+ * scalar loop (planes of 7 to 56 columns are mostly tail at 32 lanes). */
+#include "../int_gemm.h"
+#ifdef NN_HAVE_X86_IGEMM
+#include <immintrin.h>
+#include <math.h>
+
+#define QDW_T512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define QDW_T512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+typedef struct qdw_pairs {
+    size_t n;
+    const int16_t *x[64];
+    int32_t w[64];
+    __mmask32 m[64];   /* words a load may touch: all, or only the even ones of a zero-weight partner */
+} qdw_pairs;
+
+/* O(taps^2) matching; at most 64 taps, run once per call of thousands of outputs. */
+static void qdw_pair_taps(qdw_pairs *p, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w) {
+    uint64_t used = 0;
+    p->n = 0;
+    for (size_t t = 0; t < ntaps; t++) {
+        if (used >> t & 1) continue;
+        used |= (uint64_t)1 << t;
+        size_t u = ntaps;
+        for (size_t v = 0; v < ntaps; v++)
+            if (!(used >> v & 1) && off[v] == off[t] + 1) { u = v; break; }
+        uint32_t w1 = 0;
+        if (u < ntaps) { used |= (uint64_t)1 << u; w1 = (uint16_t)w[u]; }
+        p->x[p->n] = x + off[t];
+        p->w[p->n] = (int32_t)((uint32_t)(uint16_t)w[t] | w1 << 16);
+        p->m[p->n] = u < ntaps ? (__mmask32)0xffffffffu : (__mmask32)0x55555555u;
+        p->n++;
+    }
+}
+
+/* Even and odd outputs back into order. */
+#define QDW_STORE(Y, E, O)                                                                                           \
+    do {                                                                                                             \
+        const __m512i lo_ = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);               \
+        const __m512i hi_ = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);         \
+        _mm512_storeu_si512((void *)(Y), _mm512_permutex2var_epi32((E), lo_, (O)));                                  \
+        _mm512_storeu_si512((void *)((Y) + 16), _mm512_permutex2var_epi32((E), hi_, (O)));                           \
+    } while (0)
+
+#define QDW_BODY(DOT)                                                                                                \
+    qdw_pairs p;                                                                                                     \
+    qdw_pair_taps(&p, x, off, ntaps, w);                                                                             \
+    size_t o = 0;                                                                                                    \
+    for (; o + 64 <= n; o += 64) {                                                                                   \
+        __m512i e0 = _mm512_setzero_si512(), o0 = e0, e1 = e0, o1 = e0;                                              \
+        for (size_t k = 0; k < p.n; k++) {                                                                           \
+            const int16_t *s = p.x[k] + o;                                                                           \
+            const __m512i wv = _mm512_set1_epi32(p.w[k]);                                                            \
+            const __mmask32 m = p.m[k];                                                                              \
+            e0 = DOT(e0, _mm512_maskz_loadu_epi16(m, s), wv);                                                        \
+            o0 = DOT(o0, _mm512_maskz_loadu_epi16(m, s + 1), wv);                                                    \
+            e1 = DOT(e1, _mm512_maskz_loadu_epi16(m, s + 32), wv);                                                   \
+            o1 = DOT(o1, _mm512_maskz_loadu_epi16(m, s + 33), wv);                                                   \
+        }                                                                                                            \
+        QDW_STORE(y + o, e0, o0);                                                                                    \
+        QDW_STORE(y + o + 32, e1, o1);                                                                               \
+    }                                                                                                                \
+    for (; o < n; o += 32) {                                                                                         \
+        const size_t r = n - o < 32 ? n - o : 32, ne = (r + 1) / 2, no = r / 2;                                      \
+        const __mmask32 me = (__mmask32)(ne == 16 ? 0xffffffffu : (1u << 2 * ne) - 1);                                \
+        const __mmask32 mo = (__mmask32)(no == 16 ? 0xffffffffu : (1u << 2 * no) - 1);                                \
+        __m512i e0 = _mm512_setzero_si512(), o0 = e0;                                                                \
+        for (size_t k = 0; k < p.n; k++) {                                                                           \
+            const int16_t *s = p.x[k] + o;                                                                           \
+            const __m512i wv = _mm512_set1_epi32(p.w[k]);                                                            \
+            e0 = DOT(e0, _mm512_maskz_loadu_epi16(p.m[k] & me, s), wv);                                              \
+            o0 = DOT(o0, _mm512_maskz_loadu_epi16(p.m[k] & mo, s + 1), wv);                                          \
+        }                                                                                                            \
+        if (r == 32) {                                                                                               \
+            QDW_STORE(y + o, e0, o0);                                                                                \
+        } else {                                                                                                     \
+            int32_t t_[32];                                                                                          \
+            QDW_STORE(t_, e0, o0);                                                                                   \
+            const __mmask16 m0 = (__mmask16)(r >= 16 ? 0xffffu : (1u << r) - 1);                                      \
+            const __mmask16 m1 = (__mmask16)(r <= 16 ? 0u : (1u << (r - 16)) - 1);                                   \
+            _mm512_mask_storeu_epi32(y + o, m0, _mm512_loadu_si512((const void *)t_));                               \
+            _mm512_mask_storeu_epi32(y + o + 16, m1, _mm512_loadu_si512((const void *)(t_ + 16)));                   \
+        }                                                                                                            \
+    }
+
+#define QDW_MADD(A, X, W) _mm512_add_epi32((A), _mm512_madd_epi16((X), (W)))
+#define QDW_DPWSSD(A, X, W) _mm512_dpwssd_epi32((A), (X), (W))
+
+QDW_T512 void nn_qdw_taps_avx512(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps,
+                                 const int16_t *w) {
+    if (ntaps > 64) { nn_qdw_taps_generic(y, n, x, off, ntaps, w); return; }
+    QDW_BODY(QDW_MADD)
+}
+
+QDW_T512VNNI void nn_qdw_taps_avx512vnni(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps,
+                                         const int16_t *w) {
+    if (ntaps > 64) { nn_qdw_taps_generic(y, n, x, off, ntaps, w); return; }
+    QDW_BODY(QDW_DPWSSD)
+}
+
+QDW_T512 void nn_qwiden_avx512(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out) {
+    const __m512i vz = _mm512_set1_epi16((int16_t)zp);
+    const uint8_t *u = x;
+    for (size_t i = 0; i < n; i += 32) {
+        const size_t r = n - i < 32 ? n - i : 32;
+        const __mmask32 m = (__mmask32)(r == 32 ? 0xffffffffu : (1u << r) - 1);
+        const __m256i b = _mm256_maskz_loadu_epi8(m, u + i);
+        const __m512i v = is_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+        _mm512_mask_storeu_epi16(out + i, m, _mm512_sub_epi16(v, vz));
+    }
+}
+
+/* 64 bytes read as 32 16-bit words: the even bytes are each word's low byte, the odd ones its high byte. */
+QDW_T512 void nn_qwiden2_avx512(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od) {
+    const __m512i vz = _mm512_set1_epi16((int16_t)zp);
+    const uint8_t *u = x;
+    for (size_t i = 0; i < n; i += 64) {
+        const size_t r = n - i < 64 ? n - i : 64, ne = (r + 1) / 2, no = r / 2;
+        const __mmask64 m = r == 64 ? ~(__mmask64)0 : ((__mmask64)1 << r) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(m, u + i);
+        __m512i e, o;
+        if (is_signed) { e = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8); o = _mm512_srai_epi16(v, 8); }
+        else { e = _mm512_and_si512(v, _mm512_set1_epi16(0xff)); o = _mm512_srli_epi16(v, 8); }
+        const __mmask32 me = (__mmask32)(ne == 32 ? 0xffffffffu : (1u << ne) - 1);
+        const __mmask32 mo = (__mmask32)(no == 32 ? 0xffffffffu : (1u << no) - 1);
+        _mm512_mask_storeu_epi16(ev + i / 2, me, _mm512_sub_epi16(e, vz));
+        _mm512_mask_storeu_epi16(od + i / 2, mo, _mm512_sub_epi16(o, vz));
+    }
+}
+
+/* 16 results: the product clamped above at 2^30 (vcvtps2dq turns an overflow into INT32_MIN, right
+ * only for negative ones), narrowed to int16 with saturation, the zero point added with int16
+ * saturation, narrowed to 8 bits with saturation: every clamp moves only values that saturate the
+ * 8-bit result anyway, in the direction they saturate, so this is the scalar expression. */
+QDW_T512 static inline __m128i qrq16_512(__m512i acc, __m512i vb, __m512 vm, __m256i vz16, int is_signed) {
+    const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
+                                   _mm512_set1_ps(1073741824.0f));
+    const __m256i w16 = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(f)), vz16);
+    return is_signed ? _mm256_cvtsepi16_epi8(w16) : _mm256_cvtusepi16_epi8(_mm256_max_epi16(w16, _mm256_setzero_si256()));
+}
+
+QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
+                                void *dst) {
+    if (!isfinite(mult)) { nn_qrq_row_generic(acc, n, bias, mult, yzp, is_signed, dst); return; }
+    const __m512i vb = _mm512_set1_epi32(bias);
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
+    const __m512 vm = _mm512_set1_ps(mult);
+    uint8_t *d = dst;
+    size_t q = 0;
+    for (; q + 16 <= n; q += 16)
+        _mm_storeu_si128((__m128i *)(void *)(d + q), qrq16_512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm, vz16, is_signed));
+    if (q < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - q)) - 1);
+        _mm_mask_storeu_epi8(d + q, m, qrq16_512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
+    }
+}
+#endif
