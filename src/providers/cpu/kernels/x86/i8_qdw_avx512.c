@@ -24,7 +24,8 @@ typedef struct qdw_pairs {
     __mmask32 m[64];   /* words a load may touch: all, or only the even ones of a zero-weight partner */
 } qdw_pairs;
 
-/* O(taps^2) matching; at most 64 taps, run once per call of thousands of outputs. */
+/* At most 64 taps. The search for a tap's neighbour starts right after it: kernel windows list
+ * taps in row order, so it is found in a step or two and small planes (one call each) pay little. */
 static void qdw_pair_taps(qdw_pairs *p, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w) {
     uint64_t used = 0;
     p->n = 0;
@@ -32,8 +33,10 @@ static void qdw_pair_taps(qdw_pairs *p, const int16_t *x, const size_t *off, siz
         if (used >> t & 1) continue;
         used |= (uint64_t)1 << t;
         size_t u = ntaps;
-        for (size_t v = 0; v < ntaps; v++)
+        for (size_t i = 1; i < ntaps; i++) {
+            const size_t v = t + i < ntaps ? t + i : t + i - ntaps;
             if (!(used >> v & 1) && off[v] == off[t] + 1) { u = v; break; }
+        }
         uint32_t w1 = 0;
         if (u < ntaps) { used |= (uint64_t)1 << u; w1 = (uint16_t)w[u]; }
         p->x[p->n] = x + off[t];
