@@ -194,6 +194,24 @@ def main():
          ("Bz", u(130)), ("Cs", f(0.04)), ("Cz", u(128))], [("C", U8, [2, 3, 8])])
     case(out, "qlinear_mul", "QLinearMul", [("A", qu(2, 3, 8)), ("As", f(0.03)), ("Az", u(120)), ("B", qu(2, 3, 8)),
          ("Bs", f(0.02)), ("Bz", u(130)), ("Cs", f(0.01)), ("Cz", u(100))], [("C", U8, [2, 3, 8])])
+    # QAttention (what quantize_dynamic makes of a fused Attention): int8 / uint8 weights, per tensor / per column
+    wq = qi(Hd, 3 * Hd)
+    case(out, "qattention_mask_end", "QAttention",
+         [("input", qu(B, S, Hd)), ("weight", wq), ("bias", ba), ("input_scale", f(0.012)), ("weight_scale", f(0.004)),
+          ("mask_index", np.array([5, 3], dtype=np.int32)), ("input_zero_point", u(121)),
+          ("weight_zero_point", np.array(2, dtype=np.int8))],
+         [("output", F, [B, S, Hd])], {"num_heads": N}, consts=("weight", "bias", "weight_scale", "weight_zero_point"))
+    case(out, "qattention_per_column_u8", "QAttention",
+         [("input", qu(B, S, Hd)), ("weight", rng.integers(64, 192, size=(Hd, 3 * Hd)).astype(np.uint8)), ("bias", ba),
+          ("input_scale", f(0.012)), ("weight_scale", (rng.random(3 * Hd) * 0.004 + 0.001).astype(np.float32)),
+          ("mask_index", raw), ("input_zero_point", u(118)),
+          ("weight_zero_point", rng.integers(124, 133, size=3 * Hd).astype(np.uint8))],
+         [("output", F, [B, S, Hd])], {"num_heads": N}, consts=("weight", "weight_scale", "weight_zero_point"))
+    case(out, "qattention_past_causal", "QAttention",
+         [("input", qu(B, S, Hd)), ("weight", wq), ("bias", ba), ("input_scale", f(0.012)), ("weight_scale", f(0.004)),
+          ("mask_index", None), ("input_zero_point", u(121)), ("weight_zero_point", None),
+          ("past", r(2, B, N, P, Hd // N))],
+         [("output", F, [B, S, Hd]), ("present", F, [2, B, N, P + S, Hd // N])], {"num_heads": N, "unidirectional": 1})
     case(out, "qlinear_sigmoid", "QLinearSigmoid", [("X", qu(3, 16)), ("Xs", f(0.05)), ("Xz", u(128)), ("Ys", f(1 / 256)),
          ("Yz", u(0))], [("Y", U8, [3, 16])])
     case(out, "qlinear_leaky_relu", "QLinearLeakyRelu", [("X", qu(3, 16)), ("Xs", f(0.05)), ("Xz", u(128)),
@@ -205,10 +223,10 @@ def main():
     case(out, "qlinear_global_average_pool_nhwc", "QLinearGlobalAveragePool", [("X", qu(2, 5, 5, 4)), ("Xs", f(0.05)),
          ("Xz", u(128)), ("Ys", f(0.02)), ("Yz", u(100))], [("Y", U8, [2, 1, 1, 4])], {"channels_last": 1})
     case(out, "qlinear_average_pool", "QLinearAveragePool", [("X", qu(1, 3, 7, 7)), ("Xs", f(0.05)), ("Xz", u(128)),
-         ("Ys", f(0.04)), ("Yz", u(128))], [("Y", U8, [1, 3, 4, 4])],
+         ("Ys", f(0.0407)), ("Yz", u(128))], [("Y", U8, [1, 3, 4, 4])],
          {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "count_include_pad": 0})
     case(out, "qlinear_average_pool_nhwc", "QLinearAveragePool", [("X", qu(1, 7, 7, 3)), ("Xs", f(0.05)), ("Xz", u(128)),
-         ("Ys", f(0.04)), ("Yz", u(128))], [("Y", U8, [1, 4, 4, 3])],
+         ("Ys", f(0.0407)), ("Yz", u(128))], [("Y", U8, [1, 4, 4, 3])],
          {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2], "channels_last": 1})
     case(out, "qlinear_concat", "QLinearConcat", [("Ys", f(0.05)), ("Yz", u(128)), ("A", qu(2, 3, 4)), ("As", f(0.03)),
          ("Az", u(120)), ("B", qu(2, 5, 4)), ("Bs", f(0.06)), ("Bz", u(10))], [("Y", U8, [2, 8, 4])], {"axis": 1})

@@ -703,6 +703,74 @@ static int qsat(double v, int lo, int hi) {
     return r < lo ? lo : r > hi ? hi : (int)r;
 }
 
+/* QAttention against the double reference on the dequantized input and weight: uint8 input, int8 and uint8
+ * weights, per-tensor and per-column scales and zero points, masks, past, causal. */
+static void test_qattention(void) {
+    struct { size_t B, S, Hin, N, P; int mask_kind, causal, w_signed, per_col; } cases[] = {
+        { 2, 5, 16, 4, 0, 0, 0, 1, 0 }, { 2, 5, 24, 2, 0, 1, 0, 0, 1 }, { 1, 7, 8, 2, 0, 2, 1, 1, 1 },
+        { 2, 4, 16, 4, 3, 0, 1, 0, 0 }, { 2, 6, 40, 4, 0, 3, 0, 1, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t B = cases[c].B, S = cases[c].S, Hin = cases[c].Hin, N = cases[c].N, qh = 16, P = cases[c].P,
+                     T = P + S, W3 = 3 * qh, h = qh / N;
+        const cort_type wt = cases[c].w_signed ? CORT_TYPE_INT8 : CORT_TYPE_UINT8;
+        int64_t xd[3] = { (int64_t)B, (int64_t)S, (int64_t)Hin }, wd[2] = { (int64_t)Hin, (int64_t)W3 }, bd = (int64_t)W3;
+        int64_t pd[5] = { 2, (int64_t)B, (int64_t)N, (int64_t)P, (int64_t)h };
+        cort_value *x = q_tensor(CORT_TYPE_UINT8, xd, 3, 0, 255);
+        cort_value *w = cases[c].w_signed ? q_tensor(wt, wd, 2, -128, 127) : q_tensor(wt, wd, 2, 0, 255);
+        cort_value *bias = frand_tensor(&bd, 1, 0.3f), *xs = scalar_f(0.011f), *xz = scalar_q(CORT_TYPE_UINT8, 121);
+        cort_value *ws = cases[c].per_col ? frand_tensor(&bd, 1, 0.004f) : scalar_f(0.0037f), *wz;
+        if (cases[c].per_col) {
+            for (size_t j = 0; j < W3; j++) fdata(ws)[j] = fabsf(fdata(ws)[j]) + 0.001f;
+            wz = cases[c].w_signed ? q_tensor(wt, &bd, 1, -4, 4) : q_tensor(wt, &bd, 1, 120, 136);
+        } else {
+            wz = scalar_q(wt, cases[c].w_signed ? 3 : 130);
+        }
+        cort_value *past = P ? frand_tensor(pd, 5, 1) : NULL, *mask = NULL;
+        int64_t md[3] = { (int64_t)B, (int64_t)T, 0 };
+        if (cases[c].mask_kind == 1) mask = tensor(CORT_TYPE_INT32, md, 2);
+        if (cases[c].mask_kind == 2) mask = tensor(CORT_TYPE_INT32, md, 1);
+        if (cases[c].mask_kind == 3) { md[1] = (int64_t)S; md[2] = (int64_t)T; mask = tensor(CORT_TYPE_INT32, md, 3); }
+        if (mask) {
+            int32_t *mp = cort_tensor_data(mask);
+            for (size_t i = 0; i < count(mask); i++) mp[i] = cases[c].mask_kind == 2 ? (int32_t)(T - i) : (i * 5 + 1) % 4 != 0;
+        }
+        float *xf = malloc(B * S * Hin * sizeof *xf), *wf = malloc(Hin * W3 * sizeof *wf);
+        for (size_t i = 0; i < B * S * Hin; i++) xf[i] = (float)(qget(x, i) - 121) * 0.011f;
+        for (size_t k = 0; k < Hin; k++)
+            for (size_t j = 0; j < W3; j++)
+                wf[k * W3 + j] = (float)(qget(w, k * W3 + j) - qget(wz, cases[c].per_col ? j : 0)) *
+                                 fdata(ws)[cases[c].per_col ? j : 0];
+        cort_attr_ir at[2] = { a_int("num_heads", (int64_t)N), a_int("unidirectional", cases[c].causal) };
+        cort_value *in[9] = { x, w, bias, xs, ws, mask, xz, wz, past }, *out[2] = { NULL };
+        int want[2] = { 1, P > 0 };
+        CHECK_OK(run_op("com.microsoft", "QAttention", 1, at, 2, in, 9, out, 2, want));
+        float *ref = malloc(B * S * qh * sizeof *ref), *pres = P ? malloc(2 * B * N * T * h * sizeof *pres) : NULL;
+        attention_ref(xf, wf, fdata(bias), B, S, Hin, N, qh, qh, mask ? cort_tensor_data(mask) : NULL,
+                      cases[c].mask_kind, past ? fdata(past) : NULL, P, cases[c].causal, NULL, 1.0f / sqrtf((float)h),
+                      ref, pres);
+        if (out[0]) CHECK_CLOSE(fdata(out[0]), ref, B * S * qh, TOL, "QAttention case %zu", c);
+        else CHECK(0);
+        if (P) {
+            if (out[1]) CHECK_CLOSE(fdata(out[1]), pres, 2 * B * N * T * h, TOL, "QAttention present case %zu", c);
+            else CHECK(0);
+        }
+        free(xf); free(wf); free(ref); free(pres);
+        release(out, 2);
+        release(in, 9);
+    }
+    /* a weight scale that is neither per tensor nor per column is refused, naming the input */
+    int64_t xd[3] = { 1, 2, 8 }, wd[2] = { 8, 12 }, sd = 5;
+    cort_value *in[5] = { q_tensor(CORT_TYPE_UINT8, xd, 3, 0, 255), q_tensor(CORT_TYPE_INT8, wd, 2, -128, 127), NULL,
+                          scalar_f(0.1f), frand_tensor(&sd, 1, 1) };
+    cort_attr_ir at[1] = { a_int("num_heads", 2) };
+    cort_value *out[1] = { NULL };
+    CHECK_ERR(run_op("com.microsoft", "QAttention", 1, at, 1, in, 5, out, 1, NULL), CORT_ERROR_INVALID_ARGUMENT,
+              "weight_scale");
+    release(out, 1);
+    release(in, 5);
+}
+
 static void test_quant_matmul(void) {
     /* full-range int8 weights: exact where a 16-bit pair-sum kernel would saturate */
     const int64_t M = 6, K = 40, N = 9;
@@ -1371,6 +1439,7 @@ int main(void) {
     test_embed_layer_norm();
     test_attention();
     test_quant_matmul();
+    test_qattention();
     test_matmul_nbits();
     test_qlinear();
     test_rotary();

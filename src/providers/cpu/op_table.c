@@ -230,6 +230,7 @@ extern const cort_op_def ctb_op_qlinear_softmax;
 extern const cort_op_def ctb_op_quantize_linear;
 extern const cort_op_def ctb_op_rotary_embedding;
 extern const cort_op_def ctb_op_attention;
+extern const cort_op_def ctb_op_qattention;
 extern const cort_op_def ctb_op_group_query_attention;
 extern const cort_op_def ctb_op_nhwc_max_pool;
 extern const cort_op_def ctb_op_multi_head_attention;
@@ -526,6 +527,7 @@ static const cort_op_def *const op_table[] = {
     &ctb_op_matmul_nbits,
     &ctb_op_multi_head_attention,
     &ctb_op_nhwc_max_pool,
+    &ctb_op_qattention,
     &ctb_op_qgemm,
     &ctb_op_qlinear_add,
     &ctb_op_qlinear_average_pool,

@@ -16,6 +16,8 @@
 #include "../math/matmul.h"
 #include "../nn/softmax.h"
 #include "../../kernels/gemm.h"
+#include "../../kernels/int_gemm.h"
+#include "../quant/quant.h"
 
 typedef struct att_dims {
     size_t B, S, Hin, N, qh, vh, h, hv, P, T;
@@ -44,7 +46,8 @@ static int att_sizes(const cort_node *node, int64_t wcols, int64_t *q, int64_t *
     return 1;
 }
 
-static cort_status *att_infer(cort_infer_ctx *ctx) {
+/* pi: the input index of past (4 for Attention, 8 for QAttention) */
+static cort_status *att_infer_past(cort_infer_ctx *ctx, size_t pi) {
     nn_infer_type(ctx, 0, CORT_TYPE_FLOAT);
     if (ctx->n_outputs > 1) nn_infer_type(ctx, 1, CORT_TYPE_FLOAT);
     const cort_tinfo *x = &ctx->inputs[0], *w = &ctx->inputs[1];
@@ -54,12 +57,14 @@ static cort_status *att_infer(cort_infer_ctx *ctx) {
     cort_tinfo_tensor_shape(&ctx->outputs[0], CORT_TYPE_FLOAT, d, 3);
     if (ctx->n_outputs > 1 && ctx->inputs[0].dims[1] >= 0) {
         int64_t nh = cort_attr_int(ctx->node, "num_heads", 1), past = 0;
-        if (nn_infer_has(ctx, 4)) past = ctx->inputs[4].rank == 5 ? ctx->inputs[4].dims[3] : -1;
+        if (nn_infer_has(ctx, pi)) past = ctx->inputs[pi].rank == 5 ? ctx->inputs[pi].dims[3] : -1;
         int64_t p[5] = { 2, x->dims[0], nh, past < 0 ? -1 : past + x->dims[1], nh > 0 ? q / nh : -1 };
         cort_tinfo_tensor_shape(&ctx->outputs[1], CORT_TYPE_FLOAT, p, 5);
     }
     return NULL;
 }
+
+static cort_status *att_infer(cort_infer_ctx *ctx) { return att_infer_past(ctx, 4); }
 
 static int32_t load_idx(const cort_value *m, size_t i) {
     return m->type == CORT_TYPE_INT64 ? (int32_t)((const int64_t *)m->data)[i] : ((const int32_t *)m->data)[i];
@@ -167,10 +172,14 @@ static cort_status *check_abias(const cort_kernel_ctx *ctx, size_t i, const cort
     return NULL;
 }
 
-static cort_status *att_run(cort_kernel_ctx *ctx) {
-    const cort_value *x, *w;
-    CORT_TRY(ctb_float_input(ctx, 0, "input", 3, &x));
-    CORT_TRY(ctb_float_input(ctx, 1, "weights", 2, &w));
+/* The inputs Attention and QAttention differ in: where the optional ones are, and how QKV is made. */
+typedef struct att_io {
+    size_t bias, mask, past, abias;   /* input indices; abias SIZE_MAX: none */
+    /* qkv (rows x W3) = input x weights + bias */
+    cort_status *(*project)(cort_kernel_ctx *ctx, const att_dims *d, size_t W3, const float *bias, float *qkv);
+} att_io;
+
+static cort_status *att_run_io(cort_kernel_ctx *ctx, const cort_value *x, const cort_value *w, const att_io *io) {
     char b1[160], b2[160];
     int64_t q, k, v;
     if (x->rank != 3 || w->rank != 2 || w->shape[0] != x->shape[2] || !att_sizes(ctx->node, w->shape[1], &q, &k, &v))
@@ -186,21 +195,22 @@ static cort_status *att_run(cort_kernel_ctx *ctx) {
     d.hv = d.vh / d.N;
     const size_t W3 = d.qh * 2 + d.vh;
     const float *bias = NULL;
-    CORT_TRY(ctb_row_param(ctx, 2, "bias", W3, &bias));
-    const cort_value *mask = nn_opt_input(ctx, 3), *past = nn_opt_input(ctx, 4), *abias = nn_opt_input(ctx, 5);
+    CORT_TRY(ctb_row_param(ctx, io->bias, "bias", W3, &bias));
+    const cort_value *mask = nn_opt_input(ctx, io->mask), *past = nn_opt_input(ctx, io->past);
+    const cort_value *abias = io->abias == SIZE_MAX ? NULL : nn_opt_input(ctx, io->abias);
     if (past) {
         if (past->kind != CORT_VKIND_TENSOR || past->type != CORT_TYPE_FLOAT || past->rank != 5 || past->shape[0] != 2 ||
             (size_t)past->shape[1] != d.B || (size_t)past->shape[2] != d.N || (size_t)past->shape[4] != d.h ||
             d.h != d.hv)
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
-                                   "input 4 'past' has shape %s, expected (2, %zu, %zu, past_length, %zu)",
+                                   "input %zu 'past' has shape %s, expected (2, %zu, %zu, past_length, %zu)", io->past,
                                    nn_shape(past, b1, sizeof b1), d.B, d.N, d.h);
         d.P = (size_t)past->shape[3];
     }
     d.T = d.P + d.S;
-    if (mask) CORT_TRY(check_mask(ctx, 3, mask, &d));
+    if (mask) CORT_TRY(check_mask(ctx, io->mask, mask, &d));
     size_t ab_b, ab_n;   /* attention_bias strides per batch entry and head (0: broadcast) */
-    CORT_TRY(check_abias(ctx, 5, abias, &d, &ab_b, &ab_n));
+    CORT_TRY(check_abias(ctx, io->abias, abias, &d, &ab_b, &ab_n));
     int64_t yd[3] = { (int64_t)d.B, (int64_t)d.S, (int64_t)d.vh };
     cort_value *y, *pres = NULL;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, yd, 3, &y));
@@ -224,9 +234,7 @@ static cort_status *att_run(cort_kernel_ctx *ctx) {
     if (!qkv) return cort_error_oom();
     float *kbuf = pres ? pres->data : qkv + n_qkv, *vbuf = kbuf + kvk, *scores = qkv + n_qkv + n_kv,
           *mb = scores + n_sc;
-    const nn_gemm_opts po = { NULL, nn_mm_packed_b(ctx), NULL, NULL, ctx, NULL, bias };
-    nn_gemm_b wb = nn_gemm_b_matrix(w->data, W3, 0);
-    cort_status *st = nn_sgemm_opt(ctx->pool, NULL, rows, W3, d.Hin, 1.0f, x->data, d.Hin, 0, &wb, 0.0f, qkv, W3, &po);
+    cort_status *st = io->project(ctx, &d, W3, bias, qkv);
     if (st) goto done;
     /* K and V head by head: the past's, then this step's */
     for (size_t b = 0; b < d.B; b++)
@@ -251,9 +259,128 @@ done:
     return st;
 }
 
+static cort_status *att_project_f32(cort_kernel_ctx *ctx, const att_dims *d, size_t W3, const float *bias,
+                                    float *qkv) {
+    const nn_gemm_opts po = { NULL, nn_mm_packed_b(ctx), NULL, NULL, ctx, NULL, bias };
+    nn_gemm_b wb = nn_gemm_b_matrix(ctx->inputs[1]->data, W3, 0);
+    return nn_sgemm_opt(ctx->pool, NULL, d->B * d->S, W3, d->Hin, 1.0f, ctx->inputs[0]->data, d->Hin, 0, &wb, 0.0f, qkv,
+                        W3, &po);
+}
+
+static cort_status *att_run(cort_kernel_ctx *ctx) {
+    const cort_value *x, *w;
+    CORT_TRY(ctb_float_input(ctx, 0, "input", 3, &x));
+    CORT_TRY(ctb_float_input(ctx, 1, "weights", 2, &w));
+    static const att_io io = { 2, 3, 4, 5, att_project_f32 };
+    return att_run_io(ctx, x, w, &io);
+}
+
 const cort_op_def ctb_op_attention = { .name = "Attention", .domain = "com.microsoft", .min_opset = 1,
     .max_opset = CORT_OPSET_MAX, .types = CORT_TBIT(CORT_TYPE_FLOAT), .init = att_init,
     .free_state = nn_mm_free_packed_b, .infer = att_infer, .run = att_run };
+
+/* com.microsoft.QAttention(input, weight, bias, input_scale, weight_scale, mask_index?, input_zero_point?,
+ * weight_zero_point?, past?) num_heads, unidirectional, mask_filter_value, scale: Attention whose
+ * projection is 8-bit, as ONNX Runtime's quantize_dynamic writes it for a fused Attention. The sums
+ * (input - input_zero_point)(weight - weight_zero_point) are exact int32 from the int GEMM (weight
+ * packed at creation when constant); QKV = sum * (input_scale * weight_scale[col]) + bias[col], the
+ * weight's scale and zero point per tensor or per column; then Attention's softmax part. */
+static cort_status *qatt_init(const cort_node *node, void **state) {
+    int64_t n = cort_attr_int(node, "num_heads", 0);
+    if (n < 1)
+        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'num_heads' = %lld, expected >= 1",
+                               (long long)n);
+    if (cort_attr_int(node, "do_rotary", 0))
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'do_rotary' = 1 is not supported");
+    if (cort_attr_int(node, "past_present_share_buffer", 0))
+        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED,
+                               "attribute 'past_present_share_buffer' = 1 is not supported");
+    return nn_imm_init_packed(node, state, 1, 7);
+}
+
+static cort_status *qatt_infer(cort_infer_ctx *ctx) { return att_infer_past(ctx, 8); }
+
+/* A scale or zero point of one element, or (per column) W3 of them when allowed. */
+static cort_status *qatt_param(const cort_kernel_ctx *ctx, size_t i, const char *name, cort_type t, size_t W3,
+                               const cort_value **out) {
+    const cort_value *v = nn_opt_input(ctx, i);
+    *out = v;
+    if (!v) return NULL;
+    if (v->kind != CORT_VKIND_TENSOR || v->type != t || !(v->count == 1 || (W3 && v->count == W3) ) || v->rank > 1) {
+        char buf[160];
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %zu '%s' is %s%s, expected %s with 1%s "
+                               "element(s)", i, name, cort_type_name(v->type), nn_shape(v, buf, sizeof buf),
+                               cort_type_name(t), W3 ? " or one per weight column" : "");
+    }
+    return NULL;
+}
+
+static cort_status *qatt_project(cort_kernel_ctx *ctx, const att_dims *d, size_t W3, const float *bias, float *qkv) {
+    const cort_value *x = ctx->inputs[0], *w = ctx->inputs[1], *is, *ws, *xz, *wz;
+    CORT_TRY(qatt_param(ctx, 3, "input_scale", CORT_TYPE_FLOAT, 0, &is));
+    CORT_TRY(qatt_param(ctx, 4, "weight_scale", CORT_TYPE_FLOAT, W3, &ws));
+    CORT_TRY(qatt_param(ctx, 6, "input_zero_point", x->type, 0, &xz));
+    CORT_TRY(qatt_param(ctx, 7, "weight_zero_point", w->type, W3, &wz));
+    if (!is || !ws)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input %d '%s' is missing", is ? 4 : 3,
+                               is ? "weight_scale" : "input_scale");
+    const size_t rows = d->B * d->S, K = d->Hin;
+    if (K) {
+        const nn_igemm_kernel *k = nn_igemm_best_mm_kernel();
+        const int16_t *pre = nn_imm_packed_b(ctx, 1, 7, &k);
+        const size_t na = nn_igemm_a_size(k, rows, K), nb = pre ? 1 : nn_igemm_b_size(k, K, W3);
+        if (!na || !nb || na > SIZE_MAX / 4 || nb > SIZE_MAX / 4)
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT,
+                                   "projection [%zu, %zu] x [%zu, %zu] is too large", rows, K, K, W3);
+        int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
+        if (!ap || !bp) {
+            cort_kernel_scratch_free(ctx, ap);
+            cort_kernel_scratch_free(ctx, bp);
+            return cort_error_oom();
+        }
+        const nn_i8_operand oa = { x->data, x->type == CORT_TYPE_INT8, K, xz ? xz->data : NULL,
+                                   xz && xz->type == CORT_TYPE_INT8, xz ? 1 : 0 };
+        const nn_i8_operand ob = { w->data, w->type == CORT_TYPE_INT8, W3, wz ? wz->data : NULL,
+                                   wz && wz->type == CORT_TYPE_INT8, wz ? wz->count : 0 };
+        nn_igemm_pack_a(k, rows, K, &oa, ap);
+        if (!pre) nn_igemm_pack_b(k, K, W3, &ob, bp);
+        /* int32 and float have one size: the sums land in qkv and are converted in place */
+        nn_igemm(ctx->pool, k, rows, W3, K, ap, pre ? pre : bp, (int32_t *)(void *)qkv, W3);
+        cort_kernel_scratch_free(ctx, ap);
+        cort_kernel_scratch_free(ctx, bp);
+    }
+    const float xs = ((const float *)is->data)[0];
+    const float *wsd = ws->data;
+    unsigned char *raw = (unsigned char *)qkv;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < W3; j++) {
+            const size_t i = r * W3 + j;
+            int32_t v = 0;
+            if (K) memcpy(&v, raw + i * 4, 4);
+            const float f = (float)v * (xs * wsd[ws->count == 1 ? 0 : j]) + (bias ? bias[j] : 0.0f);
+            memcpy(raw + i * 4, &f, 4);
+        }
+    return NULL;
+}
+
+static cort_status *qatt_run(cort_kernel_ctx *ctx) {
+    const cort_value *x = ctx->inputs[0], *w = ctx->inputs[1];
+    char b1[160];
+    if (!x || x->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(x->type) || x->rank != 3)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'input' is %s%s, expected uint8 or "
+                               "int8 of rank 3", x ? cort_type_name(x->type) : "nothing",
+                               x ? nn_shape(x, b1, sizeof b1) : "");
+    if (!w || w->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(w->type) || w->rank != 2)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 1 'weight' is %s%s, expected uint8 or "
+                               "int8 of rank 2", w ? cort_type_name(w->type) : "nothing",
+                               w ? nn_shape(w, b1, sizeof b1) : "");
+    static const att_io io = { 2, 5, 8, SIZE_MAX, qatt_project };
+    return att_run_io(ctx, x, w, &io);
+}
+
+const cort_op_def ctb_op_qattention = { .name = "QAttention", .domain = "com.microsoft", .min_opset = 1,
+    .max_opset = CORT_OPSET_MAX, .types = 0, .init = qatt_init, .free_state = nn_imm_free, .infer = qatt_infer,
+    .run = qatt_run };
 
 /* com.microsoft.MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?,
  * past_key?, past_value?) num_heads, mask_filter_value, scale, unidirectional: attention of
