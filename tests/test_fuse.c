@@ -92,6 +92,57 @@ done:
     cort_session_release(s2);
 }
 
+/* Whether two float tensors hold the same bytes. */
+static int same_bytes(const cort_value *a, const cort_value *b) {
+    const size_t n = cort_tensor_element_count(a);
+    return n == cort_tensor_element_count(b) && !memcmp(cort_tensor_data(a), cort_tensor_data(b), n * sizeof(float));
+}
+
+/* MatMulInteger -> Cast -> Mul(scale) as com.microsoft.MatMulIntegerToFloat: two fused, the near miss
+ * (its Cast is a graph output) kept, and every output equal to level 0's bit for bit. Negative
+ * control: one flipped bit in a level-0 output must fail the comparison. */
+static void test_int_matmul(int threads) {
+    const char *path = MODEL("fuse_int_matmul.onnx");
+    cort_session *s0 = open_at(path, 0, 1), *s2 = open_at(path, 2, threads);
+    if (!s0 || !s2) { CHECK(0); cort_session_release(s0); cort_session_release(s2); return; }
+    CHECK_MSG(count_op(s2, "MatMulIntegerToFloat") == 2 && count_op(s2, "MatMulInteger") == 1 &&
+                  count_op(s2, "Cast") == 1 && count_op(s0, "MatMulIntegerToFloat") == 0,
+              "int matmul: %zu MatMulIntegerToFloat, %zu MatMulInteger, %zu Cast at level 2",
+              count_op(s2, "MatMulIntegerToFloat"), count_op(s2, "MatMulInteger"), count_op(s2, "Cast"));
+    int64_t shape[8];
+    cort_value_type vt;
+    cort_value *x = NULL;
+    CHECK_OK(cort_session_input_type(s0, 0, &vt, shape, 8));
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, vt.rank, &x));
+    const char *in_name = cort_session_input_name(s0, 0), *names[4];
+    cort_value *y0[4] = { 0 }, *y2[4] = { 0 };
+    const size_t no = cort_session_output_count(s0);
+    CHECK(no == 4);
+    for (size_t i = 0; i < 4; i++) names[i] = cort_session_output_name(s0, i);
+    for (unsigned seed = 1; x && no == 4 && seed <= 3; seed++) {
+        unsigned st = seed;
+        float *xd = cort_tensor_data(x);
+        for (size_t i = 0; i < cort_tensor_element_count(x); i++) xd[i] = (seed == 3 ? 40.0f : 2.0f) * frand(&st);
+        CHECK_OK(cort_session_run(s0, NULL, &in_name, &x, 1, names, 4, y0));
+        CHECK_OK(cort_session_run(s2, NULL, &in_name, &x, 1, names, 4, y2));
+        for (size_t i = 0; i < 4; i++) {
+            if (!y0[i] || !y2[i]) { CHECK(0); continue; }
+            CHECK_MSG(same_bytes(y0[i], y2[i]), "int matmul output %zu, seed %u: level 2 differs from level 0", i, seed);
+            if (i == 0) {
+                uint32_t *d = cort_tensor_data(y0[i]);
+                d[5] ^= 1u;
+                CHECK_MSG(!same_bytes(y0[i], y2[i]), "negative control: a flipped bit went unnoticed");
+            }
+            cort_value_release(y0[i]);
+            cort_value_release(y2[i]);
+            y0[i] = y2[i] = NULL;
+        }
+    }
+    cort_value_release(x);
+    cort_session_release(s0);
+    cort_session_release(s2);
+}
+
 static void test_models(void) {
     for (int threads = 1; threads <= 2; threads++) {
         /* scores * scale, and the Q/K/V projections' biases (constant B); two LayerNorms with
@@ -320,6 +371,8 @@ int main(void) {
     test_layernorm_kernel(pool);
     test_layernorm_kernel(NULL);
     test_models();
+    test_int_matmul(1);
+    test_int_matmul(2);
     test_bad_inputs();
     test_oom(MODEL("fuse_encoder.onnx"));
     test_oom(MODEL("fuse_variants.onnx"));
@@ -329,6 +382,7 @@ int main(void) {
     test_oom(MODEL("fuse_pwdw_batch.onnx"));
     test_oom(MODEL("fuse_conv_act.onnx"));
     test_oom(MODEL("fuse_gelu_bias.onnx"));
+    test_oom(MODEL("fuse_int_matmul.onnx"));
     cort_pool_free(pool);
     return tu_finish();
 }

@@ -324,3 +324,29 @@ b = B()
 y1 = b.gelu(b.op("Add", ["x", b.const((rng.standard_normal(D) * 0.1).astype(np.float32), "b")]), "a")
 y2 = b.gelu(b.op("Relu", ["x"]), "b")
 b.save("fuse_gelu_bias.onnx", [y1, y2])
+
+# The dynamic quantizer's MatMulInteger -> Cast -> Mul(Mul(a_scale, b_scale)) tail
+# (src/graph/passes/fuse_int_matmul.c): uint8 weights with a scalar scale, int8 weights with scales
+# and zero points per column (factors swapped), and a near miss whose Cast is also a graph output
+b = B()
+xq, xs, xz = "xq", "xs", "xz"
+b.nodes.append(helper.make_node("DynamicQuantizeLinear", ["x"], [xq, xs, xz], name="dql"))
+N2 = 24
+
+
+def int_mm(b, w, wz, ws, swap=False, keep_cast=None):
+    mm = b.op("MatMulInteger", [xq, b.const(w, "w"), xz, b.const(wz, "wz")])
+    c = b.op("Cast", [mm], to=T.FLOAT)
+    if keep_cast is not None:
+        keep_cast.append(c)
+    wsn = b.const(ws, "ws")
+    s = b.op("Mul", [wsn, xs] if swap else [xs, wsn])
+    return b.op("Mul", [s, c] if swap else [c, s])
+
+
+y1 = int_mm(b, rng.integers(0, 256, (D, N2)).astype(np.uint8), np.uint8(131), np.float32(0.0123))
+y2 = int_mm(b, rng.integers(-128, 128, (D, N2)).astype(np.int8), rng.integers(-3, 4, N2).astype(np.int8),
+            (rng.random(N2) * 0.02 + 0.001).astype(np.float32), swap=True)
+kept = []
+y3 = int_mm(b, rng.integers(0, 256, (D, N2)).astype(np.uint8), np.uint8(7), np.float32(0.031), keep_cast=kept)
+b.save("fuse_int_matmul.onnx", [y1, y2, y3, kept[0]], opset=14, out_shapes=[[1, S, N2]] * 4)

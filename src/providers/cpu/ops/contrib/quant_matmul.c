@@ -10,7 +10,7 @@
  *     scales (N * blocks) and zero points (packed like B, or float like scales; 2^(bits-1) without);
  *     g_idx (K) gives each row of K its block instead of k / block_size.
  * MatMulIntegerToFloat, DynamicQuantizeMatMul and QGemm run the exact int GEMM (kernels/int_gemm.h);
- * the scales are applied per column afterwards. MatMulNBits with a constant 4-bit B (no g_idx) keeps
+ * the scales are applied per column afterwards (the first two in the GEMM's tile epilogue). MatMulNBits with a constant 4-bit B (no g_idx) keeps
  * it 4-bit, packed at creation for the kernels of kernels/q4_gemm.h: a GEMV kernel dequantizing in
  * registers for few rows of A, the SGEMM on panels dequantized per call for more; other bit widths,
  * g_idx and a B given per run are dequantized to float (once at creation when constant). B is 2-D
@@ -42,15 +42,6 @@ static cort_status *per_col(const cort_kernel_ctx *ctx, size_t i, const char *na
     return NULL;
 }
 
-/* Y = acc * (a_scale * b_scale[col]) + bias[col] over rows x N */
-static void scale_cols(float *y, size_t rows, size_t N, float a_scale, const cort_value *bs, const float *bias) {
-    for (size_t r = 0; r < rows; r++)
-        for (size_t n = 0; n < N; n++) {
-            float s = a_scale * nn_q_scale(bs, bs->count == 1 ? 0 : n);
-            y[r * N + n] = y[r * N + n] * s + (bias ? bias[n] : 0.0f);
-        }
-}
-
 static cort_status *mm_shapes(cort_kernel_ctx *ctx, const cort_value *a, const cort_value *b, size_t *rows,
                               size_t *K, size_t *N, int64_t *ydims, size_t *yrank) {
     char b1[160], b2[160];
@@ -78,8 +69,29 @@ static cort_status *mm_infer(cort_infer_ctx *ctx) {
     return NULL;
 }
 
+/* Each finished int32 tile to float in y: float(acc) * scale[n], then + bias[n], one rounding each as
+ * the Cast, Mul and Add nodes the dynamic quantizer writes (passes/fuse_int_matmul.c relies on it). */
+typedef struct itf_epi { float *y; size_t N; const float *scale, *bias; } itf_epi;
+static void itf_tile(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
+    const itf_epi *e = ctx;
+    const float *sc = e->scale + j0;
+    for (size_t r = 0; r < rows; r++) {
+        float *y = e->y + (i0 + r) * e->N + j0;
+        const int32_t *t = tile + r * ldt;
+        if (e->bias) {
+            const float *b = e->bias + j0;
+            for (size_t c = 0; c < cols; c++) {
+                const float v = (float)t[c] * sc[c];
+                y[c] = v + b[c];
+            }
+        } else {
+            for (size_t c = 0; c < cols; c++) y[c] = (float)t[c] * sc[c];
+        }
+    }
+}
+
 /* the common tail: A quantized (rows x K), B quantized, scales. The product runs on the exact int
- * GEMM (kernels/int_gemm.h) straight into y's bytes, then turns into float in place. */
+ * GEMM (kernels/int_gemm.h), each tile scaled into y while it is in L1. */
 static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, size_t bi, size_t bzi, const cort_value *b,
                                  const cort_value *bz, const cort_value *bs, float a_scale, const float *bias,
                                  size_t rows, size_t K, size_t N, const int64_t *ydims, size_t yrank) {
@@ -98,23 +110,23 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "product of [%zu, %zu] x [%zu, %zu] is too large",
                                rows, K, K, N);
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
-    if (!ap || !bp) { cort_kernel_scratch_free(ctx, ap); cort_kernel_scratch_free(ctx, bp); return cort_error_oom(); }
+    float *sc = cort_kernel_scratch(ctx, N * sizeof(float));
+    if (!ap || !bp || !sc) {
+        cort_kernel_scratch_free(ctx, ap);
+        cort_kernel_scratch_free(ctx, bp);
+        cort_kernel_scratch_free(ctx, sc);
+        return cort_error_oom();
+    }
     nn_i8_operand ob = { b->data, b->type == CORT_TYPE_INT8, N, bz ? bz->data : NULL, bz && bz->type == CORT_TYPE_INT8,
                          bz ? bz->count : 0 };
     nn_igemm_pack_a(k, rows, K, qa, ap);
     if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
-    /* int32 and float have one size: the int32 sums land in y's buffer, converted element by element */
-    unsigned char *yb = y->data;
-    nn_igemm(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, (int32_t *)(void *)yb, N);
+    for (size_t n = 0; n < N; n++) sc[n] = a_scale * nn_q_scale(bs, bs->count == 1 ? 0 : n);
+    itf_epi e = { y->data, N, sc, bias };
+    nn_igemm_epi(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, itf_tile, &e);
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
-    for (size_t i = 0; i < rows * N; i++) {
-        int32_t v;
-        memcpy(&v, yb + i * 4, 4);
-        const float f = (float)v;
-        memcpy(yb + i * 4, &f, 4);
-    }
-    scale_cols(y->data, rows, N, a_scale, bs, bias);
+    cort_kernel_scratch_free(ctx, sc);
     return NULL;
 }
 
