@@ -3,7 +3,7 @@
  * rounding ties, past the 8-bit range and past int32, NaN and infinities, scales below 1 and
  * denormal; the AVX2 kernels whenever the CPU has AVX2 and the level's entries through nn_isa().
  * Bytes past the end must stay untouched. The two-byte table lookup (QLinearAdd/Mul's creation-time
- * table) likewise, at every offset and length around its vector widths. Then DynamicQuantizeLinear and QuantizeLinear through
+ * table) likewise, at every offset and length around its vector widths, and dequantize8. Then DynamicQuantizeLinear and QuantizeLinear through
  * a session, long enough for several threaded chunks, against the same expressions. */
 #include <math.h>
 #include <stdlib.h>
@@ -141,8 +141,49 @@ static void check_lut16(const char *name, void (*f)(const uint8_t *, const uint8
     free(lut);
 }
 
+/* dequantize8 against the per-byte table DequantizeLinear's portable loop reads ((float)v - (float)zp)
+ * * scale, bit for bit: both signednesses, zero points at the type's ends, scales with low bits set
+ * and denormal, lengths and offsets around the vector widths; nothing written past either end.
+ * Negative control: the reference with the scale one ulp up must disagree somewhere. */
+static void check_dq8(const char *name, void (*f)(const void *, size_t, int, int32_t, float, float *)) {
+    if (!f) return;
+    enum { MAXN = 150 };
+    uint8_t x[MAXN + 8];
+    float y[MAXN + 40];
+    const float scales[] = { 0.0123f, 1.0f, 3.3333333f, 1e-39f, 7.1e5f };
+    for (int sg = 0; sg < 2; sg++)
+        for (size_t si = 0; si < sizeof scales / sizeof *scales; si++)
+            for (int zi = 0; zi < 4; zi++) {
+                const int32_t zs[4] = { 0, sg ? -128 : 255, sg ? 127 : 128, sg ? -3 : 7 }, zp = zs[zi];
+                const float sc = scales[si];
+                for (size_t n = 0; n <= MAXN; n += n < 40 ? 1 : 11)
+                    for (size_t off = 0; off < 3; off++) {
+                        for (size_t i = 0; i < n + off; i++) x[i] = (uint8_t)next();
+                        if (n > 1) { x[off] = 0x80; x[off + n - 1] = 0x7f; }
+                        for (size_t i = 0; i < sizeof y / sizeof *y; i++) y[i] = -99.0f;
+                        f(x + off, n, sg, zp, sc, y + off);
+                        size_t bad = 0, ctl = 0;
+                        const float sc_up = nextafterf(sc, INFINITY);
+                        for (size_t i = 0; i < n; i++) {
+                            const int32_t v = sg ? (int32_t)(int8_t)x[off + i] : (int32_t)x[off + i];
+                            const float want = ((float)v - (float)zp) * sc, wrong = ((float)v - (float)zp) * sc_up;
+                            bad += memcmp(&y[off + i], &want, sizeof want) != 0;
+                            ctl += memcmp(&y[off + i], &wrong, sizeof wrong) != 0;
+                        }
+                        CHECK_MSG(bad == 0, "%s dequantize8 n %zu signed %d zp %d scale %g: %zu wrong", name, n, sg,
+                                  zp, sc, bad);
+                        if (n >= 16 && si == 0)
+                            CHECK_MSG(ctl > 0, "%s dequantize8 negative control: a 1-ulp scale change unnoticed", name);
+                        for (size_t i = 0; i < off; i++) CHECK_MSG(y[i] == -99.0f, "%s dequantize8 wrote before", name);
+                        for (size_t i = off + n; i < sizeof y / sizeof *y; i++)
+                            CHECK_MSG(y[i] == -99.0f, "%s dequantize8 n %zu wrote past the end", name, n);
+                    }
+            }
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
+    check_dq8("level", isa->dequantize8);
     check("level", isa->quantize8, isa->minmax);
     check_lut16("level", isa->lut16_u8);
 #ifdef NN_HAVE_X86_UKERNELS
@@ -152,8 +193,10 @@ int main(void) {
         if (lv[i] == CORT_ISA_AVX2) {
             check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
             check_lut16("avx2", nn_lut16_u8_avx2);
+            check_dq8("avx2", nn_dequantize8_f32_avx2);
         } else if (lv[i] == CORT_ISA_AVX512) {
             check_lut16("avx512", nn_lut16_u8_avx512);
+            check_dq8("avx512", nn_dequantize8_f32_avx512);
         }
 #endif
     check_ops(1);

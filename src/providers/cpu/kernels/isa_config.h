@@ -24,6 +24,7 @@ typedef struct nn_isa_config {
     void (*minmax)(const float *x, size_t n, float *lo, float *hi);
     void (*quantize8)(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
     void (*lut16_u8)(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
+    void (*dequantize8)(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
     /* pooling (pool_ukernels.h) */
     void (*pool_rows_max)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
     void (*pool_rows_sum)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);

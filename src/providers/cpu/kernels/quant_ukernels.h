@@ -6,7 +6,8 @@
  * nearbyintf); quotients past +-2^30 are clamped first, which saturates the same, and a NaN
  * quotient gives 0 + zp, as nn_q_round does.
  * lut16_u8:  y[i] = lut[a[i] << 8 | b[i]] for i < n: a two-byte-indexed table (QLinearAdd/Mul made once at
- *            creation); the table must be readable 3 bytes past its 65536 (a gather reads 4 at a time). */
+ *            creation); the table must be readable 3 bytes past its 65536 (a gather reads 4 at a time).
+ * dequantize8: y[i] = (float)(x[i] - zp) * scale, x uint8 or (is_signed) int8 (DequantizeLinear per tensor). */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
@@ -18,5 +19,7 @@ void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi);
 void nn_quantize8_f32_avx2(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
 void nn_lut16_u8_avx2(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 void nn_lut16_u8_avx512(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
+void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
+void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 #endif
 #endif

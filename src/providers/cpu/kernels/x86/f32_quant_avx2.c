@@ -53,4 +53,40 @@ __attribute__((target("avx2"))) void nn_quantize8_f32_avx2(const float *x, size_
         d[i] = (uint8_t)(is_signed ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v));
     }
 }
+
+/* (v - zp) is exact in int32 and in float (|v - zp| <= 510), so (float)(v - zp) * scale is the
+ * per-byte table entry (lut[v] - lut[zp]) * scale the portable loop reads, bit for bit. */
+__attribute__((target("avx2"))) void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp,
+                                                             float scale, float *y) {
+    const __m256 s = _mm256_set1_ps(scale);
+    const __m256i z = _mm256_set1_epi32(zp);
+    const uint8_t *b = x;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
+        const __m256i w = is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v);
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w, z)), s));
+    }
+    for (; i < n; i++) {
+        const int32_t v = is_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
+        y[i] = (float)(v - zp) * scale;
+    }
+}
+
+__attribute__((target("avx512f"))) void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp,
+                                                                  float scale, float *y) {
+    const __m512 s = _mm512_set1_ps(scale);
+    const __m512i z = _mm512_set1_epi32(zp);
+    const uint8_t *b = x;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        const __m512i w = is_signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v);
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(w, z)), s));
+    }
+    for (; i < n; i++) {
+        const int32_t v = is_signed ? (int32_t)(int8_t)b[i] : (int32_t)b[i];
+        y[i] = (float)(v - zp) * scale;
+    }
+}
 #endif

@@ -152,12 +152,25 @@ static void mm_range(void *arg, size_t begin, size_t end) {
     }
 }
 
-typedef struct dq8_job { const uint8_t *x; float *y; size_t n; float t[256]; } dq8_job;
+typedef struct dq8_job {
+    const uint8_t *x;
+    float *y;
+    size_t n;
+    int is_signed;
+    int32_t zp;
+    float scale;
+    void (*kernel)(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
+    float t[256];
+} dq8_job;
 
 static void dq8_range(void *arg, size_t begin, size_t end) {
     const dq8_job *j = arg;
-    const size_t i1 = end * Q8_CHUNK < j->n ? end * Q8_CHUNK : j->n;
-    for (size_t i = begin * Q8_CHUNK; i < i1; i++) j->y[i] = j->t[j->x[i]];
+    const size_t i0 = begin * Q8_CHUNK, i1 = end * Q8_CHUNK < j->n ? end * Q8_CHUNK : j->n;
+    if (j->kernel) {
+        j->kernel(j->x + i0, i1 - i0, j->is_signed, j->zp, j->scale, j->y + i0);
+        return;
+    }
+    for (size_t i = i0; i < i1; i++) j->y[i] = j->t[j->x[i]];
 }
 
 static cort_status *quantize_run(cort_kernel_ctx *ctx) {
@@ -248,7 +261,9 @@ static cort_status *dequantize_run(cort_kernel_ctx *ctx) {
         if (qa.mode == 0 && yt == CORT_TYPE_FLOAT) {
             /* per tensor to float (the DQ nodes of QDQ graphs): every output from a table of the 256
              * results of the expression below, in chunks on the pool */
-            dq8_job j = { xd, y->data, x->count, { 0 } };
+            const int int8 = x->type == CORT_TYPE_INT8;
+            dq8_job j = { xd, y->data, x->count, int8, zd ? (int8 ? (int32_t)(int8_t)zd[0] : (int32_t)zd[0]) : 0,
+                          nn_q_scale(sc, 0), int8 || x->type == CORT_TYPE_UINT8 ? nn_isa()->dequantize8 : NULL, { 0 } };
             for (unsigned b = 0; b < 256; b++) j.t[b] = (lut[b] - (zd ? lut[zd[0]] : 0.0f)) * nn_q_scale(sc, 0);
             cort_parallel_for(x->count < 2 * Q8_CHUNK ? NULL : ctx->pool, (x->count + Q8_CHUNK - 1) / Q8_CHUNK, 1,
                               dq8_range, &j);
