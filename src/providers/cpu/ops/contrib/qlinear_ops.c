@@ -239,6 +239,16 @@ static void qbin_range(void *arg, size_t begin, size_t end) {
         j->lut16(j->lut, j->a + begin, j->b + begin, j->y + begin, end - begin);
         return;
     }
+    if (j->lut && j->lut16 && j->astep + j->bstep == 1) {
+        /* one side a broadcast scalar (GELU's 1 + erf): its byte repeated, then the same vector lookup */
+        uint8_t rep[4096];
+        memset(rep, j->astep ? j->b[0] : j->a[0], sizeof rep);
+        for (size_t i = begin; i < end; i += sizeof rep) {
+            const size_t m = end - i < sizeof rep ? end - i : sizeof rep;
+            j->lut16(j->lut, j->astep ? j->a + i : rep, j->astep ? rep : j->b + i, j->y + i, m);
+        }
+        return;
+    }
     if (j->lut) {
         for (size_t i = begin; i < end; i++) j->y[i] = j->lut[(size_t)j->a[i * j->astep] << 8 | j->b[i * j->bstep]];
         return;
