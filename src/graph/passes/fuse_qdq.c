@@ -4,6 +4,7 @@
  *   QuantizeLinear([Relu](Add(DQ(a), DQ(b))))                           -> com.microsoft.QLinearAdd
  *   QuantizeLinear(Gemm(DQ(a), DQ(w)[, DQ(bias int32)]))                -> com.microsoft.QGemm
  *   QuantizeLinear(Concat(DQ(a), DQ(b), ...)), parameters differing      -> com.microsoft.QLinearConcat
+ *   QuantizeLinear(Reshape|Transpose(DQ(x))), x's parameters               -> Reshape|Transpose of the bytes
  * Runs before kernels are built, so the integer op packs the constant weights once and the weight
  * DequantizeLinear (constant-folded otherwise) disappears. Fires only where the integer op computes
  * the same function up to the requantization's float rounding: 8-bit x, w and y with constant scalar
@@ -205,6 +206,21 @@ static cort_status *try_passthrough(cort_graph *g, const cort_pass_index *x, cor
     return NULL;
 }
 
+/* Q(Reshape(DQ(x), shape)) and Q(Transpose(DQ(x))) with one scale and zero point: the op moves the
+ * bytes themselves. Exact: the op only moves values, and Q(DQ(v)) == v (the transformer's head
+ * split and merge). */
+static cort_status *try_move(cort_graph *g, const cort_pass_index *x, cort_node *q, cort_node *p) {
+    if (p->n_outputs != 1 || p->n_inputs < 1 || p->n_inputs > 2) return NULL;
+    cort_node *dq = producer(g, x, p->in_slot[0], "DequantizeLinear");
+    if (!dq || !dq_act_ok(g, dq) || !same_qparams(g, dq, q)) return NULL;
+    int32_t *in = cort_arena_alloc(g->arena, 2 * sizeof *in);
+    if (!in) return cort_error_oom();
+    in[0] = dq->in_slot[0];
+    if (p->n_inputs == 2) in[1] = p->in_slot[1];
+    qdq_match m = { q, NULL, p, dq, NULL, NULL };
+    return rewrite(g, x, &m, p->op_type, in, p->n_inputs);
+}
+
 /* Q(Add(DQ(a), DQ(b))) with one 8-bit type throughout -> com.microsoft.QLinearAdd (residual
  * connections): the sum of the dequantized values, divided by y's scale, in double. */
 static cort_status *try_add(cort_graph *g, const cort_pass_index *x, qdq_match *m, cort_node *p) {
@@ -284,6 +300,8 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
     }
     if (!p->domain[0] && !m.act && (!strcmp(p->op_type, "MaxPool") || !strcmp(p->op_type, "Concat")))
         return try_passthrough(g, x, q, p);
+    if (!p->domain[0] && !m.act && (!strcmp(p->op_type, "Reshape") || !strcmp(p->op_type, "Transpose")))
+        return try_move(g, x, q, p);
     if (p->domain[0] || p->n_outputs != 1 || p->n_inputs < 2) return NULL;
     if (!strcmp(p->op_type, "Add")) return try_add(g, x, &m, p);
     if (!strcmp(p->op_type, "Gemm")) return try_gemm(g, x, &m, p);
