@@ -500,6 +500,82 @@ static void test_igemm_half(void) {
     }
 }
 
+/* The conv byte kernels (int_gemm.h quad 2) against a plain loop: int8 weights in the interleaved tiles,
+ * uint8 activation panels, zero points on both sides (the corrections), K quads 1..80; a corrupted weight
+ * must show up (the comparison can fail). Also each ISA's quad4 against the portable one. */
+static void test_conv_byte_kernels(void) {
+    const nn_igemm_kernel *const *ks;
+    const size_t nk = nn_igemm_conv_kernels(&ks);
+    for (size_t ki = 0; ki < nk; ki++) {
+        const nn_igemm_kernel *k = ks[ki];
+        const size_t mr = k->mr, nr = k->nr;
+        size_t bad = 0, caught = 0;
+        for (int trial = 0; trial < 60; trial++) {
+            const size_t kq4 = 1 + rnd() % 80, kq = 4 * kq4;
+            int8_t *a = malloc(mr * kq), *b = malloc(nr * kq);
+            int32_t *c = malloc(mr * (nr + 3) * sizeof *c), rz[2 * 16], cz[2 * 16];
+            for (size_t i = 0; i < mr * kq; i++) a[i] = (int8_t)rnd();
+            for (size_t i = 0; i < nr * kq; i++) b[i] = (int8_t)rnd();
+            if (trial % 3 == 0)
+                for (size_t i = 0; i < mr * kq; i++) a[i] = (int8_t)(rnd() & 1 ? -128 : 127);
+            if (trial % 4 == 0)
+                for (size_t i = 0; i < nr * kq; i++) b[i] = (int8_t)(uint8_t)(rnd() & 1 ? 255 : 0);
+            for (size_t i = 0; i < mr; i++) {
+                rz[2 * i] = trial & 1 ? (int32_t)(rnd() % 256) - 128 : 0;
+                uint32_t sa = 0;
+                for (size_t p = 0; p < kq; p++) sa += (uint32_t)(a[(p / 4) * 4 * mr + 4 * i + p % 4] - rz[2 * i]);
+                rz[2 * i + 1] = (int32_t)sa;
+            }
+            for (size_t j = 0; j < nr; j++) {
+                uint32_t sb = 0;
+                for (size_t p = 0; p < kq; p++) sb += ((const uint8_t *)b)[(p / 4) * 4 * nr + 4 * j + p % 4];
+                cz[j] = (int32_t)(rnd() % 256);
+                cz[nr + j] = (int32_t)sb;
+            }
+            for (int neg = 0; neg < 2; neg++) {
+                if (neg) a[rnd() % (mr * kq)] ^= 0x11;   /* the negative control: one weight changed */
+                k->qukr(kq4, (const uint8_t *)a, kq, b, c, nr + 3, rz, cz);
+                size_t diff = 0;
+                for (size_t i = 0; i < mr; i++)
+                    for (size_t j = 0; j < nr; j++) {
+                        uint32_t want = 0;
+                        for (size_t p = 0; p < kq; p++)
+                            want += (uint32_t)((a[(p / 4) * 4 * mr + 4 * i + p % 4] - rz[2 * i]) *
+                                               ((int32_t)((const uint8_t *)b)[(p / 4) * 4 * nr + 4 * j + p % 4] - cz[j]));
+                        diff += c[i * (nr + 3) + j] != (int32_t)want;
+                    }
+                if (neg) caught += diff != 0;
+                else bad += diff;
+                if (neg) break;
+            }
+            free(a); free(b); free(c);
+        }
+        CHECK_MSG(bad == 0, "%s: %zu values wrong", k->name, bad);
+        CHECK_MSG(caught == 60, "%s: a corrupted weight went unnoticed in %d of 60 trials", k->name, 60 - (int)caught);
+    }
+    const nn_qconv_ops *const *ops;
+    const size_t no = nn_qconv_ops_list(&ops);
+    for (size_t oi = 0; oi < no; oi++) {
+        size_t bad = 0;
+        for (int trial = 0; trial < 50; trial++) {
+            const size_t n = 16 * (1 + rnd() % 6), ps = 72;
+            const uint8_t flip = trial & 1 ? 0x80 : 0;
+            uint8_t r[4][96], got[6 * 72], want[6 * 72];
+            for (size_t i = 0; i < 4 * 96; i++) r[i / 96][i % 96] = (uint8_t)rnd();
+            memset(got, 0xa5, sizeof got);
+            memset(want, 0xa5, sizeof want);
+            ops[oi]->quad4(r[0], r[1], r[2], r[3], n, flip, got, ps);
+            nn_qquad4_generic(r[0], r[1], r[2], r[3], n, flip, want, ps);
+            bad += memcmp(got, want, sizeof got) != 0;
+            if (oi == 0 && trial == 0) {   /* and the portable one against the layout written out */
+                for (size_t q = 0; q < n; q++)
+                    for (size_t i = 0; i < 4; i++) bad += want[(q / 16) * ps + 4 * (q % 16) + i] != (uint8_t)(r[i][q] ^ flip);
+            }
+        }
+        CHECK_MSG(bad == 0, "%s: quad4 wrong in %zu trials", ops[oi]->name, bad);
+    }
+}
+
 static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
                            size_t qmm, size_t conv_left, size_t q_left) {
     test_qdq_model_add(file, shape, rank, out_scale, qconv, qmm, 0, conv_left, q_left);
@@ -508,6 +584,7 @@ static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, 
 int main(void) {
     test_qconv_ops();
     test_igemm_half();
+    test_conv_byte_kernels();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
         { 2, 1, 8, 16, 1, { 5, 7, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
@@ -545,6 +622,16 @@ int main(void) {
         { 2, 1, 2, 3, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 2, 0 },
         /* u8 weights whose bound 9 * C * 255 * max|w - w_zp| passes 2^29: the direct GEMM instead */
         { 2, 1, 1040, 2, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 0, 1 },
+        /* the byte path's phase planes: a stem-like 7x7 stride 2, stride 3 with dilation, stride 2 with dilation 2
+         * (one phase), asymmetric pads, u8 weights with per-channel zero points */
+        { 2, 1, 3, 20, 1, { 23, 21, 1 }, { 7, 7, 1 }, { 2, 2, 1 }, { 3, 3, 0 }, { 2, 3, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 1, 5, 17, 1, { 19, 29, 1 }, { 3, 3, 1 }, { 2, 3, 1 }, { 1, 2, 0 }, { 0, 1, 0 }, { 2, 2, 1 }, 1, 0, 1, 1, 2, 1 },
+        { 2, 2, 6, 18, 2, { 15, 34, 1 }, { 3, 3, 1 }, { 1, 2, 1 }, { 2, 2, 0 }, { 1, 2, 0 }, { 1, 2, 1 }, 0, 0, 0, 1, 2, 0 },
+        { 2, 1, 35, 40, 1, { 40, 40, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 1, 1 },
+        /* column stride above the padded width: phases past the last input column hold only padding */
+        { 2, 1, 4, 8, 1, { 7, 2, 1 }, { 2, 2, 1 }, { 3, 4, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* strided 1x1 (no phase planes) with padding */
+        { 2, 1, 24, 20, 1, { 13, 11, 1 }, { 1, 1, 1 }, { 2, 2, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 2, 1 },
         /* pointwise with a plane that is not a multiple of the panel width, odd K */
         { 2, 2, 33, 20, 1, { 19, 23, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
         { 2, 1, 16, 24, 2, { 20, 20, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 2, 1 },

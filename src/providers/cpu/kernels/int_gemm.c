@@ -56,20 +56,21 @@ static const igemm_config *igemm_config_in_use(void) {
 
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
-                                        nn_qpack2_8_generic, nn_qrq_tile_generic, nn_qrq_tile_cols_generic };
+                                        nn_qpack2_8_generic, nn_qrq_tile_generic, nn_qrq_tile_cols_generic,
+                                        nn_qquad4_generic };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
+                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 /* The AVX-512 sets keep the AVX2 packing, Winograd and tile requantization: they run once per GEMM
  * tile or per packed row, where 256 bits already keep up with the GEMM. */
 static const nn_qconv_ops q_avx512 = { "qconv_avx512", nn_qdw_taps_avx512, nn_qrq_row_avx512, nn_qpack2_16_avx2,
                                        nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                       nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
+                                       nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2 };
 static const nn_qconv_ops q_avx512vnni = { "qconv_avx512vnni", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
-                                           nn_qpack2_8_avx2, nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2 };
+                                           nn_qpack2_8_avx2, nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2 };
 static const nn_qconv_ops *const qops_avx512[] = { &q_avx512, &q_avx2, &q_generic };
 static const nn_qconv_ops *const qops_avx512vnni[] = { &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };
 #endif
@@ -100,6 +101,36 @@ size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
     const qconv_config *c = qconv_config_in_use();
     *out = c->ops;
     return c->n;
+}
+
+#ifdef NN_HAVE_X86_IGEMM
+static const nn_igemm_kernel k_conv_avx512vnni = { .name = "i8_qconv_s8u8_avx512vnni_16x16", .isa = CORT_ISA_AVX512,
+                                                   .mr = 16, .nr = 16, .quad = 2,
+                                                   .qukr = nn_igemm_cukr_avx512vnni_16x16 };
+static const nn_igemm_kernel k_conv_avxvnni = { .name = "i8_qconv_s8u8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6,
+                                                .nr = 16, .quad = 2, .qukr = nn_igemm_cukr_avxvnni_6x16 };
+static const nn_igemm_kernel *const conv_kernels_avx512vnni[] = { &k_conv_avx512vnni, &k_conv_avxvnni };
+static const nn_igemm_kernel *const conv_kernels_avxvnni[] = { &k_conv_avxvnni };
+#endif
+size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out) {
+    *out = NULL;
+#ifdef NN_HAVE_X86_IGEMM
+    const cort_isa_level l = cort_cpu_isa();
+    const uint32_t f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) {
+        *out = conv_kernels_avx512vnni;
+        return (f & CORT_CPU_AVXVNNI) ? 2 : 1;
+    }
+    if (l == CORT_ISA_AVX2 && (f & CORT_CPU_AVXVNNI)) {
+        *out = conv_kernels_avxvnni;
+        return 1;
+    }
+#endif
+    return 0;
+}
+const nn_igemm_kernel *nn_igemm_conv_kernel(void) {
+    const nn_igemm_kernel *const *ks;
+    return nn_igemm_conv_kernels(&ks) ? ks[0] : NULL;
 }
 
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
@@ -255,7 +286,7 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
         const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
         const int8_t *b = (const int8_t *)(const void *)j->b + jp * nr * kq;
         const int32_t *rz = j->arz + 2 * i0, *cz = j->bcz + jp * 2 * nr;
-        if (rows * 2 <= mr) {   /* few rows: one pass per real row, no zero rows */
+        if (rows * 2 <= mr && j->k->qukr1) {   /* few rows: one pass per real row, no zero rows */
             for (size_t r = 0; r < rows; r++) {
                 int32_t *dst = j->epi ? tile + r * nr : cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
                 j->k->qukr1(kq / 4, a + r * kq, kq, b, dst, nr, rz + 2 * r, cz);

@@ -41,6 +41,12 @@ typedef struct nn_igemm_kernel {
      * point za and sum_k (a - za), per column of B its zero point zb and sum_k b, from which
      * sum (a - za)(b - zb) = sum a * b - zb * sum (a - za) - za * sum b (exact mod 2^32, as the int16
      * kernels' wrapping sums). Only nn_igemm_pack_a / _pack_b / nn_igemm / nn_igemm_epi handle its packs. */
+    /* quad 2: the conv byte kernel, signedness swapped: a holds int8 weights (broadcast), b uint8 panels (the
+     * activations, the vector operand of vpdpbusd); rz/cz and the correction as for quad 1 with the roles
+     * of the types exchanged. Its A interleaves each tile of mr rows by k quad: byte p of row i of a tile
+     * at (p / 4) * 4 mr + 4 i + p % 4 (the tile still mr * kq bytes, the row corrections after all tiles);
+     * no qukr1 (few-row tiles run the full kernel). Packed by the conv code itself; nn_igemm /
+     * nn_igemm_epi run it. */
     int              quad;
     nn_igemm_qukr_fn qukr;
     nn_igemm_qukr_fn qukr1;
@@ -54,6 +60,11 @@ const nn_igemm_kernel *nn_igemm_best_mm_kernel(void);
 /* Every kernel the level in use may run (tests run each): the int16-pair kernels best first, then the
  * byte kernel if the CPU has one. */
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out);
+
+/* The conv byte kernel (quad 2) the level in use offers, or NULL (then the int16-pair kernels). */
+const nn_igemm_kernel *nn_igemm_conv_kernel(void);
+/* Every conv byte kernel the level in use may run (tests run each); may be 0. */
+size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out);
 
 /* K rounded up to even. */
 static inline size_t nn_igemm_kp(size_t K) { return K + (K & 1); }
@@ -114,6 +125,10 @@ typedef void (*nn_qrq_tile_fn)(const int32_t *acc, size_t ldt, size_t rows, size
                                const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 typedef void (*nn_qrq_tile_cols_fn)(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult,
                                     int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+/* quad4: four byte rows into a conv byte kernel's 16-column B panels: for q < n (a multiple of 16),
+ *   out[(q / 16) * pstride + 4 * (q % 16) + r] = row r's byte q ^ flip. */
+typedef void (*nn_qquad4_fn)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
+                             uint8_t flip, uint8_t *out, size_t pstride);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
@@ -125,6 +140,7 @@ typedef struct nn_qconv_ops {
     nn_qpack2_8_fn pack2_8;
     nn_qrq_tile_fn rq_tile;
     nn_qrq_tile_cols_fn rq_tile_cols;
+    nn_qquad4_fn quad4;
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -139,6 +155,8 @@ void nn_qpack2_8_generic(const void *xa, const void *xb, size_t n, int is_signed
                          size_t pstride);
 void nn_qrq_tile_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                          const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
+void nn_qquad4_generic(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
+                       uint8_t flip, uint8_t *out, size_t pstride);
 void nn_qrq_tile_cols_generic(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult, int32_t yzp,
                               int is_signed, uint8_t *dst, size_t ldd);
 
@@ -171,6 +189,12 @@ void nn_igemm_qukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, co
                                     const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                    const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                    const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                const int32_t *rz, const int32_t *cz);
+void nn_qquad4_avx2(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n, uint8_t flip,
+                    uint8_t *out, size_t pstride);
 void nn_qdw_taps_avx2(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qpack2_16_avx2(const int16_t *ra, const int16_t *rb, size_t n, int16_t *out, size_t pstride);
 void nn_qwiden_avx2(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);

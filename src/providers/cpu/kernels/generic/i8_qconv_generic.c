@@ -91,3 +91,14 @@ void nn_qrq_tile_cols_generic(const int32_t *acc, size_t ldt, size_t rows, size_
     for (size_t r = 0; r < rows; r++)
         for (size_t q = 0; q < cols; q++) nn_qrq_row_generic(acc + r * ldt + q, 1, 0, mult[q], yzp, is_signed, dst + r * ldd + q);
 }
+
+void nn_qquad4_generic(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
+                       uint8_t flip, uint8_t *out, size_t pstride) {
+    for (size_t q = 0; q < n; q++) {
+        uint8_t *d = out + (q / 16) * pstride + 4 * (q % 16);
+        d[0] = (uint8_t)(r0[q] ^ flip);
+        d[1] = (uint8_t)(r1[q] ^ flip);
+        d[2] = (uint8_t)(r2[q] ^ flip);
+        d[3] = (uint8_t)(r3[q] ^ flip);
+    }
+}

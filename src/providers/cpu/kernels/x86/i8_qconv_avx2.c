@@ -233,4 +233,23 @@ __attribute__((target("avx2"))) void nn_qrq_tile_avx2(const int32_t *acc, size_t
         else nn_qrq_row_avx2(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
     }
 }
+
+/* out[(q / 16) * pstride + 4 * (q % 16) + r] = row r's byte q ^ flip, 16 columns per step. */
+__attribute__((target("avx2"))) void nn_qquad4_avx2(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                                                    const uint8_t *r3, size_t n, uint8_t flip, uint8_t *out,
+                                                    size_t pstride) {
+    const __m128i f = _mm_set1_epi8((char)flip);
+    for (size_t q = 0; q < n; q += 16, out += pstride) {
+        const __m128i v0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(r0 + q)), f);
+        const __m128i v1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(r1 + q)), f);
+        const __m128i v2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(r2 + q)), f);
+        const __m128i v3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(r3 + q)), f);
+        const __m128i l01 = _mm_unpacklo_epi8(v0, v1), h01 = _mm_unpackhi_epi8(v0, v1);
+        const __m128i l23 = _mm_unpacklo_epi8(v2, v3), h23 = _mm_unpackhi_epi8(v2, v3);
+        _mm_storeu_si128((__m128i *)(void *)out, _mm_unpacklo_epi16(l01, l23));
+        _mm_storeu_si128((__m128i *)(void *)(out + 16), _mm_unpackhi_epi16(l01, l23));
+        _mm_storeu_si128((__m128i *)(void *)(out + 32), _mm_unpacklo_epi16(h01, h23));
+        _mm_storeu_si128((__m128i *)(void *)(out + 48), _mm_unpackhi_epi16(h01, h23));
+    }
+}
 #endif

@@ -31,6 +31,13 @@ typedef struct qconv_state {
     int16_t *wpack;   /* GEMM path: group g's packed A at wpack + g * gstride */
     size_t   gstride;
     int16_t *wdw;     /* depthwise path: [M][kernel size] taps, zero point subtracted */
+    /* byte path (a conv byte kernel, int_gemm.h quad 2): group g's int8 weight rows and their row corrections
+     * at wq + g * qgstride; qcolsum when some weight zero point (moved to int8) is nonzero, so the
+     * activations' column sums enter the correction */
+    const nn_igemm_kernel *qk;
+    uint8_t *wq;
+    size_t   qgstride;
+    int      qcolsum;
     int16_t *wwino;   /* Winograd path: transform xi's packed A (M x C) at wwino + xi * wino_stride, or NULL */
     size_t   wino_stride;
 } qconv_state;
@@ -41,6 +48,7 @@ static void qconv_free(void *p) {
     cort_free(s->wpack);
     cort_free(s->wdw);
     cort_free(s->wwino);
+    cort_free(s->wq);
     cort_free(s->wz_bytes);
     cort_free(s);
 }
@@ -93,6 +101,41 @@ static cort_status *qconv_prepare_wino(qconv_state *s, const cort_value *w, cons
     return NULL;
 }
 
+/* The byte kernel's weights: per group Mg rows (padded to mr with zeros) of kq int8 (uint8 moved down by 128,
+ * zero point alike, zeros past K) in its interleaved tiles (int_gemm.h, quad 2), then per row its zero point
+ * and sum_k (w - zw), wrapping. */
+static cort_status *qconv_prepare_quad(qconv_state *s, const nn_igemm_kernel *k, const void *d, int sgn,
+                                       const int32_t *zp, size_t group, size_t Mg, size_t Kg) {
+    const size_t kq = nn_igemm_kq(Kg), mr = k->mr, rows = (Mg / mr + (Mg % mr != 0)) * mr;
+    size_t per, n;
+    if (cort_mul_size_ovf(rows, kq + 8, &per) || per > SIZE_MAX - 63) return NULL;
+    per = (per + 63) & ~(size_t)63;   /* each group's rows start on a cache line */
+    if (cort_mul_size_ovf(per, group, &n)) return NULL;
+    if (!(s->wq = cort_calloc(1, n))) return cort_error_oom();
+    const int32_t shift = sgn ? 0 : 128;
+    for (size_t g = 0; g < group; g++) {
+        uint8_t *dst = s->wq + g * per;
+        int32_t *rz = (int32_t *)(void *)(dst + rows * kq);
+        for (size_t i = 0; i < Mg; i++) {
+            const size_t m = g * Mg + i;
+            const uint8_t *src = (const uint8_t *)d + m * Kg;
+            const int32_t z = zp[m] - shift;
+            uint32_t sum = 0;
+            for (size_t p = 0; p < Kg; p++) {
+                const int32_t v = sgn ? (int32_t)(int8_t)src[p] : (int32_t)src[p] - 128;
+                dst[(i / mr) * mr * kq + (p / 4) * 4 * mr + 4 * (i % mr) + p % 4] = (uint8_t)(int8_t)v;
+                sum += (uint32_t)v;
+            }
+            rz[2 * i] = z;
+            rz[2 * i + 1] = (int32_t)(sum - (uint32_t)Kg * (uint32_t)z);
+            if (z) s->qcolsum = 1;
+        }
+    }
+    s->qk = k;
+    s->qgstride = per;
+    return NULL;
+}
+
 static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s, size_t wi, size_t wzi) {
     cort_status *st;
     const cort_value *w = cort_node_const_input_lazy(node, wi);
@@ -127,27 +170,36 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         for (size_t i = 0; i < w->count; i++)
             s->wdw[i] = (int16_t)((sgn ? ((const int8_t *)d)[i] : ((const uint8_t *)d)[i]) - zp[i / Kg]);
     } else {
-        const nn_igemm_kernel *k = nn_igemm_best_kernel();
-        if (k->nr > 256 || 256 % k->nr) { cort_free(zp); return NULL; }   /* im2col chunks hold whole panels */
-        const size_t per = nn_igemm_a_size(k, Mg, Kg);
-        size_t n;
-        if (!per || cort_mul_size_ovf(per, group, &n) || cort_mul_size_ovf(n, sizeof(int16_t), &n) ||
-            !(s->wpack = cort_malloc(n))) {
+        /* the byte kernel where the CPU has one: it beat the int16 Winograd path on every 3x3 layer of
+         * resnet50 and squeezenet measured (docs/performance.md), so that path is not prepared then */
+        const nn_igemm_kernel *qk = nn_igemm_conv_kernel();
+        if (qk && qk->nr == 16 && (st = qconv_prepare_quad(s, qk, d, sgn, zp, group, Mg, Kg))) {
             cort_free(zp);
-            return per ? cort_error_oom() : NULL;
+            return st;
         }
-        /* zero points as the type of W (pack_a reads them like the data) */
-        uint8_t *zp8 = cort_malloc(M);
-        if (!zp8) { cort_free(zp); return cort_error_oom(); }
-        for (size_t m = 0; m < M; m++) zp8[m] = (uint8_t)zp[m];
-        for (size_t g = 0; g < group; g++) {
-            nn_i8_operand oa = { (const uint8_t *)d + g * Mg * Kg, sgn, Kg, zp8 + g * Mg, sgn, Mg };
-            nn_igemm_pack_a(k, Mg, Kg, &oa, s->wpack + g * per);
+        if (!s->wq) {
+            const nn_igemm_kernel *k = nn_igemm_best_kernel();
+            if (k->nr > 256 || 256 % k->nr) { cort_free(zp); return NULL; }   /* im2col chunks hold whole panels */
+            const size_t per = nn_igemm_a_size(k, Mg, Kg);
+            size_t n;
+            if (!per || cort_mul_size_ovf(per, group, &n) || cort_mul_size_ovf(n, sizeof(int16_t), &n) ||
+                !(s->wpack = cort_malloc(n))) {
+                cort_free(zp);
+                return per ? cort_error_oom() : NULL;
+            }
+            /* zero points as the type of W (pack_a reads them like the data) */
+            uint8_t *zp8 = cort_malloc(M);
+            if (!zp8) { cort_free(zp); return cort_error_oom(); }
+            for (size_t m = 0; m < M; m++) zp8[m] = (uint8_t)zp[m];
+            for (size_t g = 0; g < group; g++) {
+                nn_i8_operand oa = { (const uint8_t *)d + g * Mg * Kg, sgn, Kg, zp8 + g * Mg, sgn, Mg };
+                nn_igemm_pack_a(k, Mg, Kg, &oa, s->wpack + g * per);
+            }
+            cort_free(zp8);
+            s->k = k;
+            s->gstride = per;
+            if ((st = qconv_prepare_wino(s, w, d, sgn, zp))) { cort_free(zp); return st; }
         }
-        cort_free(zp8);
-        s->k = k;
-        s->gstride = per;
-        if ((st = qconv_prepare_wino(s, w, d, sgn, zp))) { cort_free(zp); return st; }
     }
     if (wz) {
         if (!(s->wz_bytes = cort_malloc(wz->count))) { cort_free(zp); return cort_error_oom(); }
@@ -376,6 +428,227 @@ static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const
                 nn_igemm(ctx->pool, k, Mg, P, Kg, s->wpack + g * s->gstride, bp, yint + o0, P);
             }
         }
+    cort_kernel_scratch_free(ctx, bp);
+    return NULL;
+}
+
+/* ---- byte path: im2col of one (image, group) straight into the byte kernel's uint8 panels ---- */
+typedef struct qconv_qpack_job {
+    const nn_conv_shape *cs;
+    const uint8_t *x;     /* first input plane of the group */
+    uint8_t pad;          /* x_zp's byte: a padded tap, (x - x_zp) = 0 */
+    uint8_t flip;         /* 0x80 for int8 x (to uint8), else 0; filling with it gives a packed 0 */
+    size_t Kg, kq, P, cols;
+    int pointwise;
+    nn_qquad4_fn quad4;
+    uint8_t *out;
+    /* 2-D convs: each input channel zero-point padded and split into sw column phases (phase f holds padded
+     * columns f, f + sw, ...), so every im2col row is whole output rows copied from one phase plane */
+    uint8_t *xph;
+    size_t hp, wq, sw, plane;   /* padded rows, columns per phase, column stride, bytes per channel */
+} qconv_qpack_job;
+
+#define QCONV_PH_SLACK 64   /* the fixed-size row copies may read this far past the last plane */
+
+static void qconv_phase_range(void *arg, size_t begin, size_t end) {
+    const qconv_qpack_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    const size_t in1 = (size_t)g->in[1], in2 = (size_t)g->in[2], p1 = (size_t)g->pb[1], p2 = (size_t)g->pb[2];
+    const size_t sw = j->sw, wq = j->wq, in_size = (size_t)nn_geom_in_size(g);
+    for (size_t c = begin; c < end; c++)
+        for (size_t f = 0; f < sw; f++) {
+            uint8_t *dst = j->xph + c * j->plane + f * j->hp * wq;
+            for (size_t r = 0; r < j->hp; r++, dst += wq) {
+                if (r < p1 || r - p1 >= in1) { memset(dst, j->pad, wq); continue; }
+                const uint8_t *src = j->x + c * in_size + (r - p1) * in2;
+                if (sw == 1) {
+                    const size_t lead = p2 < wq ? p2 : wq, cnt = in2 < wq - lead ? in2 : wq - lead;
+                    memset(dst, j->pad, lead);
+                    memcpy(dst + lead, src, cnt);
+                    memset(dst + lead + cnt, j->pad, wq - lead - cnt);
+                    continue;
+                }
+                /* padded column q * sw + f is input column q * sw + f - p2: inside for q in [qa, qb) */
+                const size_t qa = f >= p2 ? 0 : (p2 - f + sw - 1) / sw;
+                const size_t qe = f < in2 + p2 ? (in2 + p2 - f + sw - 1) / sw : 0, qb = qe < wq ? qe : wq;
+                size_t q = 0;
+                for (; q < qa && q < wq; q++) dst[q] = j->pad;
+                if (q < qb) {
+                    const uint8_t *s0 = src + (q * sw + f - p2);
+                    for (size_t t = 0; q < qb; q++, t++) dst[q] = s0[t * sw];
+                }
+                for (; q < wq; q++) dst[q] = j->pad;
+            }
+        }
+}
+
+/* qconv_fill_bytes for a 2-D conv from the phase planes: output row by output row. */
+static void qconv_fill_phase(const qconv_qpack_job *j, size_t p, size_t c0, size_t n, uint8_t *buf) {
+    const nn_geom *g = &j->cs->g;
+    size_t lim = 0;
+    if (p < j->Kg && c0 < j->P) {
+        const size_t kh_n = (size_t)g->k[1], kw_n = (size_t)g->k[2], ks = kh_n * kw_n, c = p / ks, kk = p % ks;
+        const size_t kh = kk / kw_n, kwd = kk % kw_n * (size_t)g->d[2], OW = (size_t)g->out[2];
+        const size_t sh = (size_t)g->s[1], wq = j->wq;
+        const uint8_t *pl = j->xph + c * j->plane + (kwd % j->sw) * j->hp * wq + kh * (size_t)g->d[1] * wq + kwd / j->sw;
+        size_t k = 0, oh = c0 / OW, ow = c0 % OW;
+        lim = j->P - c0 < n ? j->P - c0 : n;
+        while (k < lim) {
+            const size_t seg = OW - ow < lim - k ? OW - ow : lim - k;
+            const uint8_t *src = pl + oh * sh * wq + ow;
+            /* fixed-size copies for short rows: the bytes past seg are rewritten by the next row or the tail */
+            if (seg <= 16) memcpy(buf + k, src, 16);
+            else if (seg <= 32) memcpy(buf + k, src, 32);
+            else memcpy(buf + k, src, seg);
+            k += seg;
+            ow = 0;
+            oh++;
+        }
+    }
+    if (lim < n) memset(buf + lim, j->flip, n - lim);
+}
+
+/* Raw bytes of im2col row p for columns [c0, c0 + n): x's, the zero point's at padded taps, flip past P
+ * (and for p >= K). */
+static void qconv_fill_bytes(const qconv_qpack_job *j, size_t p, size_t c0, size_t n, uint8_t *buf) {
+    const nn_geom *g = &j->cs->g;
+    size_t k = 0;
+    if (p < j->Kg && c0 < j->P && j->pointwise) {
+        k = j->P - c0 < n ? j->P - c0 : n;
+        memcpy(buf, j->x + p * j->P + c0, k);
+    } else if (p < j->Kg && c0 < j->P) {
+        const size_t ks = (size_t)nn_geom_k_size(g), c = p / ks, kk = p % ks;
+        const int64_t kd = (int64_t)(kk / (size_t)(g->k[1] * g->k[2])), kh = (int64_t)(kk / (size_t)g->k[2] % (size_t)g->k[1]);
+        const int64_t kw = (int64_t)(kk % (size_t)g->k[2]);
+        const size_t xo = c * (size_t)nn_geom_in_size(g), lim = j->P - c0 < n ? j->P - c0 : n;
+        int64_t ow = (int64_t)(c0 % (size_t)g->out[2]), t = (int64_t)(c0 / (size_t)g->out[2]);
+        int64_t oh = t % g->out[1], od = t / g->out[1];
+        while (k < lim) {
+            const size_t seg = (size_t)(g->out[2] - ow) < lim - k ? (size_t)(g->out[2] - ow) : lim - k;
+            const int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0], ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+            uint8_t *d = buf + k;
+            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+                memset(d, j->pad, seg);
+            } else {
+                const uint8_t *row = j->x + xo + (size_t)((id * g->in[1] + ih) * g->in[2]);
+                const int64_t iw0 = ow * g->s[2] - g->pb[2] + kw * g->d[2], sw = g->s[2], in2 = g->in[2];
+                /* columns [qa, qb) fall inside the row */
+                const int64_t qa64 = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, qe = (in2 - iw0 + sw - 1) / sw;
+                const size_t qa = (size_t)(qa64 < (int64_t)seg ? qa64 : (int64_t)seg);
+                const size_t qb = qe < (int64_t)qa ? qa : qe < (int64_t)seg ? (size_t)qe : seg;
+                if (qa) memset(d, j->pad, qa);
+                if (qb > qa) {
+                    const uint8_t *src = row + (iw0 + (int64_t)qa * sw);
+                    if (sw == 1) memcpy(d + qa, src, qb - qa);
+                    else for (size_t q = 0; q < qb - qa; q++) d[qa + q] = src[q * (size_t)sw];
+                }
+                if (qb < seg) memset(d + qb, j->pad, seg - qb);
+            }
+            k += seg;
+            ow = 0;
+            if (++oh == g->out[1]) { oh = 0; od++; }
+        }
+    }
+    if (k < n) memset(buf + k, j->flip, n - k);
+}
+
+static void qconv_qpack_range(void *arg, size_t begin, size_t end) {
+    const qconv_qpack_job *j = arg;
+    uint8_t rows[4][QCONV_CHUNK + 32];
+    const size_t pstride = 16 * j->kq;
+    for (size_t qi = begin; qi < end; qi++)
+        for (size_t c0 = 0; c0 < j->cols; c0 += QCONV_CHUNK) {
+            const size_t n = j->cols - c0 < QCONV_CHUNK ? j->cols - c0 : QCONV_CHUNK;
+            const uint8_t *r[4];
+            for (size_t i = 0; i < 4; i++) {
+                const size_t p = 4 * qi + i;
+                if (j->pointwise && p < j->Kg && c0 + n <= j->P) { r[i] = j->x + p * j->P + c0; continue; }
+                if (j->xph) qconv_fill_phase(j, p, c0, n, rows[i]);
+                else qconv_fill_bytes(j, p, c0, n, rows[i]);
+                r[i] = rows[i];
+            }
+            j->quad4(r[0], r[1], r[2], r[3], n, j->flip, j->out + (c0 / 16) * pstride + qi * 64, pstride);
+        }
+}
+
+/* Per panel: the zero point and, when the weights need them, the column sums of the packed bytes. */
+typedef struct qconv_qcz_job { const uint8_t *b; int32_t *cz; size_t kq; int32_t zx; int colsum; } qconv_qcz_job;
+static void qconv_qcz_range(void *arg, size_t begin, size_t end) {
+    const qconv_qcz_job *j = arg;
+    for (size_t jp = begin; jp < end; jp++) {
+        int32_t *cz = j->cz + jp * 32;
+        uint32_t sum[16] = { 0 };
+        if (j->colsum) {
+            const uint8_t *b = j->b + jp * 16 * j->kq;
+            for (size_t q = 0; q < j->kq / 4; q++, b += 64)
+                for (size_t t = 0; t < 16; t++) sum[t] += (uint32_t)b[4 * t] + b[4 * t + 1] + b[4 * t + 2] + b[4 * t + 3];
+        }
+        for (size_t t = 0; t < 16; t++) {
+            cz[t] = j->zx;
+            cz[16 + t] = (int32_t)sum[t];
+        }
+    }
+}
+
+
+static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs,
+                                    const cort_value *x, int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_igemm_kernel *k = s->qk;
+    const size_t Cg = cs->C / cs->group, Mg = cs->M / cs->group, ks = (size_t)nn_geom_k_size(&cs->g);
+    const size_t Kg = Cg * ks, P = (size_t)nn_geom_out_size(&cs->g), in_size = (size_t)nn_geom_in_size(&cs->g);
+    const size_t kq = nn_igemm_kq(Kg), panels = P / 16 + (P % 16 != 0);
+    size_t nb, czb;
+    if (cort_mul_size_ovf(panels, 16 * kq, &nb) || cort_mul_size_ovf(panels, 32 * sizeof(int32_t), &czb) ||
+        nb > SIZE_MAX - czb)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv of %zu x %zu taps over %zu outputs is "
+                               "too large", Mg, Kg, P);
+    uint8_t *bp = cort_kernel_scratch(ctx, nb + czb);
+    if (!bp) return cort_error_oom();
+    const nn_geom *gm = &cs->g;
+    int pointwise = ks == 1;
+    for (int i = 0; i < 3; i++) pointwise = pointwise && gm->s[i] == 1 && gm->pb[i] == 0 && gm->pe[i] == 0;
+    const int sgn = x->type == CORT_TYPE_INT8;
+    const uint8_t flip = sgn ? 0x80 : 0;
+    const int flat = gm->in[0] == 1 && gm->k[0] == 1 && gm->pb[0] == 0 && gm->pe[0] == 0;
+    size_t hp = 0, wq = 0, sw = 1, plane = 0, phb = 0;
+    uint8_t *xph = NULL;
+    /* phase planes pay off when taps reuse input bytes; a strided 1x1 conv reads each byte once */
+    if (flat && !pointwise && ks > 1) {
+        sw = (size_t)gm->s[2];
+        hp = (size_t)(gm->in[1] + gm->pb[1] + gm->pe[1]);
+        wq = ((size_t)(gm->in[2] + gm->pb[2] + gm->pe[2]) + sw - 1) / sw;
+        if (cort_mul_size_ovf(hp, wq, &plane) || cort_mul_size_ovf(plane, sw, &plane) ||
+            cort_mul_size_ovf(plane, Cg, &phb) || phb > SIZE_MAX - QCONV_PH_SLACK) {
+            cort_kernel_scratch_free(ctx, bp);
+            return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv input of %zu channels is too large", Cg);
+        }
+        if (!(xph = cort_kernel_scratch(ctx, phb + QCONV_PH_SLACK))) {
+            cort_kernel_scratch_free(ctx, bp);
+            return cort_error_oom();
+        }
+        memset(xph + phb, 0, QCONV_PH_SLACK);
+    }
+    for (size_t n = 0; n < cs->N; n++)
+        for (size_t g = 0; g < cs->group; g++) {
+            qconv_qpack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, (uint8_t)xzp, flip,
+                                   Kg, kq, P, panels * 16, pointwise, nn_qconv_best_ops()->quad4, bp,
+                                   xph, hp, wq, sw, plane };
+            if (xph) cort_parallel_for(ctx->pool, Cg, grain_for(plane), qconv_phase_range, &pj);
+            cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
+            qconv_qcz_job cj = { bp, (int32_t *)(void *)(bp + nb), kq, (int32_t)((uint8_t)xzp ^ flip), s->qcolsum };
+            if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
+            else qconv_qcz_range(&cj, 0, panels);
+            const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
+            const int16_t *ap = (const int16_t *)(const void *)(s->wq + g * s->qgstride);
+            const int16_t *bq = (const int16_t *)(const void *)bp;
+            if (rq) {
+                qconv_epi e = { rq, m0, o0, P };
+                nn_igemm_epi(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e);
+            } else {
+                nn_igemm(ctx->pool, k, Mg, P, Kg, ap, bq, yint + o0, P);
+            }
+        }
+    cort_kernel_scratch_free(ctx, xph);
     cort_kernel_scratch_free(ctx, bp);
     return NULL;
 }
@@ -847,6 +1120,7 @@ static int qconv_fast(cort_kernel_ctx *ctx, size_t xzi, size_t wi, size_t wzi, c
     const cort_value *x = ctx->inputs[0], *xz = nn_opt_input(ctx, xzi);
     const int32_t xzp = xz ? nn_q_load(xz, 0) : 0;
     if (s->wdw) *st = qconv_dw(ctx, s, cs, x, xzp, yint, rq);
+    else if (s->wq) *st = qconv_gemm_quad(ctx, s, cs, x, xzp, yint, rq);
     else if (qconv_wino_ok(s, cs)) *st = qconv_wino(ctx, s, cs, x, xzp, yint, rq);
     else *st = qconv_gemm(ctx, s, cs, x, xzp, yint, rq);
     return 1;
