@@ -3,7 +3,7 @@
  * rounding ties, past the 8-bit range and past int32, NaN and infinities, scales below 1 and
  * denormal; the AVX2 kernels whenever the CPU has AVX2 and the level's entries through nn_isa().
  * Bytes past the end must stay untouched. The two-byte table lookup (QLinearAdd/Mul's creation-time
- * table) likewise, at every offset and length around its vector widths, and dequantize8. Then DynamicQuantizeLinear and QuantizeLinear through
+ * table) likewise, at every offset and length around its vector widths, dequantize8 and qbinary8. Then DynamicQuantizeLinear and QuantizeLinear through
  * a session, long enough for several threaded chunks, against the same expressions. */
 #include <math.h>
 #include <stdlib.h>
@@ -181,11 +181,65 @@ static void check_dq8(const char *name, void (*f)(const void *, size_t, int, int
             }
 }
 
+
+/* qbinary8 (QLinearAdd / QLinearMul in double) against the expression qlinear_ops.c tabulates:
+ * both ops, both signednesses in and out, zero points at the type ends, scales that put many
+ * quotients exactly on ties (0.5 steps), saturating ones past 2^30, a broadcast B, lengths and
+ * offsets around the vector widths; nothing written outside [y, y + n). Negative control: with ys
+ * one ulp up the reference must disagree somewhere on the tie-rich scales. */
+static uint8_t ref_qbin(const nn_qbinary8_params *p, uint8_t a, uint8_t b, double ys) {
+    const int32_t va = p->in_signed ? (int8_t)a : a, vb = p->in_signed ? (int8_t)b : b;
+    const double da = (double)(va - p->za) * p->as, db = (double)(vb - p->zb) * p->bs;
+    double v = (p->mul ? da * db : da + db) / ys;
+    if (v > 1073741824.0) v = 1073741824.0;
+    if (v < -1073741824.0) v = -1073741824.0;
+    int32_t r = (int32_t)nearbyint(v) + p->zy;
+    const int32_t lo = p->out_signed ? -128 : 0, hi = p->out_signed ? 127 : 255;
+    return (uint8_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+static void check_qbin8(const char *name, void (*f)(const nn_qbinary8_params *, const uint8_t *, const uint8_t *,
+                                                    uint8_t *, size_t)) {
+    if (!f) return;
+    enum { MAXN = 100 };
+    uint8_t a[MAXN + 8], b[MAXN + 8], y[MAXN + 40];
+    const float sc[][3] = { { 0.5f, 0.5f, 1.0f }, { 0.031f, 0.027f, 0.045f }, { 1e30f, 2e30f, 1e-30f },
+                            { 0.25f, 0.75f, 0.5f }, { 3.3e-3f, 1.7f, 0.21f } };
+    size_t ctl = 0;
+    for (int mul = 0; mul < 2; mul++)
+        for (int sg = 0; sg < 4; sg++)
+            for (size_t si = 0; si < sizeof sc / sizeof *sc; si++)
+                for (int bsc = 0; bsc < 2; bsc++) {
+                    const int in_s = sg & 1, out_s = sg >> 1;
+                    const nn_qbinary8_params p = { sc[si][0], sc[si][1], (double)sc[si][2], in_s ? -128 : 255,
+                                                   in_s ? 5 : 3, out_s ? 127 : 0, mul, in_s, out_s, bsc };
+                    for (size_t n = 0; n <= MAXN; n += n < 40 ? 1 : 7)
+                        for (size_t off = 0; off < 3; off++) {
+                            for (size_t i = 0; i < n + off; i++) { a[i] = (uint8_t)next(); b[i] = (uint8_t)next(); }
+                            memset(y, 0xA5, sizeof y);
+                            f(&p, a + off, b + off, y + off, n);
+                            size_t bad = 0;
+                            for (size_t i = 0; i < n; i++) {
+                                const uint8_t bb = b[off + (bsc ? 0 : i)];
+                                bad += y[off + i] != ref_qbin(&p, a[off + i], bb, p.ys);
+                                if (si == 0) ctl += y[off + i] != ref_qbin(&p, a[off + i], bb, nextafter(p.ys, 2.0));
+                            }
+                            CHECK_MSG(bad == 0, "%s qbinary8 mul %d signed %d/%d scales %zu bscalar %d n %zu: %zu wrong",
+                                      name, mul, in_s, out_s, si, bsc, n, bad);
+                            for (size_t i = 0; i < off; i++) CHECK_MSG(y[i] == 0xA5, "%s qbinary8 wrote before", name);
+                            for (size_t i = off + n; i < sizeof y; i++)
+                                CHECK_MSG(y[i] == 0xA5, "%s qbinary8 n %zu wrote past the end", name, n);
+                        }
+                }
+    CHECK_MSG(ctl > 0, "%s qbinary8 negative control: a 1-ulp change of ys went unnoticed", name);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check_dq8("level", isa->dequantize8);
     check("level", isa->quantize8, isa->minmax);
     check_lut16("level", isa->lut16_u8);
+    check_qbin8("level", isa->qbinary8);
 #ifdef NN_HAVE_X86_UKERNELS
     cort_isa_level lv[8];
     const int nl = cort_cpu_levels(lv, 8);
@@ -197,6 +251,7 @@ int main(void) {
         } else if (lv[i] == CORT_ISA_AVX512) {
             check_lut16("avx512", nn_lut16_u8_avx512);
             check_dq8("avx512", nn_dequantize8_f32_avx512);
+            check_qbin8("avx512", nn_qbinary8_avx512);
         }
 #endif
     check_ops(1);

@@ -40,6 +40,7 @@ static const nn_isa_config avx512_config = {
     .quantize8 = nn_quantize8_f32_avx2,
     .lut16_u8 = nn_lut16_u8_avx512,
     .dequantize8 = nn_dequantize8_f32_avx512,
+    .qbinary8 = nn_qbinary8_avx512,
     .pool_rows_max = nn_pool_rows_max_avx512,
     .pool_rows_sum = nn_pool_rows_sum_avx512,
     .pool_max2d = nn_pool_max2d_avx512,

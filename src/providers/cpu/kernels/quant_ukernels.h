@@ -7,12 +7,25 @@
  * quotient gives 0 + zp, as nn_q_round does.
  * lut16_u8:  y[i] = lut[a[i] << 8 | b[i]] for i < n: a two-byte-indexed table (QLinearAdd/Mul made once at
  *            creation); the table must be readable 3 bytes past its 65536 (a gather reads 4 at a time).
- * dequantize8: y[i] = (float)(x[i] - zp) * scale, x uint8 or (is_signed) int8 (DequantizeLinear per tensor). */
+ * dequantize8: y[i] = (float)(x[i] - zp) * scale, x uint8 or (is_signed) int8 (DequantizeLinear per tensor).
+ * qbinary8:  QLinearAdd / QLinearMul of n bytes (b one byte repeated when b_scalar), in double:
+ *            va = (double)(a[i] - za) * as, vb likewise, v = (va + vb) / ys (or va * vb / ys), clamped
+ *            to +-2^30, rounded half to even, + zy, saturated to the output type: the expression
+ *            qlinear_ops.c tabulates, so the same bytes. Scales must be finite and ys nonzero (the
+ *            caller checks), so no lane sees a NaN. AVX-512 only: at avx2 (four doubles per
+ *            step) the table's gathers were faster on the CPUs measured. */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
 #include <stdint.h>
 #include "gemm_ukernels.h"
+
+typedef struct nn_qbinary8_params {
+    float as, bs;
+    double ys;
+    int32_t za, zb, zy;
+    int mul, in_signed, out_signed, b_scalar;
+} nn_qbinary8_params;
 
 #ifdef NN_HAVE_X86_UKERNELS
 void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi);
@@ -21,5 +34,6 @@ void nn_lut16_u8_avx2(const uint8_t *lut, const uint8_t *a, const uint8_t *b, ui
 void nn_lut16_u8_avx512(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
+void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 #endif
 #endif

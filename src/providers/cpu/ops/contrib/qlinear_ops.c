@@ -219,6 +219,10 @@ typedef struct qbin_job {
     int32_t zy;
     int mul, y_signed;
     size_t n;
+    /* the level's double kernel (or NULL) with its parameters, and with A and B exchanged for a
+     * broadcast A (both ops commute exactly in double) */
+    void (*k)(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
+    nn_qbinary8_params kp, kp_swap;
 } qbin_job;
 
 /* The reference expression below (nearbyint, then nn_q_round of its float) without libm calls:
@@ -235,6 +239,11 @@ static inline int32_t qbin_round(double v) {
 static void qbin_range(void *arg, size_t begin, size_t end) {
     const qbin_job *j = arg;
     const int lo = j->y_signed ? -128 : 0, hi = j->y_signed ? 127 : 255;
+    if (j->k && j->astep + j->bstep >= 1) {
+        if (j->astep) j->k(&j->kp, j->a + begin, j->b + begin * j->bstep, j->y + begin, end - begin);
+        else j->k(&j->kp_swap, j->b + begin, j->a, j->y + begin, end - begin);
+        return;
+    }
     if (j->lut && j->lut16 && j->astep == 1 && j->bstep == 1) {
         j->lut16(j->lut, j->a + begin, j->b + begin, j->y + begin, end - begin);
         return;
@@ -378,10 +387,17 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     const qbin_state *st = ctx->state;
     const uint8_t *lut = st && st->as == as && st->bs == bs && st->ys == ys && az && bz && yz && st->za == za &&
                          st->zb == zb && st->zy == zy && st->t == a->type && st->yt == y->type ? st->lut : NULL;
+    /* the double kernel computes the tables' expression directly; finite scales and a nonzero
+     * ys keep every lane finite, which it needs */
+    void (*k)(const nn_qbinary8_params *, const uint8_t *, const uint8_t *, uint8_t *, size_t) =
+        nn_q_is_8bit(y->type) && isfinite(as) && isfinite(bs) && isfinite(ys) && ys != 0.0f ? nn_isa()->qbinary8 : NULL;
+    const int in_sgn = a->type == CORT_TYPE_INT8, out_sgn = y->type == CORT_TYPE_INT8;
+    const nn_qbinary8_params kp = { as, bs, (double)ys, za, zb, zy, mul, in_sgn, out_sgn, b->count == 1 && y->count > 1 };
+    const nn_qbinary8_params kp_swap = { bs, as, (double)ys, zb, za, zy, mul, in_sgn, out_sgn, 1 };
     /* same shapes, or one side a single element: flat, threaded */
     if (nn_q_is_8bit(y->type) && (a->count == y->count || a->count == 1) && (b->count == y->count || b->count == 1)) {
         qbin_job j = { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
-                       zy, mul, y->type == CORT_TYPE_INT8, y->count };
+                       zy, mul, y->type == CORT_TYPE_INT8, y->count, k, kp, kp_swap };
         cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, (y->count + 16383) / 16384, 1, qbin_chunks, &j);
         return NULL;
     }
@@ -390,7 +406,7 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
         const int b_rep = a->count == y->count;
         const size_t period = b_rep ? b->count : a->count;
         qbin_rows_job r = { { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, 1, 1, (double)ys, zy, mul,
-                              y->type == CORT_TYPE_INT8, y->count }, period, b_rep };
+                              y->type == CORT_TYPE_INT8, y->count, k, kp, kp_swap }, period, b_rep };
         const size_t rows = y->count / period;
         cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, rows, (16384 + period - 1) / period, qbin_rows, &r);
         return NULL;
