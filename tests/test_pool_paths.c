@@ -1,6 +1,7 @@
 /* The pooling fast paths (fused AVX-512 rows, padded MaxPool borders, the row-buffer path for wide
  * windows and strides > 2, row-split threading) against nn_pool_f32_ref over random 1-D/2-D shapes,
- * including NaN inputs for MaxPool (a window's first valid value wins if NaN, a later NaN never). */
+ * including NaN inputs for MaxPool (a window's first valid value wins if NaN, a later NaN never),
+ * and the 8-bit MaxPool against the same reference. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -179,12 +180,72 @@ static void test_avx2_direct(void) {
 }
 #endif
 
+
+/* The 8-bit MaxPool against the float reference on the bytes' values: uint8 and int8, random 1-D/2-D
+ * shapes with pads, strides and dilations, windows wholly in the padding (the type's minimum, as
+ * the float path's -FLT_MAX saturates). Negative control: int8 data pooled as uint8 must differ. */
+static void test_max8(cort_pool *pool) {
+    size_t ctl = 0, ctl_runs = 0;
+    for (int t = 0; t < 600; t++) {
+        const int nd = urand(4) == 0 ? 1 : 2;
+        const int64_t h = nd == 1 ? 1 : 1 + urand(20), w = 1 + urand(t % 9 == 0 ? 200 : 40);
+        const int64_t kh = nd == 1 ? 1 : 1 + urand(4), kw = 1 + urand(5);
+        const int64_t sh = nd == 1 ? 1 : 1 + urand(3), sw = 1 + urand(3);
+        const int64_t dh = nd == 1 ? 1 : 1 + urand(2), dw = 1 + urand(2);
+        const int64_t pt = nd == 1 ? 0 : urand((uint32_t)kh + 1), pl = urand((uint32_t)kw + 1);
+        const int64_t pb = nd == 1 ? 0 : urand((uint32_t)kh + 1), pr = urand((uint32_t)kw + 1);
+        nn_geom g;
+        if (!make_geom(nd, h, w, kh, kw, sh, sw, pt, pl, pb, pr, &g)) continue;
+        g.d[1] = dh; g.d[2] = dw;
+        const int64_t eh = h + pt + pb - (kh - 1) * dh - 1, ew = w + pl + pr - (kw - 1) * dw - 1;
+        if (eh < 0 || ew < 0) continue;
+        g.out[1] = eh / sh + 1 + (t % 3 == 0 && eh % sh ? 1 : 0);   /* ceil_mode now and then */
+        g.out[2] = ew / sw + 1 + (t % 3 == 0 && ew % sw ? 1 : 0);
+        const size_t planes = 1 + urand(4), in = (size_t)nn_geom_in_size(&g), out = (size_t)nn_geom_out_size(&g);
+        uint8_t *x = malloc(planes * in), *y = malloc(planes * out + 8);
+        float *xf = malloc(planes * in * sizeof(float)), *r = malloc(planes * out * sizeof(float));
+        if (!x || !y || !xf || !r) { CHECK_MSG(0, "out of memory"); free(x); free(y); free(xf); free(r); return; }
+        for (int sg = 0; sg < 2; sg++) {
+            for (size_t i = 0; i < planes * in; i++) {
+                x[i] = (uint8_t)urand(256);
+                xf[i] = sg ? (float)(int8_t)x[i] : (float)x[i];
+            }
+            memset(y, 0xA5, planes * out + 8);
+            CHECK(nn_pool_max8(urand(2) ? pool : NULL, &g, planes, sg, x, y));
+            const nn_pool_params pp = { NN_POOL_MAX, 0, 2.0f, 0 };
+            nn_pool_f32_ref(&pp, &g, planes, xf, r, NULL);
+            size_t bad = 0;
+            for (size_t i = 0; i < planes * out; i++) {
+                const float lo = sg ? -128.0f : 0.0f, v = r[i] < lo ? lo : r[i];
+                const uint8_t want = sg ? (uint8_t)(int8_t)v : (uint8_t)v;
+                bad += y[i] != want;
+            }
+            for (size_t i = planes * out; i < planes * out + 8; i++) bad += y[i] != 0xA5;
+            CHECK_MSG(bad == 0, "max8 signed %d: in %lldx%lld k %lldx%lld s %lldx%lld d %lldx%lld: %zu wrong", sg,
+                      (long long)h, (long long)w, (long long)kh, (long long)kw, (long long)sh, (long long)sw,
+                      (long long)dh, (long long)dw, bad);
+            if (sg && out >= 4) {
+                uint8_t *yc = malloc(planes * out);
+                if (yc && nn_pool_max8(NULL, &g, planes, 0, x, yc)) {
+                    ctl_runs++;
+                    ctl += memcmp(yc, y, planes * out) != 0;
+                }
+                free(yc);
+            }
+        }
+        free(x); free(y); free(xf); free(r);
+    }
+    CHECK_MSG(ctl_runs > 0 && ctl > ctl_runs / 2, "max8 negative control: signedness ignored unnoticed (%zu of %zu)",
+              ctl, ctl_runs);
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(2, &pool));
     test_fixed(pool);
     test_random(pool);
     test_row_split(pool);
+    test_max8(pool);
 #ifdef NN_HAVE_X86_UKERNELS
     test_avx2_direct();
 #endif

@@ -59,6 +59,9 @@ static cort_status *pool_run(cort_kernel_ctx *ctx) {
     CORT_TRY(cort_kernel_output(ctx, 0, x->type, dims, x->rank, &y));
     if (s->p.kind == NN_POOL_MAX && ctx->n_outputs > 1 && ctx->node->out_slot[1] >= 0)
         CORT_TRY(cort_kernel_output(ctx, 1, CORT_TYPE_INT64, dims, x->rank, &ind));
+    if (s->p.kind == NN_POOL_MAX && !ind && (x->type == CORT_TYPE_UINT8 || x->type == CORT_TYPE_INT8) &&
+        nn_pool_max8(ctx->pool, &g, (size_t)(x->shape[0] * x->shape[1]), x->type == CORT_TYPE_INT8, x->data, y->data))
+        return NULL;
     nn_fbuf fx = { 0 }, fy = { 0 };
     cort_status *st = nn_fbuf_in(x, &fx);
     if (!st) st = nn_fbuf_out(y, &fy);

@@ -16,6 +16,9 @@ typedef struct nn_pool_params {
  * each maximum in x (plane offset included, as ONNX MaxPool's Indices output). */
 void nn_pool_f32(cort_pool *pool, const nn_pool_params *p, const nn_geom *g, size_t planes, const float *x, float *y,
                  int64_t *indices);
+/* MaxPool of uint8 or (is_signed) int8 planes without indices, exact (bytes compared as values);
+ * returns 0 (nothing done) when a row is wider than the kernel's row buffer. */
+int nn_pool_max8(cort_pool *pool, const nn_geom *g, size_t planes, int is_signed, const void *x, void *y);
 void nn_pool_f32_ref(const nn_pool_params *p, const nn_geom *g, size_t planes, const float *x, float *y,
                      int64_t *indices);
 #endif
