@@ -1009,6 +1009,30 @@ static void test_qlinear(void) {
         CHECK_MSG(out[0] && !bad, "QLinearConcat type %d: %d elements off", ti, bad);
         release(out, 1);
         release(in, 8);
+        /* big inputs, one quantized like the output (copied byte for byte): along the channels of a
+         * batch of 1 (long runs split into chunks) and along the last axis (many short rows) */
+        for (int ax = 1; ax <= 3; ax += 2) {
+            int64_t b1[4] = { 1, 40, 50, 40 }, b2[4] = { 1, 24, 50, 40 };
+            if (ax == 3) { b1[1] = b2[1] = 40; b1[3] = 7; b2[3] = 5; }
+            cort_value *y1 = q_tensor(t, b1, 4, lo, hi), *y2 = q_tensor(t, b2, 4, lo, hi);
+            cort_value *bin[8] = { scalar_f(0.05f), scalar_q(t, z0), y1, scalar_f(0.05f), scalar_q(t, z0), y2,
+                                   scalar_f(0.07f), scalar_q(t, 4) }, *bout[1] = { NULL };
+            cort_attr_ir bat[1] = { a_int("axis", ax) };
+            CHECK_OK(run_op("com.microsoft", "QLinearConcat", 1, bat, 1, bin, 8, bout, 1, NULL));
+            const size_t outer = ax == 1 ? 1 : 40 * 50, l1 = ax == 1 ? 40 * 2000 : 7, l2 = ax == 1 ? 24 * 2000 : 5;
+            int copied = 0, off = 0;
+            for (size_t o = 0; bout[0] && o < outer; o++)
+                for (size_t i = 0; i < l1 + l2; i++) {
+                    const int got = qget(bout[0], o * (l1 + l2) + i);
+                    if (i < l1) copied += got != qget(y1, o * l1 + i);
+                    else off += abs(got - qsat((qget(y2, o * l2 + i - l1) - 4) * (double)0.07f / (double)0.05f + z0,
+                                                lo, hi)) > 1;
+                }
+            CHECK_MSG(bout[0] && !copied && !off, "QLinearConcat axis %d type %d: %d copied and %d requantized "
+                      "elements off", ax, ti, copied, off);
+            release(bout, 1);
+            release(bin, 8);
+        }
     }
     /* per-channel scales are refused with a message naming the input */
     int64_t three = 3;

@@ -443,6 +443,51 @@ QRUN(qleaky_run, D_LEAKY)
 QRUN(qsoftmax_run, D_SOFTMAX)
 QRUN(qgap_run, D_GAP)
 QRUN(qap_run, D_AP)
+typedef struct qcat_job {
+    cort_kernel_ctx *ctx;
+    const uint8_t *lut;   /* 256 entries per input */
+    uint64_t ident;       /* inputs whose table is the identity */
+    size_t n, axis, inner;
+    uint8_t *y;
+    size_t row, o, j, off;   /* output bytes per outer index; the run qcat_chunks splits */
+} qcat_job;
+
+enum { QCAT_CHUNK = 16384 };
+
+static void qcat_copy(const qcat_job *c, size_t j, const uint8_t *src, uint8_t *dst, size_t len) {
+    if (c->ident >> j & 1) {
+        memcpy(dst, src, len);
+        return;
+    }
+    const uint8_t *t = c->lut + 256 * j;
+    for (size_t i = 0; i < len; i++) dst[i] = t[src[i]];
+}
+
+static void qcat_rows(void *arg, size_t begin, size_t end) {
+    const qcat_job *c = arg;
+    for (size_t o = begin; o < end; o++) {
+        uint8_t *dst = c->y + o * c->row;
+        for (size_t j = 0; j < c->n; j++) {
+            const cort_value *x = c->ctx->inputs[2 + 3 * j];
+            const size_t len = (size_t)x->shape[c->axis] * c->inner;
+            qcat_copy(c, j, (const uint8_t *)x->data + o * len, dst, len);
+            dst += len;
+        }
+    }
+}
+
+static void qcat_chunks(void *arg, size_t begin, size_t end) {
+    const qcat_job *c = arg;
+    const cort_value *x = c->ctx->inputs[2 + 3 * c->j];
+    const size_t len = (size_t)x->shape[c->axis] * c->inner;
+    const uint8_t *src = (const uint8_t *)x->data + c->o * len;
+    uint8_t *dst = c->y + c->o * c->row + c->off;
+    for (size_t k = begin; k < end; k++) {
+        const size_t a = k * QCAT_CHUNK, b = a + QCAT_CHUNK < len ? a + QCAT_CHUNK : len;
+        qcat_copy(c, c->j, src + a, dst + a, b - a);
+    }
+}
+
 /* QLinearConcat: each output byte is a function of one input byte (dequantize, then quantize; the
  * float Concat between them only moves values), so each input goes through a 256-entry table of
  * exactly the expressions qrun evaluates, and no float tensor is made. */
@@ -495,15 +540,30 @@ static cort_status *qconcat_run(cort_kernel_ctx *ctx) {
             nn_q_store(&tmp, (size_t)q, nn_q_add_sat(nn_q_round((float)(v - z) * sc / ysc), yz));
         }
     }
-    uint8_t *dst = y->data;
-    for (size_t o = 0; o < outer; o++)
-        for (size_t j = 0; j < n; j++) {
-            const cort_value *x = ctx->inputs[2 + 3 * j];
-            const size_t len = (size_t)x->shape[axis] * inner;
-            const uint8_t *src = (const uint8_t *)x->data + o * len, *t = lut + 256 * j;
-            for (size_t i = 0; i < len; i++) dst[i] = t[src[i]];
-            dst += len;
+    /* an input quantized like the output maps every byte to itself: its rows are copied */
+    uint64_t ident = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t q = 0;
+        while (q < 256 && lut[256 * j + q] == q) q++;
+        if (q == 256) ident |= (uint64_t)1 << j;
+    }
+    qcat_job cj = { ctx, lut, ident, n, (size_t)axis, inner, y->data, 0, 0, 0 };
+    size_t row = 0;   /* output bytes per outer index */
+    for (size_t j = 0; j < n; j++) row += (size_t)ctx->inputs[2 + 3 * j]->shape[axis] * inner;
+    cj.row = row;
+    if (outer >= 8 || row < 65536) {
+        cort_parallel_for(y->count < 65536 ? NULL : ctx->pool, outer, (65536 + row - 1) / row, qcat_rows, &cj);
+    } else {   /* few long rows (batch 1, channel axis): each input's run split into chunks */
+        for (size_t o = 0; o < outer; o++) {
+            size_t off = 0;
+            for (size_t j = 0; j < n; j++) {
+                const size_t len = (size_t)ctx->inputs[2 + 3 * j]->shape[axis] * inner;
+                cj.o = o; cj.j = j; cj.off = off;
+                cort_parallel_for(ctx->pool, (len + QCAT_CHUNK - 1) / QCAT_CHUNK, 1, qcat_chunks, &cj);
+                off += len;
+            }
         }
+    }
     cort_kernel_scratch_free(ctx, lut);
     return NULL;
 }
