@@ -191,6 +191,10 @@ void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, con
                                    const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                     const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_avxvnni_1x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                 const int32_t *rz, const int32_t *cz);
 void nn_qquad4_avx2(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n, uint8_t flip,
