@@ -23,7 +23,8 @@ typedef struct att_dims {
     size_t B, S, Hin, N, qh, vh, h, hv, P, T;
 } att_dims;
 
-static cort_status *att_init(const cort_node *node, void **state) {
+/* The attributes Attention and QAttention share, checked at creation. */
+static cort_status *att_check_attrs(const cort_node *node) {
     int64_t n = cort_attr_int(node, "num_heads", 0);
     if (n < 1)
         return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'num_heads' = %lld, expected >= 1",
@@ -33,6 +34,12 @@ static cort_status *att_init(const cort_node *node, void **state) {
     if (cort_attr_int(node, "past_present_share_buffer", 0))
         return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED,
                                "attribute 'past_present_share_buffer' = 1 is not supported");
+    return NULL;
+}
+
+static cort_status *att_init(const cort_node *node, void **state) {
+    *state = NULL;
+    CORT_TRY(att_check_attrs(node));
     return nn_mm_init_packed_b(node, state, 0);
 }
 
@@ -286,15 +293,8 @@ const cort_op_def ctb_op_attention = { .name = "Attention", .domain = "com.micro
  * packed at creation when constant); QKV = sum * (input_scale * weight_scale[col]) + bias[col], the
  * weight's scale and zero point per tensor or per column; then Attention's softmax part. */
 static cort_status *qatt_init(const cort_node *node, void **state) {
-    int64_t n = cort_attr_int(node, "num_heads", 0);
-    if (n < 1)
-        return cort_node_error(node, CORT_ERROR_INVALID_MODEL, "attribute 'num_heads' = %lld, expected >= 1",
-                               (long long)n);
-    if (cort_attr_int(node, "do_rotary", 0))
-        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED, "attribute 'do_rotary' = 1 is not supported");
-    if (cort_attr_int(node, "past_present_share_buffer", 0))
-        return cort_node_error(node, CORT_ERROR_NOT_IMPLEMENTED,
-                               "attribute 'past_present_share_buffer' = 1 is not supported");
+    *state = NULL;
+    CORT_TRY(att_check_attrs(node));
     return nn_imm_init_packed(node, state, 1, 7);
 }
 
