@@ -608,6 +608,22 @@ static void attention_ref(const float *x, const float *w, const float *bias, siz
     free(qkv);
 }
 
+
+/* Attention's mask_index forms for the tests: 1 raw 0/1 (B, T), 2 key end positions (B), 3 raw
+ * (B, S, T); 0 none. */
+static cort_value *att_test_mask(int kind, size_t B, size_t S, size_t T) {
+    int64_t md[3] = { (int64_t)B, (int64_t)T, 0 };
+    cort_value *mask = NULL;
+    if (kind == 1) mask = tensor(CORT_TYPE_INT32, md, 2);
+    if (kind == 2) mask = tensor(CORT_TYPE_INT32, md, 1);
+    if (kind == 3) { md[1] = (int64_t)S; md[2] = (int64_t)T; mask = tensor(CORT_TYPE_INT32, md, 3); }
+    if (mask) {
+        int32_t *mp = cort_tensor_data(mask);
+        for (size_t i = 0; i < count(mask); i++) mp[i] = kind == 2 ? (int32_t)(T - i) : (i * 5 + 1) % 4 != 0;
+    }
+    return mask;
+}
+
 static void test_attention(void) {
     struct { size_t B, S, Hin, N, qh, vh, P; int mask_kind, causal, with_abias; float scale; } cases[] = {
         { 2, 5, 16, 4, 16, 16, 0, 0, 0, 0, 0 },
@@ -625,15 +641,7 @@ static void test_attention(void) {
         int64_t abd[4] = { 1, (int64_t)N, (int64_t)S, (int64_t)T };
         cort_value *x = frand_tensor(xd, 3, 1), *w = frand_tensor(wd, 2, 0.4f), *bias = frand_tensor(&bd, 1, 0.3f);
         cort_value *past = P ? frand_tensor(pd, 5, 1) : NULL, *ab = cases[c].with_abias ? frand_tensor(abd, 4, 1) : NULL;
-        cort_value *mask = NULL;
-        int64_t md[3] = { (int64_t)B, (int64_t)T, 0 };
-        if (cases[c].mask_kind == 1) mask = tensor(CORT_TYPE_INT32, md, 2);
-        if (cases[c].mask_kind == 2) mask = tensor(CORT_TYPE_INT32, md, 1);
-        if (cases[c].mask_kind == 3) { md[1] = (int64_t)S; md[2] = (int64_t)T; mask = tensor(CORT_TYPE_INT32, md, 3); }
-        if (mask) {
-            int32_t *mp = cort_tensor_data(mask);
-            for (size_t i = 0; i < count(mask); i++) mp[i] = cases[c].mask_kind == 2 ? (int32_t)(T - i) : (i * 5 + 1) % 4 != 0;
-        }
+        cort_value *mask = att_test_mask(cases[c].mask_kind, B, S, T);
         int64_t qkv_sizes[3] = { (int64_t)qh, (int64_t)qh, (int64_t)vh };
         cort_attr_ir at[4] = { a_int("num_heads", (int64_t)N), a_int("unidirectional", cases[c].causal),
                                a_ints("qkv_hidden_sizes", qkv_sizes, 3), a_float("scale", cases[c].scale) };
@@ -726,15 +734,7 @@ static void test_qattention(void) {
         } else {
             wz = scalar_q(wt, cases[c].w_signed ? 3 : 130);
         }
-        cort_value *past = P ? frand_tensor(pd, 5, 1) : NULL, *mask = NULL;
-        int64_t md[3] = { (int64_t)B, (int64_t)T, 0 };
-        if (cases[c].mask_kind == 1) mask = tensor(CORT_TYPE_INT32, md, 2);
-        if (cases[c].mask_kind == 2) mask = tensor(CORT_TYPE_INT32, md, 1);
-        if (cases[c].mask_kind == 3) { md[1] = (int64_t)S; md[2] = (int64_t)T; mask = tensor(CORT_TYPE_INT32, md, 3); }
-        if (mask) {
-            int32_t *mp = cort_tensor_data(mask);
-            for (size_t i = 0; i < count(mask); i++) mp[i] = cases[c].mask_kind == 2 ? (int32_t)(T - i) : (i * 5 + 1) % 4 != 0;
-        }
+        cort_value *past = P ? frand_tensor(pd, 5, 1) : NULL, *mask = att_test_mask(cases[c].mask_kind, B, S, T);
         float *xf = malloc(B * S * Hin * sizeof *xf), *wf = malloc(Hin * W3 * sizeof *wf);
         for (size_t i = 0; i < B * S * Hin; i++) xf[i] = (float)(qget(x, i) - 121) * 0.011f;
         for (size_t k = 0; k < Hin; k++)
