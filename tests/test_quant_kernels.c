@@ -249,6 +249,7 @@ int main(void) {
             check_lut16("avx2", nn_lut16_u8_avx2);
             check_dq8("avx2", nn_dequantize8_f32_avx2);
         } else if (lv[i] == CORT_ISA_AVX512) {
+            check("avx512", nn_quantize8_f32_avx512, NULL);
             check_lut16("avx512", nn_lut16_u8_avx512);
             check_dq8("avx512", nn_dequantize8_f32_avx512);
             check_qbin8("avx512", nn_qbinary8_avx512);

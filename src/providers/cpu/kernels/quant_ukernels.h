@@ -30,6 +30,7 @@ typedef struct nn_qbinary8_params {
 #ifdef NN_HAVE_X86_UKERNELS
 void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi);
 void nn_quantize8_f32_avx2(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
+void nn_quantize8_f32_avx512(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
 void nn_lut16_u8_avx2(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 void nn_lut16_u8_avx512(const uint8_t *lut, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);

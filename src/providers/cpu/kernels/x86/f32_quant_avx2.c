@@ -54,6 +54,26 @@ __attribute__((target("avx2"))) void nn_quantize8_f32_avx2(const float *x, size_
     }
 }
 
+/* The AVX2 kernel's steps sixteen lanes wide, the tail as a masked pass; the clamp to the 8-bit
+ * range before the narrowing replaces the saturating packs. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void nn_quantize8_f32_avx512(const float *x, size_t n,
+                                                                                 float scale, int32_t zp,
+                                                                                 int is_signed, void *y) {
+    const __m512 s = _mm512_set1_ps(scale), lim = _mm512_set1_ps(1073741824.0f), nlim = _mm512_set1_ps(-1073741824.0f);
+    const __m512i z = _mm512_set1_epi32(zp), lo = _mm512_set1_epi32(is_signed ? -128 : 0);
+    const __m512i hi = _mm512_set1_epi32(is_signed ? 127 : 255);
+    uint8_t *d = y;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+        q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q);   /* NaN lanes to 0 */
+        q = _mm512_min_ps(_mm512_max_ps(q, nlim), lim);
+        __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(q), z);
+        v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+        _mm_mask_storeu_epi8(d + i, m, _mm512_cvtepi32_epi8(v));
+    }
+}
+
 /* (v - zp) is exact in int32 and in float (|v - zp| <= 510), so (float)(v - zp) * scale is the
  * per-byte table entry (lut[v] - lut[zp]) * scale the portable loop reads, bit for bit. */
 __attribute__((target("avx2"))) void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp,
