@@ -8,34 +8,9 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 
-#define NN_W_TARGET "avx2,avxvnni"
+#include "i8_vnni_avx2.h"
 
-static inline int32_t nn_w_word(const uint8_t *p) {
-    int32_t w;
-    __builtin_memcpy(&w, p, 4);
-    return w;
-}
-
-/* vpdpbusd through asm under GCC, for the reason of the AVX-512 kernel (GCC 12 copied the 12
- * accumulators around each intrinsic: 51 register moves per k quad); {vex} asks for the AVX-VNNI
- * encoding, which CPUs without AVX512-VL run. */
-__attribute__((target(NN_W_TARGET))) static inline __m256i nn_w_dot(__m256i acc, __m256i a, __m256i b) {
-#if defined(__GNUC__) && !defined(__clang__)
-    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
-    return acc;
-#else
-    return _mm256_dpbusd_avx_epi32(acc, a, b);
-#endif
-}
-
-__attribute__((target(NN_W_TARGET))) static inline __m256i nn_w_fix(__m256i acc, const int32_t *rz, __m256i zb,
-                                                                    __m256i cs) {
-    const __m256i t = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(rz[1]), zb),
-                                       _mm256_mullo_epi32(_mm256_set1_epi32(rz[0]), cs));
-    return _mm256_sub_epi32(acc, t);
-}
-
-__attribute__((target(NN_W_TARGET))) void nn_igemm_qukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda,
+__attribute__((target(NN_VNNI256_TARGET))) void nn_igemm_qukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda,
                                                                       const int8_t *b, int32_t *c, size_t ldc,
                                                                       const int32_t *rz, const int32_t *cz) {
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
@@ -46,9 +21,9 @@ __attribute__((target(NN_W_TARGET))) void nn_igemm_qukr_avxvnni_6x16(size_t kq4,
         const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(b + 32));
 #define NN_WROW(C0, C1, AP)                                       \
     {                                                             \
-        const __m256i w = _mm256_set1_epi32(nn_w_word((AP) + p)); \
-        C0 = nn_w_dot(C0, w, b0);                                 \
-        C1 = nn_w_dot(C1, w, b1);                                 \
+        const __m256i w = _mm256_set1_epi32(nn_vnni256_word((AP) + p)); \
+        C0 = nn_vnni256_dot(C0, w, b0);                                 \
+        C1 = nn_vnni256_dot(C1, w, b1);                                 \
     }
         NN_WROW(c00, c01, a) NN_WROW(c10, c11, a + lda) NN_WROW(c20, c21, a + 2 * lda)
         NN_WROW(c30, c31, a3) NN_WROW(c40, c41, a3 + lda) NN_WROW(c50, c51, a3 + 2 * lda)
@@ -59,15 +34,15 @@ __attribute__((target(NN_W_TARGET))) void nn_igemm_qukr_avxvnni_6x16(size_t kq4,
     const __m256i s0 = _mm256_loadu_si256((const __m256i *)(const void *)(cz + 16));
     const __m256i s1 = _mm256_loadu_si256((const __m256i *)(const void *)(cz + 24));
 #define NN_WST(I, C0, C1)                                                                           \
-    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc), nn_w_fix(C0, rz + 2 * (I), z0, s0)); \
-    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc + 8), nn_w_fix(C1, rz + 2 * (I), z1, s1));
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc), nn_vnni256_fix(C0, rz + 2 * (I), z0, s0)); \
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc + 8), nn_vnni256_fix(C1, rz + 2 * (I), z1, s1));
     NN_WST(0, c00, c01) NN_WST(1, c10, c11) NN_WST(2, c20, c21) NN_WST(3, c30, c31) NN_WST(4, c40, c41)
     NN_WST(5, c50, c51)
 #undef NN_WST
 }
 
 /* One row: two k quads per step into two accumulator pairs, so the dots do not wait on one add chain. */
-__attribute__((target(NN_W_TARGET))) void nn_igemm_qukr_avxvnni_1x16(size_t kq4, const uint8_t *a, size_t lda,
+__attribute__((target(NN_VNNI256_TARGET))) void nn_igemm_qukr_avxvnni_1x16(size_t kq4, const uint8_t *a, size_t lda,
                                                                      const int8_t *b, int32_t *c, size_t ldc,
                                                                      const int32_t *rz, const int32_t *cz) {
     (void)lda;
@@ -75,23 +50,23 @@ __attribute__((target(NN_W_TARGET))) void nn_igemm_qukr_avxvnni_1x16(size_t kq4,
     __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
     size_t p = 0;
     for (; p + 2 <= kq4; p += 2, b += 128) {
-        const __m256i w0 = _mm256_set1_epi32(nn_w_word(a + 4 * p)), w1 = _mm256_set1_epi32(nn_w_word(a + 4 * p + 4));
+        const __m256i w0 = _mm256_set1_epi32(nn_vnni256_word(a + 4 * p)), w1 = _mm256_set1_epi32(nn_vnni256_word(a + 4 * p + 4));
         c0 = _mm256_dpbusd_avx_epi32(c0, w0, _mm256_loadu_si256((const __m256i *)(const void *)b));
         c1 = _mm256_dpbusd_avx_epi32(c1, w0, _mm256_loadu_si256((const __m256i *)(const void *)(b + 32)));
         c2 = _mm256_dpbusd_avx_epi32(c2, w1, _mm256_loadu_si256((const __m256i *)(const void *)(b + 64)));
         c3 = _mm256_dpbusd_avx_epi32(c3, w1, _mm256_loadu_si256((const __m256i *)(const void *)(b + 96)));
     }
     for (; p < kq4; p++, b += 64) {
-        const __m256i w0 = _mm256_set1_epi32(nn_w_word(a + 4 * p));
+        const __m256i w0 = _mm256_set1_epi32(nn_vnni256_word(a + 4 * p));
         c0 = _mm256_dpbusd_avx_epi32(c0, w0, _mm256_loadu_si256((const __m256i *)(const void *)b));
         c1 = _mm256_dpbusd_avx_epi32(c1, w0, _mm256_loadu_si256((const __m256i *)(const void *)(b + 32)));
     }
     const __m256i lo = _mm256_add_epi32(c0, c2), hi = _mm256_add_epi32(c1, c3);
     _mm256_storeu_si256((__m256i *)(void *)c,
-                        nn_w_fix(lo, rz, _mm256_loadu_si256((const __m256i *)(const void *)cz),
+                        nn_vnni256_fix(lo, rz, _mm256_loadu_si256((const __m256i *)(const void *)cz),
                                  _mm256_loadu_si256((const __m256i *)(const void *)(cz + 16))));
     _mm256_storeu_si256((__m256i *)(void *)(c + 8),
-                        nn_w_fix(hi, rz, _mm256_loadu_si256((const __m256i *)(const void *)(cz + 8)),
+                        nn_vnni256_fix(hi, rz, _mm256_loadu_si256((const __m256i *)(const void *)(cz + 8)),
                                  _mm256_loadu_si256((const __m256i *)(const void *)(cz + 24))));
 }
 #endif

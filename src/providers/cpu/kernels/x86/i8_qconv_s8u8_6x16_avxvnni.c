@@ -7,33 +7,9 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 
-#define NN_V_TARGET "avx2,avxvnni"
+#include "i8_vnni_avx2.h"
 
-static inline int32_t nn_v_word(const uint8_t *p) {
-    int32_t w;
-    __builtin_memcpy(&w, p, 4);
-    return w;
-}
-
-__attribute__((target(NN_V_TARGET))) static inline __m256i nn_v_fix(__m256i acc, const int32_t *rz, __m256i zb,
-                                                                    __m256i cs) {
-    const __m256i t = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(rz[1]), zb),
-                                       _mm256_mullo_epi32(_mm256_set1_epi32(rz[0]), cs));
-    return _mm256_sub_epi32(acc, t);
-}
-
-/* vpdpbusd through asm under GCC: GCC 12 copied the 12 accumulators around each intrinsic (51
- * register moves per k quad); {vex} asks for the AVX-VNNI encoding, which CPUs without AVX512-VL run. */
-__attribute__((target(NN_V_TARGET))) static inline __m256i nn_v_dot(__m256i acc, __m256i a, __m256i b) {
-#if defined(__GNUC__) && !defined(__clang__)
-    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
-    return acc;
-#else
-    return _mm256_dpbusd_avx_epi32(acc, a, b);
-#endif
-}
-
-__attribute__((target(NN_V_TARGET))) void nn_igemm_cukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda,
+__attribute__((target(NN_VNNI256_TARGET))) void nn_igemm_cukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda,
                                                                       const int8_t *b, int32_t *c, size_t ldc,
                                                                       const int32_t *rz, const int32_t *cz) {
     (void)lda;
@@ -44,9 +20,9 @@ __attribute__((target(NN_V_TARGET))) void nn_igemm_cukr_avxvnni_6x16(size_t kq4,
         const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(b + 32));
 #define NN_VROW(C0, C1, I)                                        \
     {                                                             \
-        const __m256i w = _mm256_set1_epi32(nn_v_word(a + 4 * (I))); \
-        C0 = nn_v_dot(C0, b0, w);                                 \
-        C1 = nn_v_dot(C1, b1, w);                                 \
+        const __m256i w = _mm256_set1_epi32(nn_vnni256_word(a + 4 * (I))); \
+        C0 = nn_vnni256_dot(C0, b0, w);                                 \
+        C1 = nn_vnni256_dot(C1, b1, w);                                 \
     }
         NN_VROW(c00, c01, 0) NN_VROW(c10, c11, 1) NN_VROW(c20, c21, 2)
         NN_VROW(c30, c31, 3) NN_VROW(c40, c41, 4) NN_VROW(c50, c51, 5)
@@ -57,8 +33,8 @@ __attribute__((target(NN_V_TARGET))) void nn_igemm_cukr_avxvnni_6x16(size_t kq4,
     const __m256i s0 = _mm256_loadu_si256((const __m256i *)(const void *)(cz + 16));
     const __m256i s1 = _mm256_loadu_si256((const __m256i *)(const void *)(cz + 24));
 #define NN_VST(I, C0, C1)                                                                                  \
-    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc), nn_v_fix(C0, rz + 2 * (I), z0, s0));        \
-    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc + 8), nn_v_fix(C1, rz + 2 * (I), z1, s1));
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc), nn_vnni256_fix(C0, rz + 2 * (I), z0, s0));        \
+    _mm256_storeu_si256((__m256i *)(void *)(c + (I) * ldc + 8), nn_vnni256_fix(C1, rz + 2 * (I), z1, s1));
     NN_VST(0, c00, c01) NN_VST(1, c10, c11) NN_VST(2, c20, c21) NN_VST(3, c30, c31) NN_VST(4, c40, c41)
     NN_VST(5, c50, c51)
 #undef NN_VST
