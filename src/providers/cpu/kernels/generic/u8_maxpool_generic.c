@@ -37,25 +37,28 @@ static void pool8_row_flip(uint8_t *restrict row, const uint8_t *restrict src, s
     for (size_t i = 0; i < n; i++) row[i] = (uint8_t)(src[i] ^ flip);
 }
 
-/* Inside outputs [lo, hi): y[o] = max over taps of r[o * s + t * d], r the row shifted by the pad. */
-static void pool8_inner(const uint8_t *restrict r, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d,
-                        uint8_t *restrict y) {
+/* Inside outputs [lo, hi): y[o] = max over taps of row[o * s - pad + t * d] (all inside the row). */
+static void pool8_inner(const uint8_t *restrict row, int64_t pad, int64_t lo, int64_t hi, int64_t k, int64_t s,
+                        int64_t d, uint8_t *restrict y) {
+    const int64_t n = hi - lo;
+    const uint8_t *r = row + (lo * s - pad);   /* the first inside window's first tap */
+    uint8_t *yo = y + lo;
     if (s == 1 && d == 1) {
-        for (int64_t o = lo; o < hi; o++) y[o] = r[o];
+        for (int64_t o = 0; o < n; o++) yo[o] = r[o];
         for (int64_t t = 1; t < k; t++)
-            for (int64_t o = lo; o < hi; o++) y[o] = r[o + t] > y[o] ? r[o + t] : y[o];
+            for (int64_t o = 0; o < n; o++) yo[o] = r[o + t] > yo[o] ? r[o + t] : yo[o];
         return;
     }
     if (s == 2 && d == 1) {
-        for (int64_t o = lo; o < hi; o++) y[o] = r[2 * o];
+        for (int64_t o = 0; o < n; o++) yo[o] = r[2 * o];
         for (int64_t t = 1; t < k; t++)
-            for (int64_t o = lo; o < hi; o++) y[o] = r[2 * o + t] > y[o] ? r[2 * o + t] : y[o];
+            for (int64_t o = 0; o < n; o++) yo[o] = r[2 * o + t] > yo[o] ? r[2 * o + t] : yo[o];
         return;
     }
-    for (int64_t o = lo; o < hi; o++) {
+    for (int64_t o = 0; o < n; o++) {
         uint8_t m = r[o * s];
         for (int64_t t = 1; t < k; t++) m = r[o * s + t * d] > m ? r[o * s + t * d] : m;
-        y[o] = m;
+        yo[o] = m;
     }
 }
 
@@ -93,7 +96,7 @@ static void pool8_run(void *arg, size_t begin, size_t end) {
                     continue;
                 }
                 if (j->ow_hi > j->ow_lo)
-                    pool8_inner(row - g->pb[2], j->ow_lo, j->ow_hi, g->k[2], g->s[2], g->d[2], ybuf);
+                    pool8_inner(row, g->pb[2], j->ow_lo, j->ow_hi, g->k[2], g->s[2], g->d[2], ybuf);
                 for (int64_t ow = 0; ow < OW; ow++) {
                     if (ow >= j->ow_lo && ow < j->ow_hi) { ow = j->ow_hi - 1; continue; }
                     int64_t lo, hi, st;
