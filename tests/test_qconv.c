@@ -622,7 +622,10 @@ int main(void) {
         { 2, 1, 2, 3, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 2, 0 },
         /* u8 weights whose bound 9 * C * 255 * max|w - w_zp| passes 2^29: the direct GEMM instead */
         { 2, 1, 1040, 2, 1, { 3, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 0, 0, 1, 0, 1 },
-        /* the byte path's phase planes: a stem-like 7x7 stride 2, stride 3 with dilation, stride 2 with dilation 2
+        /* the byte path with K 2304 over 9 panels (a ragged last one) and over 36 */
+        { 2, 1, 256, 20, 1, { 12, 11, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
+        { 2, 1, 256, 20, 1, { 24, 24, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 2, 1 },
+        /* the byte path's shifted planes: a stem-like 7x7 stride 2, stride 3 with dilation, stride 2 with dilation 2
          * (one phase), asymmetric pads, u8 weights with per-channel zero points */
         { 2, 1, 3, 20, 1, { 23, 21, 1 }, { 7, 7, 1 }, { 2, 2, 1 }, { 3, 3, 0 }, { 2, 3, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
         { 2, 1, 5, 17, 1, { 19, 29, 1 }, { 3, 3, 1 }, { 2, 3, 1 }, { 1, 2, 0 }, { 0, 1, 0 }, { 2, 2, 1 }, 1, 0, 1, 1, 2, 1 },
@@ -630,7 +633,7 @@ int main(void) {
         { 2, 1, 35, 40, 1, { 40, 40, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 1, 1 },
         /* column stride above the padded width: phases past the last input column hold only padding */
         { 2, 1, 4, 8, 1, { 7, 2, 1 }, { 2, 2, 1 }, { 3, 4, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
-        /* strided 1x1 (no phase planes) with padding */
+        /* strided 1x1 (a shifted plane that is its im2col) with padding */
         { 2, 1, 24, 20, 1, { 13, 11, 1 }, { 1, 1, 1 }, { 2, 2, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 0, 0, 1, 2, 1 },
         /* pointwise with a plane that is not a multiple of the panel width, odd K */
         { 2, 2, 33, 20, 1, { 19, 23, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },

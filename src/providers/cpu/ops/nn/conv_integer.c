@@ -442,70 +442,64 @@ typedef struct qconv_qpack_job {
     int pointwise;
     nn_qquad4_fn quad4;
     uint8_t *out;
-    /* 2-D convs: each input channel zero-point padded and split into sw column phases (phase f holds padded
-     * columns f, f + sw, ...), so every im2col row is whole output rows copied from one phase plane */
-    uint8_t *xph;
-    size_t hp, wq, sw, plane;   /* padded rows, columns per phase, column stride, bytes per channel */
+    /* 2-D convs: per input channel, row phase f (padded rows f, f + sh, ...) and tap column kw, a plane of hr
+     * rows of the OW bytes that tap column meets along an output row (zero point at padding), so im2col row
+     * (c, kh, kw) is one contiguous run of P bytes: plane (c, kh * dh % sh, kw) from row kh * dh / sh */
+    uint8_t *xsh;
+    size_t nph, kwn, hr, plane;   /* row phases, tap columns, rows per plane, bytes per plane */
 } qconv_qpack_job;
 
-#define QCONV_PH_SLACK 64   /* the fixed-size row copies may read this far past the last plane */
-
-static void qconv_phase_range(void *arg, size_t begin, size_t end) {
-    const qconv_qpack_job *j = arg;
-    const nn_geom *g = &j->cs->g;
-    const size_t in1 = (size_t)g->in[1], in2 = (size_t)g->in[2], p1 = (size_t)g->pb[1], p2 = (size_t)g->pb[2];
-    const size_t sw = j->sw, wq = j->wq, in_size = (size_t)nn_geom_in_size(g);
-    for (size_t c = begin; c < end; c++)
-        for (size_t f = 0; f < sw; f++) {
-            uint8_t *dst = j->xph + c * j->plane + f * j->hp * wq;
-            for (size_t r = 0; r < j->hp; r++, dst += wq) {
-                if (r < p1 || r - p1 >= in1) { memset(dst, j->pad, wq); continue; }
-                const uint8_t *src = j->x + c * in_size + (r - p1) * in2;
-                if (sw == 1) {
-                    const size_t lead = p2 < wq ? p2 : wq, cnt = in2 < wq - lead ? in2 : wq - lead;
-                    memset(dst, j->pad, lead);
-                    memcpy(dst + lead, src, cnt);
-                    memset(dst + lead + cnt, j->pad, wq - lead - cnt);
-                    continue;
-                }
-                /* padded column q * sw + f is input column q * sw + f - p2: inside for q in [qa, qb) */
-                const size_t qa = f >= p2 ? 0 : (p2 - f + sw - 1) / sw;
-                const size_t qe = f < in2 + p2 ? (in2 + p2 - f + sw - 1) / sw : 0, qb = qe < wq ? qe : wq;
-                size_t q = 0;
-                for (; q < qa && q < wq; q++) dst[q] = j->pad;
-                if (q < qb) {
-                    const uint8_t *s0 = src + (q * sw + f - p2);
-                    for (size_t t = 0; q < qb; q++, t++) dst[q] = s0[t * sw];
-                }
-                for (; q < wq; q++) dst[q] = j->pad;
-            }
-        }
+/* d[q] = s[2 q] for q < n. Byte loops cost a load and a store per byte; on little-endian targets four even
+ * bytes come out of one 64-bit word by two shift-and-mask steps. Never reads past s[2 (n - 1)]. */
+static inline void qconv_gather2(uint8_t *d, const uint8_t *s, size_t n) {
+    size_t q = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; q + 4 < n; q += 4) {
+        uint64_t w;
+        memcpy(&w, s + 2 * q, 8);
+        w &= 0x00FF00FF00FF00FFull;
+        w = (w | w >> 8) & 0x0000FFFF0000FFFFull;
+        const uint32_t v = (uint32_t)(w | w >> 16);
+        memcpy(d + q, &v, 4);
+    }
+#endif
+    for (; q < n; q++) d[q] = s[2 * q];
 }
 
-/* qconv_fill_bytes for a 2-D conv from the phase planes: output row by output row. */
-static void qconv_fill_phase(const qconv_qpack_job *j, size_t p, size_t c0, size_t n, uint8_t *buf) {
+static void qconv_shift_range(void *arg, size_t begin, size_t end) {
+    const qconv_qpack_job *j = arg;
     const nn_geom *g = &j->cs->g;
-    size_t lim = 0;
-    if (p < j->Kg && c0 < j->P) {
-        const size_t kh_n = (size_t)g->k[1], kw_n = (size_t)g->k[2], ks = kh_n * kw_n, c = p / ks, kk = p % ks;
-        const size_t kh = kk / kw_n, kwd = kk % kw_n * (size_t)g->d[2], OW = (size_t)g->out[2];
-        const size_t sh = (size_t)g->s[1], wq = j->wq;
-        const uint8_t *pl = j->xph + c * j->plane + (kwd % j->sw) * j->hp * wq + kh * (size_t)g->d[1] * wq + kwd / j->sw;
-        size_t k = 0, oh = c0 / OW, ow = c0 % OW;
-        lim = j->P - c0 < n ? j->P - c0 : n;
-        while (k < lim) {
-            const size_t seg = OW - ow < lim - k ? OW - ow : lim - k;
-            const uint8_t *src = pl + oh * sh * wq + ow;
-            /* fixed-size copies for short rows: the bytes past seg are rewritten by the next row or the tail */
-            if (seg <= 16) memcpy(buf + k, src, 16);
-            else if (seg <= 32) memcpy(buf + k, src, 32);
-            else memcpy(buf + k, src, seg);
-            k += seg;
-            ow = 0;
-            oh++;
-        }
-    }
-    if (lim < n) memset(buf + lim, j->flip, n - lim);
+    const int64_t in1 = g->in[1], in2 = g->in[2], sh = g->s[1], sw = g->s[2], ow_n = g->out[2];
+    const size_t in_size = (size_t)nn_geom_in_size(g), OW = (size_t)ow_n;
+    uint8_t *dst = j->xsh + begin * j->nph * j->kwn * j->plane;
+    for (size_t c = begin; c < end; c++)
+        for (size_t f = 0; f < j->nph; f++)
+            for (size_t kw = 0; kw < j->kwn; kw++) {
+                /* output column q reads input column iw0 + q * sw: inside for q in [qa, qb) */
+                const int64_t iw0 = (int64_t)kw * g->d[2] - g->pb[2];
+                const int64_t qa64 = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0, qe = in2 > iw0 ? (in2 - iw0 + sw - 1) / sw : 0;
+                const size_t qa = (size_t)(qa64 < ow_n ? qa64 : ow_n);
+                const size_t qb = qe < (int64_t)qa ? qa : qe < ow_n ? (size_t)qe : OW;
+                const uint8_t *src0 = j->x + c * in_size + (qb > qa ? (size_t)(iw0 + (int64_t)qa * sw) : 0);
+                for (size_t r = 0; r < j->hr; r++, dst += OW) {
+                    const int64_t ih = (int64_t)(r * (size_t)sh + f) - g->pb[1];
+                    if (ih < 0 || ih >= in1) { memset(dst, j->pad, OW); continue; }
+                    const uint8_t *src = src0 + (size_t)ih * (size_t)in2;
+                    if (qa) memset(dst, j->pad, qa);
+                    if (sw == 1) memcpy(dst + qa, src, qb - qa);
+                    else if (sw == 2) qconv_gather2(dst + qa, src, qb - qa);
+                    else for (size_t q = 0; q < qb - qa; q++) dst[qa + q] = src[q * (size_t)sw];
+                    if (qb < OW) memset(dst + qb, j->pad, OW - qb);
+                }
+            }
+}
+
+/* Where im2col row p (< Kg) of a 2-D conv starts in the shifted planes. */
+static inline const uint8_t *qconv_shift_row(const qconv_qpack_job *j, size_t p) {
+    const nn_geom *g = &j->cs->g;
+    const size_t ks = j->kwn * (size_t)g->k[1], c = p / ks, kk = p % ks, sh = (size_t)g->s[1];
+    const size_t off = kk / j->kwn * (size_t)g->d[1];
+    return j->xsh + ((c * j->nph + off % sh) * j->kwn + kk % j->kwn) * j->plane + off / sh * (size_t)g->out[2];
 }
 
 /* Raw bytes of im2col row p for columns [c0, c0 + n): x's, the zero point's at padded taps, flip past P
@@ -556,19 +550,29 @@ static void qconv_qpack_range(void *arg, size_t begin, size_t end) {
     const qconv_qpack_job *j = arg;
     uint8_t rows[4][QCONV_CHUNK + 32];
     const size_t pstride = 16 * j->kq;
-    for (size_t qi = begin; qi < end; qi++)
+    for (size_t qi = begin; qi < end; qi++) {
+        const uint8_t *base[4];   /* row p's contiguous bytes (pointwise or shifted planes), else NULL */
+        for (size_t i = 0; i < 4; i++) {
+            const size_t p = 4 * qi + i;
+            base[i] = p >= j->Kg ? NULL : j->pointwise ? j->x + p * j->P : j->xsh ? qconv_shift_row(j, p) : NULL;
+        }
         for (size_t c0 = 0; c0 < j->cols; c0 += QCONV_CHUNK) {
             const size_t n = j->cols - c0 < QCONV_CHUNK ? j->cols - c0 : QCONV_CHUNK;
             const uint8_t *r[4];
             for (size_t i = 0; i < 4; i++) {
-                const size_t p = 4 * qi + i;
-                if (j->pointwise && p < j->Kg && c0 + n <= j->P) { r[i] = j->x + p * j->P + c0; continue; }
-                if (j->xph) qconv_fill_phase(j, p, c0, n, rows[i]);
-                else qconv_fill_bytes(j, p, c0, n, rows[i]);
+                if (base[i] && c0 + n <= j->P) { r[i] = base[i] + c0; continue; }
+                if (base[i]) {
+                    const size_t lim = c0 < j->P ? j->P - c0 : 0;
+                    if (lim) memcpy(rows[i], base[i] + c0, lim);
+                    memset(rows[i] + lim, j->flip, n - lim);
+                } else {
+                    qconv_fill_bytes(j, 4 * qi + i, c0, n, rows[i]);
+                }
                 r[i] = rows[i];
             }
             j->quad4(r[0], r[1], r[2], r[3], n, j->flip, j->out + (c0 / 16) * pstride + qi * 64, pstride);
         }
+    }
 }
 
 /* Per panel: the zero point and, when the weights need them, the column sums of the packed bytes. */
@@ -610,30 +614,31 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
     const int sgn = x->type == CORT_TYPE_INT8;
     const uint8_t flip = sgn ? 0x80 : 0;
     const int flat = gm->in[0] == 1 && gm->k[0] == 1 && gm->pb[0] == 0 && gm->pe[0] == 0;
-    size_t hp = 0, wq = 0, sw = 1, plane = 0, phb = 0;
-    uint8_t *xph = NULL;
-    /* phase planes pay off when taps reuse input bytes; a strided 1x1 conv reads each byte once */
-    if (flat && !pointwise && ks > 1) {
-        sw = (size_t)gm->s[2];
-        hp = (size_t)(gm->in[1] + gm->pb[1] + gm->pe[1]);
-        wq = ((size_t)(gm->in[2] + gm->pb[2] + gm->pe[2]) + sw - 1) / sw;
-        if (cort_mul_size_ovf(hp, wq, &plane) || cort_mul_size_ovf(plane, sw, &plane) ||
-            cort_mul_size_ovf(plane, Cg, &phb) || phb > SIZE_MAX - QCONV_PH_SLACK) {
+    size_t nph = 0, kwn = 0, hr = 0, plane = 0, shb = 0;
+    uint8_t *xsh = NULL;
+    /* every 2-D conv but a pointwise one (a strided 1x1's one plane per channel is its im2col, gathered once) */
+    if (flat && !pointwise) {
+        const size_t sh = (size_t)gm->s[1], span = (size_t)((gm->k[1] - 1) * gm->d[1]);
+        nph = span + 1 < sh ? span + 1 : sh;
+        kwn = (size_t)gm->k[2];
+        hr = (size_t)gm->out[1] + span / sh;
+        size_t per_c;
+        if (cort_mul_size_ovf(hr, (size_t)gm->out[2], &plane) || cort_mul_size_ovf(nph, kwn, &per_c) ||
+            cort_mul_size_ovf(plane, per_c, &shb) || cort_mul_size_ovf(shb, Cg, &shb)) {
             cort_kernel_scratch_free(ctx, bp);
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv input of %zu channels is too large", Cg);
         }
-        if (!(xph = cort_kernel_scratch(ctx, phb + QCONV_PH_SLACK))) {
+        if (!(xsh = cort_kernel_scratch(ctx, shb ? shb : 1))) {
             cort_kernel_scratch_free(ctx, bp);
             return cort_error_oom();
         }
-        memset(xph + phb, 0, QCONV_PH_SLACK);
     }
     for (size_t n = 0; n < cs->N; n++)
         for (size_t g = 0; g < cs->group; g++) {
             qconv_qpack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, (uint8_t)xzp, flip,
                                    Kg, kq, P, panels * 16, pointwise, nn_qconv_best_ops()->quad4, bp,
-                                   xph, hp, wq, sw, plane };
-            if (xph) cort_parallel_for(ctx->pool, Cg, grain_for(plane), qconv_phase_range, &pj);
+                                   xsh, nph, kwn, hr, plane };
+            if (xsh) cort_parallel_for(ctx->pool, Cg, grain_for(nph * kwn * plane), qconv_shift_range, &pj);
             cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
             qconv_qcz_job cj = { bp, (int32_t *)(void *)(bp + nb), kq, (int32_t)((uint8_t)xzp ^ flip), s->qcolsum };
             if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
@@ -648,7 +653,7 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
                 nn_igemm(ctx->pool, k, Mg, P, Kg, ap, bq, yint + o0, P);
             }
         }
-    cort_kernel_scratch_free(ctx, xph);
+    cort_kernel_scratch_free(ctx, xsh);
     cort_kernel_scratch_free(ctx, bp);
     return NULL;
 }
