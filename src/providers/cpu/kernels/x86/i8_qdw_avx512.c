@@ -167,4 +167,27 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
         _mm_mask_storeu_epi8(d + q, m, qrq16_512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
     }
 }
+/* A GEMM tile's rows (at most 16 columns): one zmm per row instead of two ymm, and a masked narrow edge
+ * instead of a zero-padded copy. */
+QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                                 const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    if (cols > 16) {
+        for (size_t r = 0; r < rows; r++)
+            nn_qrq_row_avx512(acc + r * ldt, cols, bias ? bias[r] : 0, mult[r], yzp, is_signed, dst + r * ldd);
+        return;
+    }
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
+    const __mmask16 m = (__mmask16)((1u << cols) - 1);
+    for (size_t r = 0; r < rows; r++) {
+        const int32_t b = bias ? bias[r] : 0;
+        if (!isfinite(mult[r])) {   /* a zero y_scale: the portable expression */
+            nn_qrq_row_generic(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
+            continue;
+        }
+        const __m128i v = qrq16_512(_mm512_maskz_loadu_epi32(m, acc + r * ldt), _mm512_set1_epi32(b),
+                                    _mm512_set1_ps(mult[r]), vz16, is_signed);
+        if (cols == 16) _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), v);
+        else _mm_mask_storeu_epi8(dst + r * ldd, m, v);
+    }
+}
 #endif
