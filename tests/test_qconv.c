@@ -558,10 +558,10 @@ static void test_conv_byte_kernels(void) {
     for (size_t oi = 0; oi < no; oi++) {
         size_t bad = 0;
         for (int trial = 0; trial < 50; trial++) {
-            const size_t n = 16 * (1 + rnd() % 6), ps = 72;
+            const size_t n = 16 * (1 + rnd() % 12), ps = 72;   /* 64-column steps and 16-column tails */
             const uint8_t flip = trial & 1 ? 0x80 : 0;
-            uint8_t r[4][96], got[6 * 72], want[6 * 72];
-            for (size_t i = 0; i < 4 * 96; i++) r[i / 96][i % 96] = (uint8_t)rnd();
+            uint8_t r[4][192], got[12 * 72], want[12 * 72];
+            for (size_t i = 0; i < 4 * 192; i++) r[i / 192][i % 192] = (uint8_t)rnd();
             memset(got, 0xa5, sizeof got);
             memset(want, 0xa5, sizeof want);
             ops[oi]->quad4(r[0], r[1], r[2], r[3], n, flip, got, ps);

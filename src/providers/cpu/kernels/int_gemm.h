@@ -215,6 +215,8 @@ void nn_qdw_taps_avx512(int32_t *y, size_t n, const int16_t *x, const size_t *of
 void nn_qdw_taps_avx512vnni(int32_t *y, size_t n, const int16_t *x, const size_t *off, size_t ntaps, const int16_t *w);
 void nn_qwiden_avx512(const void *x, size_t n, int is_signed, int32_t zp, int16_t *out);
 void nn_qwiden2_avx512(const void *x, size_t n, int is_signed, int32_t zp, int16_t *ev, int16_t *od);
+void nn_qquad4_avx512(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
+                      uint8_t flip, uint8_t *out, size_t pstride);
 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);

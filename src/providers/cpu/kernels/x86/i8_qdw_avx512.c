@@ -190,4 +190,28 @@ QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, si
         else _mm_mask_storeu_epi8(dst + r * ldd, m, v);
     }
 }
+/* nn_qquad4_avx2's byte and word interleaves on four 16-column lanes at once: lane L of the four results
+ * holds the quarters of panel L, so a 4x4 transpose of 128-bit lanes gives each panel one 64-byte store. */
+QDW_T512 void nn_qquad4_avx512(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
+                               uint8_t flip, uint8_t *out, size_t pstride) {
+    const __m512i f = _mm512_set1_epi8((char)flip);
+    size_t q = 0;
+    for (; q + 64 <= n; q += 64, out += 4 * pstride) {
+        const __m512i v0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(r0 + q)), f);
+        const __m512i v1 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(r1 + q)), f);
+        const __m512i v2 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(r2 + q)), f);
+        const __m512i v3 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(r3 + q)), f);
+        const __m512i l01 = _mm512_unpacklo_epi8(v0, v1), h01 = _mm512_unpackhi_epi8(v0, v1);
+        const __m512i l23 = _mm512_unpacklo_epi8(v2, v3), h23 = _mm512_unpackhi_epi8(v2, v3);
+        const __m512i a = _mm512_unpacklo_epi16(l01, l23), b = _mm512_unpackhi_epi16(l01, l23);
+        const __m512i c = _mm512_unpacklo_epi16(h01, h23), d = _mm512_unpackhi_epi16(h01, h23);
+        const __m512i t0 = _mm512_shuffle_i64x2(a, b, 0x44), t1 = _mm512_shuffle_i64x2(c, d, 0x44);
+        const __m512i t2 = _mm512_shuffle_i64x2(a, b, 0xee), t3 = _mm512_shuffle_i64x2(c, d, 0xee);
+        _mm512_storeu_si512((void *)out, _mm512_shuffle_i64x2(t0, t1, 0x88));
+        _mm512_storeu_si512((void *)(out + pstride), _mm512_shuffle_i64x2(t0, t1, 0xdd));
+        _mm512_storeu_si512((void *)(out + 2 * pstride), _mm512_shuffle_i64x2(t2, t3, 0x88));
+        _mm512_storeu_si512((void *)(out + 3 * pstride), _mm512_shuffle_i64x2(t2, t3, 0xdd));
+    }
+    if (q < n) nn_qquad4_avx2(r0 + q, r1 + q, r2 + q, r3 + q, n - q, flip, out, pstride);
+}
 #endif
