@@ -481,16 +481,18 @@ static void qconv_shift_range(void *arg, size_t begin, size_t end) {
                 const size_t qa = (size_t)(qa64 < ow_n ? qa64 : ow_n);
                 const size_t qb = qe < (int64_t)qa ? qa : qe < ow_n ? (size_t)qe : OW;
                 const uint8_t *src0 = j->x + c * in_size + (qb > qa ? (size_t)(iw0 + (int64_t)qa * sw) : 0);
-                for (size_t r = 0; r < j->hr; r++, dst += OW) {
+                /* the padding first for the whole plane: one call instead of two per row of 7 to 56 bytes */
+                memset(dst, j->pad, j->plane);
+                for (size_t r = 0; r < j->hr && qb > qa; r++) {
                     const int64_t ih = (int64_t)(r * (size_t)sh + f) - g->pb[1];
-                    if (ih < 0 || ih >= in1) { memset(dst, j->pad, OW); continue; }
+                    if (ih < 0 || ih >= in1) continue;
                     const uint8_t *src = src0 + (size_t)ih * (size_t)in2;
-                    if (qa) memset(dst, j->pad, qa);
-                    if (sw == 1) memcpy(dst + qa, src, qb - qa);
-                    else if (sw == 2) qconv_gather2(dst + qa, src, qb - qa);
-                    else for (size_t q = 0; q < qb - qa; q++) dst[qa + q] = src[q * (size_t)sw];
-                    if (qb < OW) memset(dst + qb, j->pad, OW - qb);
+                    uint8_t *d = dst + r * OW + qa;
+                    if (sw == 1) memcpy(d, src, qb - qa);
+                    else if (sw == 2) qconv_gather2(d, src, qb - qa);
+                    else for (size_t q = 0; q < qb - qa; q++) d[q] = src[q * (size_t)sw];
                 }
+                dst += j->plane;
             }
 }
 
