@@ -25,6 +25,8 @@ static const nn_isa_config avx2_config = {
     .pool_window_avg = nn_pool_window_avg_avx2,
     .pool_sum = nn_pool_sum_avx2,
     .pool_max = nn_pool_max_avx2,
+    .pool_rows_max8 = nn_pool_rows_max8_avx2,
+    .pool_window_max8 = nn_pool_window_max8_avx2,
     .act_sigmoid_silu = nn_act_avx2,
     .exp_shift_sum = nn_exp_shift_sum_avx2,
 };
@@ -47,6 +49,8 @@ static const nn_isa_config avx512_config = {
     .pool_avg2d = nn_pool_avg2d_avx512,
     .pool_sum = nn_pool_sum_avx512,
     .pool_max = nn_pool_max_avx512,
+    .pool_rows_max8 = nn_pool_rows_max8_avx512,
+    .pool_window_max8 = nn_pool_window_max8_avx512,
     .act_all = nn_act_avx512,
     .act_sigmoid_silu = nn_act_avx2,
     .gelu = nn_gelu_avx512,

@@ -37,6 +37,10 @@ typedef struct nn_isa_config {
     void (*pool_window_avg)(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
     float (*pool_sum)(const float *x, size_t n);
     float (*pool_max)(const float *x, size_t n);
+    /* 8-bit MaxPool's row reduction and window step (strides 1 and 2); NULL: the portable loops */
+    void (*pool_rows_max8)(const uint8_t *x, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc,
+                           uint8_t *buf);
+    void (*pool_window_max8)(const uint8_t *row, size_t k, size_t s, size_t n, uint8_t flip, uint8_t *y);
     /* activations in place (act_ukernels.h): every CORT_ACT_* up to hard swish, or only
      * sigmoid and SiLU */
     void (*act_all)(int kind, float lo, float hi, float *y, size_t n);

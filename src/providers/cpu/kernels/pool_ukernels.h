@@ -9,6 +9,7 @@
 #ifndef CORT_CPU_SIMD_POOL_UKERNELS_H
 #define CORT_CPU_SIMD_POOL_UKERNELS_H
 #include <stddef.h>
+#include <stdint.h>
 #include "gemm_ukernels.h"
 
 #define NN_POOL_FUSED_KMAX 17
@@ -51,5 +52,16 @@ void nn_pool_window_max_avx2(const float *t, size_t k, size_t sw, size_t count, 
 void nn_pool_window_avg_avx2(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
 float nn_pool_sum_avx2(const float *x, size_t n);
 float nn_pool_max_avx2(const float *x, size_t n);
+/* 8-bit MaxPool (bytes compared as unsigned; flip 0x80 orders int8 that way and is undone on output):
+ *   rows_max8:   buf[i] = max over r < nrows of x[r * stride + i] ^ flip, i < n, nrows >= 1; with
+ *                acc, buf[i] joins the maximum;
+ *   window_max8: y[o] = (max over t < k of row[o * s + t]) ^ flip, o < n, n >= 1, s 1 or 2;
+ *                reads only row[0 .. (n - 1) * s + k). */
+void nn_pool_rows_max8_avx2(const uint8_t *x, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc,
+                            uint8_t *buf);
+void nn_pool_rows_max8_avx512(const uint8_t *x, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc,
+                              uint8_t *buf);
+void nn_pool_window_max8_avx2(const uint8_t *row, size_t k, size_t s, size_t n, uint8_t flip, uint8_t *y);
+void nn_pool_window_max8_avx512(const uint8_t *row, size_t k, size_t s, size_t n, uint8_t flip, uint8_t *y);
 #endif
 #endif

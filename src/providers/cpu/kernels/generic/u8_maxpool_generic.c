@@ -6,6 +6,7 @@
  * loops are written for the vectorizer (this file is built at -O3). */
 #include <string.h>
 #include "../../ops/nn/pool.h"
+#include "../isa_config.h"
 
 enum { POOL8_ROW = 4096 };
 
@@ -15,6 +16,9 @@ typedef struct pool8_job {
     uint8_t *y;
     uint8_t flip;
     int64_t ow_lo, ow_hi;   /* outputs whose window lies inside the row */
+    /* per-ISA kernels (pool_ukernels.h), or NULL */
+    void (*rows)(const uint8_t *x, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc, uint8_t *buf);
+    void (*window)(const uint8_t *row, size_t k, size_t s, size_t n, uint8_t flip, uint8_t *y);
 } pool8_job;
 
 /* Taps [lo, hi) of the window of output o along dim (clipped to the input), its first input index. */
@@ -62,11 +66,27 @@ static void pool8_inner(const uint8_t *restrict row, int64_t pad, int64_t lo, in
     }
 }
 
+/* The window's input rows reduced into row (flipped), the portable loops. */
+static void pool8_rows(const uint8_t *src, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc,
+                       uint8_t *restrict row) {
+    for (size_t r = 0; r < nrows; r++, src += stride) {
+        if (!acc && r == 0) pool8_row_flip(row, src, n, flip);
+        else if (flip) {
+            uint8_t tmp[POOL8_ROW];
+            pool8_row_flip(tmp, src, n, flip);
+            pool8_row_max(row, tmp, n);
+        } else {
+            pool8_row_max(row, src, n);
+        }
+    }
+}
+
 static void pool8_run(void *arg, size_t begin, size_t end) {
     const pool8_job *j = arg;
     const nn_geom *g = j->g;
     const int64_t in = nn_geom_in_size(g), out = nn_geom_out_size(g), IW = g->in[2], OW = g->out[2];
     const uint8_t flip = j->flip;
+    const int isa_window = j->window && (g->s[2] == 1 || g->s[2] == 2) && g->d[2] == 1;
     uint8_t row[POOL8_ROW], ybuf[POOL8_ROW];
     for (size_t pl = begin; pl < end; pl++) {
         const uint8_t *xp = j->x + (int64_t)pl * in;
@@ -78,25 +98,26 @@ static void pool8_run(void *arg, size_t begin, size_t end) {
                 int64_t hlo, hhi, hst;
                 pool8_taps(g, 1, oh, &hlo, &hhi, &hst);
                 int any = 0;
-                for (int64_t kd = dlo; kd < dhi; kd++)
-                    for (int64_t kh = hlo; kh < hhi; kh++) {
-                        const uint8_t *src = xp + ((dst + kd * g->d[0]) * g->in[1] + hst + kh * g->d[1]) * IW;
-                        if (!any) pool8_row_flip(row, src, (size_t)IW, flip);
-                        else if (flip) {
-                            uint8_t tmp[POOL8_ROW];
-                            pool8_row_flip(tmp, src, (size_t)IW, flip);
-                            pool8_row_max(row, tmp, (size_t)IW);
-                        } else {
-                            pool8_row_max(row, src, (size_t)IW);
-                        }
-                        any = 1;
+                if (hhi > hlo)
+                    for (int64_t kd = dlo; kd < dhi; kd++, any = 1) {
+                        const uint8_t *src = xp + ((dst + kd * g->d[0]) * g->in[1] + hst + hlo * g->d[1]) * IW;
+                        const size_t stride = (size_t)(g->d[1] * IW), nrows = (size_t)(hhi - hlo);
+                        if (j->rows) j->rows(src, stride, nrows, (size_t)IW, flip, any, row);
+                        else pool8_rows(src, stride, nrows, (size_t)IW, flip, any, row);
                     }
                 if (!any) {
                     memset(yp, flip, (size_t)OW);   /* type minimum: 0, or -128 (0x80) */
                     continue;
                 }
-                if (j->ow_hi > j->ow_lo)
-                    pool8_inner(row, g->pb[2], j->ow_lo, j->ow_hi, g->k[2], g->s[2], g->d[2], ybuf);
+                if (j->ow_hi > j->ow_lo) {
+                    if (isa_window) {
+                        j->window(row + (j->ow_lo * g->s[2] - g->pb[2]), (size_t)g->k[2], (size_t)g->s[2],
+                                  (size_t)(j->ow_hi - j->ow_lo), flip, yp + j->ow_lo);
+                    } else {
+                        pool8_inner(row, g->pb[2], j->ow_lo, j->ow_hi, g->k[2], g->s[2], g->d[2], ybuf);
+                        for (int64_t ow = j->ow_lo; ow < j->ow_hi; ow++) yp[ow] = (uint8_t)(ybuf[ow] ^ flip);
+                    }
+                }
                 for (int64_t ow = 0; ow < OW; ow++) {
                     if (ow >= j->ow_lo && ow < j->ow_hi) { ow = j->ow_hi - 1; continue; }
                     int64_t lo, hi, st;
@@ -106,9 +127,8 @@ static void pool8_run(void *arg, size_t begin, size_t end) {
                         const uint8_t v = row[st + kw * g->d[2]];
                         m = v > m ? v : m;
                     }
-                    ybuf[ow] = m;
+                    yp[ow] = (uint8_t)(m ^ flip);
                 }
-                for (int64_t ow = 0; ow < OW; ow++) yp[ow] = (uint8_t)(ybuf[ow] ^ flip);
             }
         }
     }
@@ -116,7 +136,7 @@ static void pool8_run(void *arg, size_t begin, size_t end) {
 
 int nn_pool_max8(cort_pool *pool, const nn_geom *g, size_t planes, int is_signed, const void *x, void *y) {
     if (g->in[2] > POOL8_ROW || g->out[2] > POOL8_ROW) return 0;
-    pool8_job j = { g, x, y, (uint8_t)(is_signed ? 0x80 : 0), 0, 0 };
+    pool8_job j = { g, x, y, (uint8_t)(is_signed ? 0x80 : 0), 0, 0, nn_isa()->pool_rows_max8, nn_isa()->pool_window_max8 };
     /* outputs whose whole window (k taps, dilation d) lies inside the row */
     const int64_t s = g->s[2], span = (g->k[2] - 1) * g->d[2] + 1, pad = g->pb[2], iw = g->in[2];
     int64_t a = (pad + s - 1) / s, b = iw - span + pad >= 0 ? (iw - span + pad) / s + 1 : 0;
