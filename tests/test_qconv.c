@@ -609,6 +609,13 @@ int main(void) {
         { 2, 2, 4, 4, 4, { 21, 34, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 2, 1 },
         { 2, 1, 5, 10, 5, { 19, 30, 1 }, { 5, 3, 1 }, { 2, 3, 1 }, { 2, 1, 0 }, { 1, 2, 0 }, { 2, 2, 1 }, 0, 0, 0, 1, 2, 1 },
         { 2, 1, 3, 3, 3, { 30, 50, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* small planes (the channel-lane kernel where the level has one): 37 channels (a ragged group of 5),
+         * 5x5 stride 2 with dilation and uneven pads, a plane smaller than the kernel's reach, int8 in and out,
+         * and 17x17 = 289 taps (above the lanes' exact bound: the per-plane path) */
+        { 2, 2, 37, 37, 37, { 7, 7, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        { 2, 1, 20, 20, 20, { 13, 10, 1 }, { 5, 5, 1 }, { 2, 1, 1 }, { 2, 1, 0 }, { 1, 3, 0 }, { 1, 2, 1 }, 1, 1, 1, 1, 2, 1 },
+        { 2, 1, 16, 16, 16, { 4, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 1, 0 },
+        { 2, 1, 3, 3, 3, { 9, 9, 1 }, { 17, 17, 1 }, { 1, 1, 1 }, { 8, 8, 0 }, { 8, 8, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
         /* a padded plane above the size padded per thread (all planes padded first), and channel multiplier 2 */
         { 2, 1, 2, 4, 2, { 258, 262, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
         /* rows longer than the depthwise buffer (split within the row), 1-D */

@@ -129,6 +129,34 @@ typedef void (*nn_qrq_tile_cols_fn)(const int32_t *acc, size_t ldt, size_t rows,
  *   out[(q / 16) * pstride + 4 * (q % 16) + r] = row r's byte q ^ flip. */
 typedef void (*nn_qquad4_fn)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
                              uint8_t flip, uint8_t *out, size_t pstride);
+/* dwc16: a 2-D depthwise conv of nch <= 16 channels (one output channel per input channel) with the channels
+ *   in vector lanes. x: nch planes of ih x iw bytes, plane stride xstride, int8 if is_signed, minus xzp;
+ *   zero padding pt (top), pl (left) inside the hp x wp padded plane (which covers every tap);
+ *   w: [kh * kw][16] floats, tap-major, the weights minus their zero point (lanes >= nch 0);
+ *   out: nch planes of oh * ow int32 (plane stride oh * ow), out[c][i * ow + j] = sum over taps (ki, kj)
+ *   of x[c][i * sh + ki * dh - pt][j * sw + kj * dw - pl] * w[ki * kw + kj][c], padding 0: exactly the
+ *   integer sum when kh * kw <= NN_QDWC16_MAX_TAPS; or, when y is set, those sums requantized as rq_row does
+ *   (bias[c], finite mult[c], yzp, y_signed) into nch planes of bytes at y (plane stride oh * ow).
+ *   Scratch: xb hp * wp * 16 floats, tmp oh * ow * 16 int32. */
+#define NN_QDWC16_MAX_TAPS 256
+typedef struct nn_qdwc16_args {
+    const uint8_t *x;
+    size_t xstride, nch, ih, iw;
+    int is_signed;
+    int32_t xzp;
+    size_t pt, pl, hp, wp;
+    size_t kh, kw, sh, sw, dh, dw, oh, ow;
+    const float *w;
+    float *xb;
+    int32_t *tmp;
+    int32_t *out;
+    uint8_t *y;
+    const int32_t *bias;
+    const float *mult;
+    int32_t yzp;
+    int y_signed;
+} nn_qdwc16_args;
+typedef void (*nn_qdwc16_fn)(const nn_qdwc16_args *a);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
@@ -141,6 +169,7 @@ typedef struct nn_qconv_ops {
     nn_qrq_tile_fn rq_tile;
     nn_qrq_tile_cols_fn rq_tile_cols;
     nn_qquad4_fn quad4;
+    nn_qdwc16_fn dwc16;   /* NULL: the level has none (depthwise convs take dw_taps) */
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -220,5 +249,6 @@ void nn_qquad4_avx512(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, c
 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
+void nn_qdwc16_avx512(const nn_qdwc16_args *a);
 #endif
 #endif

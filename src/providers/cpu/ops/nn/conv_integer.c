@@ -966,9 +966,97 @@ static void qconv_dw_chunk_range(void *arg, size_t begin, size_t end) {
                         j->xpad + i * (j->psize + QDW_SLACK));
 }
 
+/* ---- depthwise path for small planes: 16 channels per kernel call, in the vector lanes ----
+ * Output planes of at most QDWC_MAX_OUT pixels (input planes of at most QDWC_MAX_PADDED padded
+ * ones): there the per-plane path's setup (padding, tap pairing, requantization calls) is paid on a
+ * few dozen outputs per channel. From 14x14 outputs up the two paths measured alike, at 28x28 the
+ * per-plane path was faster (docs/performance.md). */
+#define QDWC_MAX_OUT 144
+#define QDWC_MAX_PADDED 1024
+
+typedef struct qconv_dwc_job {
+    const nn_conv_shape *cs;
+    const uint8_t *x;
+    int sgn;
+    int32_t xzp;
+    const int16_t *w;     /* [M][ks] taps, zero point subtracted */
+    size_t groups, P, ks, hp, wp;
+    size_t xb_n, tmp_n;   /* floats / int32 per chunk of scratch */
+    float *scratch;       /* per chunk: xb, tmp, out (QLinearConv), w */
+    size_t chunk_n, chunks;
+    int32_t *yint;
+    const qconv_rq *rq;
+    nn_qdwc16_fn fn;
+} qconv_dwc_job;
+
+static void qconv_dwc_range(void *arg, size_t begin, size_t end) {
+    const qconv_dwc_job *j = arg;
+    const nn_conv_shape *cs = j->cs;
+    const nn_geom *g = &cs->g;
+    const size_t units = cs->N * j->groups, in_size = (size_t)nn_geom_in_size(g), P = j->P, ks = j->ks;
+    for (size_t i = begin; i < end; i++) {
+        float *xb = j->scratch + i * j->chunk_n, *wv = xb + j->xb_n + 2 * j->tmp_n;
+        int32_t *tmp = (int32_t *)(void *)(xb + j->xb_n), *outb = tmp + j->tmp_n;
+        for (size_t u = units * i / j->chunks; u < units * (i + 1) / j->chunks; u++) {
+            const size_t n = u / j->groups, c0 = (u % j->groups) * 16, nch = cs->C - c0 < 16 ? cs->C - c0 : 16;
+            for (size_t t = 0; t < ks; t++)
+                for (size_t c = 0; c < 16; c++) wv[t * 16 + c] = c < nch ? (float)j->w[(c0 + c) * ks + t] : 0.0f;
+            /* requantized in the kernel unless a multiplier is not finite (rq_row's portable case) */
+            int in_kernel = j->rq != NULL;
+            for (size_t c = 0; in_kernel && c < nch; c++) in_kernel = isfinite(j->rq->mult[c0 + c]);
+            static const int32_t no_bias[16];
+            int32_t *out = j->rq ? outb : j->yint + (n * cs->M + c0) * P;
+            const nn_qdwc16_args a = { j->x + (n * cs->C + c0) * in_size, in_size, nch, (size_t)g->in[1],
+                                       (size_t)g->in[2], j->sgn, j->xzp, (size_t)g->pb[1], (size_t)g->pb[2], j->hp,
+                                       j->wp, (size_t)g->k[1], (size_t)g->k[2], (size_t)g->s[1], (size_t)g->s[2],
+                                       (size_t)g->d[1], (size_t)g->d[2], (size_t)g->out[1], (size_t)g->out[2], wv,
+                                       xb, tmp, out,
+                                       in_kernel ? (uint8_t *)j->rq->y->data + (n * cs->M + c0) * P : NULL,
+                                       in_kernel && j->rq->bias ? j->rq->bias + c0 : no_bias,
+                                       in_kernel ? j->rq->mult + c0 : NULL, j->rq ? j->rq->yzp : 0,
+                                       j->rq && j->rq->y->type == CORT_TYPE_INT8 };
+            j->fn(&a);
+            if (j->rq && !in_kernel)
+                for (size_t c = 0; c < nch; c++) qconv_rq_row(j->rq, out + c * P, c0 + c, (n * cs->M + c0 + c) * P, P);
+        }
+    }
+}
+
+/* 1 if the channel-lane kernel ran the conv (*st set), 0 if it does not apply. */
+static int qconv_dwc(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                     int32_t xzp, int32_t *yint, const qconv_rq *rq, cort_status **st) {
+    const nn_geom *g = &cs->g;
+    const nn_qconv_ops *ops = nn_qconv_best_ops();
+    const size_t ks = (size_t)nn_geom_k_size(g), P = (size_t)nn_geom_out_size(g);
+    if (!ops->dwc16 || cs->M != cs->C || g->in[0] != 1 || g->k[0] != 1 || g->pb[0] || g->pe[0] || ks == 0 ||
+        ks > NN_QDWC16_MAX_TAPS || P == 0)
+        return 0;
+    const size_t hp = (size_t)(g->in[1] + g->pb[1] + g->pe[1]), wp = (size_t)(g->in[2] + g->pb[2] + g->pe[2]);
+    if (hp > QDWC_MAX_PADDED || wp > QDWC_MAX_PADDED || hp * wp > QDWC_MAX_PADDED || P > QDWC_MAX_OUT) return 0;
+    qconv_dwc_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, s->wdw, (cs->C + 15) / 16, P, ks, hp, wp,
+                        hp * wp * 16, P * 16, NULL, 0, 0, yint, rq, ops->dwc16 };
+    j.chunk_n = j.xb_n + 2 * j.tmp_n + ks * 16;
+    const size_t units = cs->N * j.groups, threads = (size_t)cort_pool_threads(ctx->pool);
+    j.chunks = units < threads ? units : threads;
+    size_t nbytes;
+    if (cort_mul_size_ovf(j.chunk_n, j.chunks, &nbytes) || cort_mul_size_ovf(nbytes, sizeof(float), &nbytes)) return 0;
+    if (!(j.scratch = cort_kernel_scratch(ctx, nbytes))) {
+        *st = cort_error_oom();
+        return 1;
+    }
+    cort_parallel_for(ctx->pool, j.chunks, 1, qconv_dwc_range, &j);
+    cort_kernel_scratch_free(ctx, j.scratch);
+    *st = NULL;
+    return 1;
+}
+
 static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
+    {
+        cort_status *st = NULL;
+        if (qconv_dwc(ctx, s, cs, x, xzp, yint, rq, &st)) return st;
+    }
     qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
                        g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], 1, 1, 0, 0, 0, NULL, s->wdw,
                        NULL, yint, rq, nn_qconv_best_ops() };
