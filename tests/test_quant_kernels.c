@@ -234,12 +234,47 @@ static void check_qbin8(const char *name, void (*f)(const nn_qbinary8_params *, 
     CHECK_MSG(ctl > 0, "%s qbinary8 negative control: a 1-ulp change of ys went unnoticed", name);
 }
 
+/* Every (a, b) pair at once (65536 elements, so every lane position and block sees ties and their
+ * neighbours) for scales where QLinearAdd takes the fixed-point form (as, bs below 16 ys): tie-rich
+ * ones (quotients on halves and quarters), typical model scales, opposite signs, a ratio just under
+ * the form's limit and ones far below it; Mul and a ratio above the limit for the double form. */
+static void check_qbin8_pairs(const char *name, void (*f)(const nn_qbinary8_params *, const uint8_t *, const uint8_t *,
+                                                          uint8_t *, size_t)) {
+    if (!f) return;
+    enum { N = 65536 };
+    uint8_t *a = malloc(N), *b = malloc(N), *y = malloc(N + 64);
+    if (!a || !b || !y) { CHECK_MSG(0, "out of memory"); free(a); free(b); free(y); return; }
+    for (size_t i = 0; i < N; i++) { a[i] = (uint8_t)i; b[i] = (uint8_t)(i >> 8); }
+    const float sc[][3] = { { 0.5f, 0.5f, 1.0f }, { 0.25f, 0.75f, 0.5f }, { 0.0213f, 0.0187f, 0.0391f },
+                            { 0.1f, 0.2f, 0.3f }, { 0.0625f, -0.125f, 0.25f }, { 15.9f, 0.01f, 1.0f },
+                            { 1e-6f, 3e-7f, 1.0f }, { 0.0117647f, 0.0235294f, 0.0235294f }, { 0.9f, 17.0f, 1.0f },
+                            { 0.031f, 0.027f, 0.045f } };
+    for (int mul = 0; mul < 2; mul++)
+        for (int sg = 0; sg < 4; sg++)
+            for (size_t si = 0; si < sizeof sc / sizeof *sc; si++) {
+                const int in_s = sg & 1, out_s = sg >> 1;
+                const nn_qbinary8_params p = { sc[si][0], sc[si][1], (double)sc[si][2], (int32_t)(next() % 256) - (in_s ? 128 : 0),
+                                               (int32_t)(next() % 256) - (in_s ? 128 : 0),
+                                               (int32_t)(next() % 256) - (out_s ? 128 : 0), mul, in_s, out_s, 0 };
+                memset(y, 0xA5, N + 64);
+                f(&p, a, b, y, N);
+                size_t bad = 0, first = 0;
+                for (size_t i = 0; i < N; i++)
+                    if (y[i] != ref_qbin(&p, a[i], b[i], p.ys) && !bad++) first = i;
+                for (size_t i = N; i < N + 64; i++) bad += y[i] != 0xA5;
+                CHECK_MSG(bad == 0, "%s qbinary8 all pairs mul %d signed %d/%d scales %zu: %zu wrong (first a %u b %u)",
+                          name, mul, in_s, out_s, si, bad, a[first], b[first]);
+            }
+    free(a); free(b); free(y);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check_dq8("level", isa->dequantize8);
     check("level", isa->quantize8, isa->minmax);
     check_lut16("level", isa->lut16_u8);
     check_qbin8("level", isa->qbinary8);
+    check_qbin8_pairs("level", isa->qbinary8);
 #ifdef NN_HAVE_X86_UKERNELS
     cort_isa_level lv[8];
     const int nl = cort_cpu_levels(lv, 8);
@@ -253,6 +288,7 @@ int main(void) {
             check_lut16("avx512", nn_lut16_u8_avx512);
             check_dq8("avx512", nn_dequantize8_f32_avx512);
             check_qbin8("avx512", nn_qbinary8_avx512);
+            check_qbin8_pairs("avx512", nn_qbinary8_avx512);
         }
 #endif
     check_ops(1);
