@@ -275,6 +275,8 @@ int main(void) {
     check_lut16("level", isa->lut16_u8);
     check_qbin8("level", isa->qbinary8);
     check_qbin8_pairs("level", isa->qbinary8);
+    check_qbin8("level add", isa->qadd8_fixed);
+    check_qbin8_pairs("level add", isa->qadd8_fixed);
 #ifdef NN_HAVE_X86_UKERNELS
     cort_isa_level lv[8];
     const int nl = cort_cpu_levels(lv, 8);
@@ -283,6 +285,8 @@ int main(void) {
             check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
             check_lut16("avx2", nn_lut16_u8_avx2);
             check_dq8("avx2", nn_dequantize8_f32_avx2);
+            check_qbin8("avx2 add", nn_qadd8_fixed_avx2);
+            check_qbin8_pairs("avx2 add", nn_qadd8_fixed_avx2);
         } else if (lv[i] == CORT_ISA_AVX512) {
             check("avx512", nn_quantize8_f32_avx512, NULL);
             check_lut16("avx512", nn_lut16_u8_avx512);

@@ -19,6 +19,7 @@ static const nn_isa_config avx2_config = {
     .quantize8 = nn_quantize8_f32_avx2,
     .lut16_u8 = nn_lut16_u8_avx2,
     .dequantize8 = nn_dequantize8_f32_avx2,
+    .qadd8_fixed = nn_qadd8_fixed_avx2,
     .pool_rows_max = nn_pool_rows_max_avx2,
     .pool_rows_sum = nn_pool_rows_sum_avx2,
     .pool_window_max = nn_pool_window_max_avx2,

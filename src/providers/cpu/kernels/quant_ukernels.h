@@ -13,7 +13,15 @@
  *            to +-2^30, rounded half to even, + zy, saturated to the output type: the expression
  *            qlinear_ops.c tabulates, so the same bytes. Scales must be finite and ys nonzero (the
  *            caller checks), so no lane sees a NaN. AVX-512 only: at avx2 (four doubles per
- *            step) the table's gathers were faster on the CPUs measured. */
+ *            step) the table's gathers were faster on the CPUs measured.
+ * QLinearAdd's fixed-point form: with A = round(as / ys 2^k), B = round(bs / ys 2^k),
+ *   W = (a - za) A + (b - zb) B is 2^k times the exact quotient to within
+ *   0.5 (|a - za| + |b - zb|) <= 255, so (W + 2^(k-1)) >> k is the quotient rounded unless a tie
+ *   (m + 1/2) lies within that distance; lanes near one (the low k bits of W + 2^(k-1) within
+ *   NN_QADD8_WIN of 0 mod 2^k) are computed in double. Same bytes as qbinary8.
+ * nn_qadd8_fixed_params: A, B and k for an Add whose scales allow the form (A, B below 2^21 keep
+ *   every sum inside int32; k >= 16 keeps the window a small share of 2^k), else 0.
+ * qadd8_fixed: qbinary8 for an Add whose parameters nn_qadd8_fixed_params accepts. */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
@@ -27,6 +35,9 @@ typedef struct nn_qbinary8_params {
     int mul, in_signed, out_signed, b_scalar;
 } nn_qbinary8_params;
 
+#define NN_QADD8_WIN 320   /* > 255.5: the fixed point's error bound plus the reference's own rounding */
+int nn_qadd8_fixed_params(const nn_qbinary8_params *p, int32_t *ma, int32_t *mb, int *k);
+
 #ifdef NN_HAVE_X86_UKERNELS
 void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi);
 void nn_quantize8_f32_avx2(const float *x, size_t n, float scale, int32_t zp, int is_signed, void *y);
@@ -36,5 +47,6 @@ void nn_lut16_u8_avx512(const uint8_t *lut, const uint8_t *a, const uint8_t *b, 
 void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
+void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 #endif
 #endif

@@ -2,15 +2,11 @@
  * The reference: eight lanes of double per step, so each result is the scalar expression's own
  * rounding; faster than the 64 KB table's gathers on the int8 models. cvtpd2dq rounds half to even in
  * the default rounding mode, as the scalar reference does.
- * QLinearAdd's fast form, fixed point in int32: with A = round(as / ys * 2^k), B = round(bs / ys * 2^k),
- * W = (a - za) A + (b - zb) B is 2^k times the exact quotient to within 0.5 (|a - za| + |b - zb|) <= 255,
- * so (W + 2^(k-1)) >> k is the quotient rounded unless a tie (m + 1/2) lies within that distance:
- * blocks with such a lane (the low k bits of W + 2^(k-1) within QB_WIN of 0 mod 2^k) take the double
- * form. A, B < 2^21 keep every sum inside int32; k >= 16 keeps the window a small share of 2^k. */
+ * QLinearAdd takes the fixed-point form (quant_ukernels.h) where the scales allow it; a block with a
+ * lane near a tie takes the double form. */
 #include "../quant_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
-#include <math.h>
 
 #define NN_B_TARGET "avx512f,avx512bw,avx512vl,avx512dq"
 
@@ -49,26 +45,6 @@ __attribute__((target(NN_B_TARGET))) static inline void nn_b_block_f64(const nn_
     _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(s));
 }
 
-#define QB_WIN 320   /* > 255.5: the fixed point's error bound plus the reference's own rounding */
-
-/* QLinearAdd's fixed-point multipliers, or 0 when the scales leave too few fraction bits. */
-static int nn_b_fixed(const nn_qbinary8_params *p, int32_t *ma, int32_t *mb, int *k) {
-    if (p->mul) return 0;
-    const double ra = fabs((double)p->as / p->ys), rb = fabs((double)p->bs / p->ys), big = ra > rb ? ra : rb;
-    if (!(big > 0.0) || !isfinite(big)) return 0;
-    int e = 0;
-    (void)frexp(big, &e);   /* big in [2^(e-1), 2^e) */
-    int kk = 20 - e;        /* big * 2^k in [2^19, 2^20) */
-    if (kk > 30) kk = 30;
-    if (kk < 16) return 0;
-    const double fa = nearbyint(ldexp((double)p->as / p->ys, kk)), fb = nearbyint(ldexp((double)p->bs / p->ys, kk));
-    if (fabs(fa) >= 2097152.0 || fabs(fb) >= 2097152.0) return 0;
-    *ma = (int32_t)fa;
-    *mb = (int32_t)fb;
-    *k = kk;
-    return 1;
-}
-
 __attribute__((target(NN_B_TARGET))) void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a,
                                                               const uint8_t *b, uint8_t *y, size_t n) {
     const int sgn = p->in_signed;
@@ -77,14 +53,14 @@ __attribute__((target(NN_B_TARGET))) void nn_qbinary8_avx512(const nn_qbinary8_p
     const __m512d bconst = _mm512_mul_pd(_mm512_set1_pd((double)(bv - p->zb)), _mm512_set1_pd((double)p->bs));
     int32_t ma = 0, mb = 0;
     int k = 0;
-    if (!nn_b_fixed(p, &ma, &mb, &k)) {
+    if (!nn_qadd8_fixed_params(p, &ma, &mb, &k)) {
         for (size_t i = 0; i < n; i += 16)
             nn_b_block_f64(p, a, b, y, i, n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u), bconst);
         return;
     }
     const __m512i vma = _mm512_set1_epi32(ma), vmb = _mm512_set1_epi32(mb), za = _mm512_set1_epi32(p->za);
     const __m512i half = _mm512_set1_epi32((int32_t)1 << (k - 1)), fmask = _mm512_set1_epi32((int32_t)((1u << k) - 1u));
-    const __m512i win = _mm512_set1_epi32(QB_WIN), win2 = _mm512_set1_epi32(2 * QB_WIN), zy = _mm512_set1_epi32(p->zy);
+    const __m512i win = _mm512_set1_epi32(NN_QADD8_WIN), win2 = _mm512_set1_epi32(2 * NN_QADD8_WIN), zy = _mm512_set1_epi32(p->zy);
     const __m512i lo = _mm512_set1_epi32(p->out_signed ? -128 : 0), hi = _mm512_set1_epi32(p->out_signed ? 127 : 255);
     const __m512i bterm = _mm512_set1_epi32((bv - p->zb) * mb);
     const __m128i shift = _mm_cvtsi32_si128(k);

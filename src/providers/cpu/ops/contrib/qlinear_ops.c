@@ -394,6 +394,12 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     const int in_sgn = a->type == CORT_TYPE_INT8, out_sgn = y->type == CORT_TYPE_INT8;
     const nn_qbinary8_params kp = { as, bs, (double)ys, za, zb, zy, mul, in_sgn, out_sgn, b->count == 1 && y->count > 1 };
     const nn_qbinary8_params kp_swap = { bs, as, (double)ys, zb, za, zy, mul, in_sgn, out_sgn, 1 };
+    /* else an Add in fixed point (kp_swap has the same scales, so the same verdict) */
+    int32_t fx_a, fx_b;
+    int fx_k;
+    if (!k && nn_q_is_8bit(y->type) && isfinite(as) && isfinite(bs) && isfinite(ys) && ys != 0.0f && nn_isa()->qadd8_fixed &&
+        nn_qadd8_fixed_params(&kp, &fx_a, &fx_b, &fx_k))
+        k = nn_isa()->qadd8_fixed;
     /* same shapes, or one side a single element: flat, threaded */
     if (nn_q_is_8bit(y->type) && (a->count == y->count || a->count == 1) && (b->count == y->count || b->count == 1)) {
         qbin_job j = { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
