@@ -64,7 +64,7 @@ static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, NULL };
+                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, nn_qdwc16_avx2 };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 /* The AVX-512 sets keep the AVX2 int16 packing and Winograd: they run once per packed row, where 256 bits
  * already keep up with the GEMM. The tile requantization runs on every output and is one zmm per row; the

@@ -136,7 +136,8 @@ typedef void (*nn_qquad4_fn)(const uint8_t *r0, const uint8_t *r1, const uint8_t
  *   out: nch planes of oh * ow int32 (plane stride oh * ow), out[c][i * ow + j] = sum over taps (ki, kj)
  *   of x[c][i * sh + ki * dh - pt][j * sw + kj * dw - pl] * w[ki * kw + kj][c], padding 0: exactly the
  *   integer sum when kh * kw <= NN_QDWC16_MAX_TAPS; or, when y is set, those sums requantized as rq_row does
- *   (bias[c], finite mult[c], yzp, y_signed) into nch planes of bytes at y (plane stride oh * ow).
+ *   (bias[c], finite mult[c], yzp, y_signed) into nch planes of bytes at y (plane stride oh * ow); out
+ *   may then be used as scratch (it must hold nch * oh * ow int32 either way).
  *   Scratch: xb hp * wp * 16 floats, tmp oh * ow * 16 int32. */
 #define NN_QDWC16_MAX_TAPS 256
 typedef struct nn_qdwc16_args {
@@ -250,5 +251,6 @@ void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols
                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 void nn_qdwc16_avx512(const nn_qdwc16_args *a);
+void nn_qdwc16_avx2(const nn_qdwc16_args *a);
 #endif
 #endif
