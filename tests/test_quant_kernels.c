@@ -268,6 +268,36 @@ static void check_qbin8_pairs(const char *name, void (*f)(const nn_qbinary8_para
     free(a); free(b); free(y);
 }
 
+/* lut8 against the plain lookup: random tables, every length to 300 and offsets 0-2, nothing
+ * written outside [y, y + n). Negative control: a table differing in one entry must change some
+ * output on the lengths that cover all byte values. */
+static void check_lut8(const char *name, nn_lut8_fn f) {
+    if (!f) return;
+    enum { MAXN = 300 };
+    uint8_t lut[256], x[MAXN + 4], y[MAXN + 68];
+    size_t ctl = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        for (int i = 0; i < 256; i++) lut[i] = (uint8_t)next();
+        for (size_t n = 0; n <= MAXN; n++)
+            for (size_t off = 0; off < 3; off++) {
+                for (size_t i = 0; i < n + off; i++) x[i] = (uint8_t)(n == MAXN ? i : next());
+                memset(y, 0xA5, sizeof y);
+                f(lut, x + off, y + off, n);
+                size_t bad = 0;
+                for (size_t i = 0; i < n; i++) bad += y[off + i] != lut[x[off + i]];
+                for (size_t i = 0; i < off; i++) bad += y[i] != 0xA5;
+                for (size_t i = off + n; i < sizeof y; i++) bad += y[i] != 0xA5;
+                CHECK_MSG(bad == 0, "%s lut8 n %zu off %zu: %zu wrong", name, n, off, bad);
+                if (n == MAXN && off == 0) {
+                    lut[200] ^= 1;
+                    for (size_t i = 0; i < n; i++) ctl += y[i] != lut[x[i]];
+                    lut[200] ^= 1;
+                }
+            }
+    }
+    CHECK_MSG(ctl > 0, "%s lut8 negative control: a changed entry went unnoticed", name);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check_dq8("level", isa->dequantize8);
@@ -276,6 +306,7 @@ int main(void) {
     check_qbin8("level", isa->qbinary8);
     check_qbin8_pairs("level", isa->qbinary8);
     check_qbin8("level add", isa->qadd8_fixed);
+    check_lut8("level", nn_isa_lut8());
     check_qbin8_pairs("level add", isa->qadd8_fixed);
 #ifdef NN_HAVE_X86_UKERNELS
     cort_isa_level lv[8];

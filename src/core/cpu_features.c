@@ -28,7 +28,7 @@ static const struct { uint32_t bit; const char *name; } flag_names[] = {
     { CORT_CPU_AVX512F, "avx512f" }, { CORT_CPU_AVX512BW, "avx512bw" }, { CORT_CPU_AVX512DQ, "avx512dq" },
     { CORT_CPU_AVX512VL, "avx512vl" }, { CORT_CPU_AVX512VNNI, "avx512vnni" },
     { CORT_CPU_AVX512BF16, "avx512bf16" }, { CORT_CPU_AVXVNNI, "avxvnni" },
-    { CORT_CPU_AVX512FP16, "avx512fp16" }, { CORT_CPU_AMX, "amx" },
+    { CORT_CPU_AVX512FP16, "avx512fp16" }, { CORT_CPU_AMX, "amx" }, { CORT_CPU_AVX512VBMI, "avx512vbmi" },
     { CORT_CPU_NEON, "neon" }, { CORT_CPU_DOTPROD, "dotprod" }, { CORT_CPU_FP16ARITH, "fp16arith" },
 };
 
@@ -87,9 +87,11 @@ static uint32_t probe_flags(void) {
         if (b7 & (1u << 30)) f |= CORT_CPU_AVX512BW;
         if (b7 & (1u << 31)) f |= CORT_CPU_AVX512VL;
         if (c7 & (1u << 11)) f |= CORT_CPU_AVX512VNNI;
+        if (c7 & (1u << 1)) f |= CORT_CPU_AVX512VBMI;
         if (d7 & (1u << 23)) f |= CORT_CPU_AVX512FP16;
         if (a71 & (1u << 5)) f |= CORT_CPU_AVX512BF16;
-        if (!(f & CORT_CPU_AVX512F)) f &= ~(uint32_t)(CORT_CPU_AVX512VNNI | CORT_CPU_AVX512FP16 | CORT_CPU_AVX512BF16);
+        if (!(f & CORT_CPU_AVX512F))
+            f &= ~(uint32_t)(CORT_CPU_AVX512VNNI | CORT_CPU_AVX512FP16 | CORT_CPU_AVX512BF16 | CORT_CPU_AVX512VBMI);
     }
     if (tiles && (d7 & (1u << 22)) && (d7 & (1u << 24)) && (d7 & (1u << 25))) f |= CORT_CPU_AMX;
     return f;

@@ -35,6 +35,7 @@ enum {
     CORT_CPU_AVX512FP16 = 1u << 10,
     CORT_CPU_AMX = 1u << 11,        /* AMX-TILE + AMX-INT8 + AMX-BF16 with XTILE state in XCR0; Linux also
                                      * needs arch_prctl(ARCH_REQ_XCOMP_PERM) before the first tile op */
+    CORT_CPU_AVX512VBMI = 1u << 12, /* byte permutes across a zmm (vpermb, vpermi2b) */
     CORT_CPU_NEON = 1u << 16, CORT_CPU_DOTPROD = 1u << 17,
     CORT_CPU_FP16ARITH = 1u << 18   /* FP16 scalar and vector arithmetic (HWCAP_FPHP + HWCAP_ASIMDHP) */
 };

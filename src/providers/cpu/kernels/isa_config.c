@@ -69,3 +69,10 @@ const nn_isa_config *nn_isa(void) {
     default: return &generic_config;
     }
 }
+
+nn_lut8_fn nn_isa_lut8(void) {
+#ifdef NN_HAVE_X86_UKERNELS
+    if (cort_cpu_isa() == CORT_ISA_AVX512 && (cort_cpu_flags() & CORT_CPU_AVX512VBMI)) return nn_lut8_u8_avx512vbmi;
+#endif
+    return NULL;
+}

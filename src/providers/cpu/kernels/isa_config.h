@@ -54,4 +54,7 @@ typedef struct nn_isa_config {
 
 /* The configuration of the level in use. Never NULL; the same pointer for the process's life. */
 const nn_isa_config *nn_isa(void);
+/* The 256-entry byte table kernel (quant_ukernels.h) for the level in use and this CPU's extensions
+ * (AVX-512 VBMI at avx512), or NULL: the caller's loop. */
+nn_lut8_fn nn_isa_lut8(void);
 #endif

@@ -21,7 +21,8 @@
  *   NN_QADD8_WIN of 0 mod 2^k) are computed in double. Same bytes as qbinary8.
  * nn_qadd8_fixed_params: A, B and k for an Add whose scales allow the form (A, B below 2^21 keep
  *   every sum inside int32; k >= 16 keeps the window a small share of 2^k), else 0.
- * qadd8_fixed: qbinary8 for an Add whose parameters nn_qadd8_fixed_params accepts. */
+ * qadd8_fixed: qbinary8 for an Add whose parameters nn_qadd8_fixed_params accepts.
+ * lut8:      y[i] = lut[x[i]] for i < n, a 256-entry byte table (requantizing byte maps). */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
@@ -37,6 +38,7 @@ typedef struct nn_qbinary8_params {
 
 #define NN_QADD8_WIN 320   /* > 255.5: the fixed point's error bound plus the reference's own rounding */
 int nn_qadd8_fixed_params(const nn_qbinary8_params *p, int32_t *ma, int32_t *mb, int *k);
+typedef void (*nn_lut8_fn)(const uint8_t *lut, const uint8_t *x, uint8_t *y, size_t n);
 
 #ifdef NN_HAVE_X86_UKERNELS
 void nn_minmax_f32_avx2(const float *x, size_t n, float *lo, float *hi);
@@ -47,6 +49,7 @@ void nn_lut16_u8_avx512(const uint8_t *lut, const uint8_t *a, const uint8_t *b, 
 void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
+void nn_lut8_u8_avx512vbmi(const uint8_t *lut, const uint8_t *x, uint8_t *y, size_t n);
 void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 #endif
 #endif

@@ -452,6 +452,7 @@ QRUN(qap_run, D_AP)
 typedef struct qcat_job {
     cort_kernel_ctx *ctx;
     const uint8_t *lut;   /* 256 entries per input */
+    nn_lut8_fn lut8;      /* the level's table kernel, or NULL */
     uint64_t ident;       /* inputs whose table is the identity */
     size_t n, axis, inner;
     uint8_t *y;
@@ -466,6 +467,10 @@ static void qcat_copy(const qcat_job *c, size_t j, const uint8_t *src, uint8_t *
         return;
     }
     const uint8_t *t = c->lut + 256 * j;
+    if (c->lut8) {
+        c->lut8(t, src, dst, len);
+        return;
+    }
     for (size_t i = 0; i < len; i++) dst[i] = t[src[i]];
 }
 
@@ -553,7 +558,7 @@ static cort_status *qconcat_run(cort_kernel_ctx *ctx) {
         while (q < 256 && lut[256 * j + q] == q) q++;
         if (q == 256) ident |= (uint64_t)1 << j;
     }
-    qcat_job cj = { ctx, lut, ident, n, (size_t)axis, inner, y->data, 0, 0, 0 };
+    qcat_job cj = { ctx, lut, nn_isa_lut8(), ident, n, (size_t)axis, inner, y->data, 0, 0, 0 };
     size_t row = 0;   /* output bytes per outer index */
     for (size_t j = 0; j < n; j++) row += (size_t)ctx->inputs[2 + 3 * j]->shape[axis] * inner;
     cj.row = row;
