@@ -301,6 +301,124 @@ static void test_qdq_model_add(const char *file, const int64_t *shape, size_t ra
     cort_session_release(s0); cort_session_release(s2);
 }
 
+/* ---- the tile requantization (rq_tile) ---- */
+
+/* sat8(nn_q_add_sat(nn_q_round(a * mult), zp)), the scalar expression rq_tile must give for a finite mult. */
+static int32_t rq_want(int32_t acc, int32_t bias, float mult, int32_t zp, int sgn) {
+    const int32_t a = (int32_t)((uint32_t)acc + (uint32_t)bias);
+    const int32_t v = nn_q_add_sat(nn_q_round((float)a * mult), zp);
+    return sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Wrong on purpose, for the negative controls: rows 1 and 2 of every four swapped (a wrong lane
+ * permutation), the zero point added after the 8-bit saturation, ties rounded away from zero. */
+static void rq_tile_swapped(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                            const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    nn_qrq_tile_generic(acc, ldt, rows, cols, bias, mult, yzp, is_signed, dst, ldd);
+    for (size_t r = 0; r + 4 <= rows; r += 4)
+        for (size_t q = 0; q < cols; q++) {
+            const uint8_t t = dst[(r + 1) * ldd + q];
+            dst[(r + 1) * ldd + q] = dst[(r + 2) * ldd + q];
+            dst[(r + 2) * ldd + q] = t;
+        }
+}
+static void rq_tile_late_zp(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                            const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t q = 0; q < cols; q++) {
+            const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+            int32_t v = rq_want(acc[r * ldt + q], bias ? bias[r] : 0, mult[r], 0, is_signed);
+            v = isfinite(mult[r]) ? v + yzp : 0;
+            dst[r * ldd + q] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+}
+static void rq_tile_half_away(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
+                              const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    nn_qrq_tile_generic(acc, ldt, rows, cols, bias, mult, yzp, is_signed, dst, ldd);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t q = 0; q < cols; q++) {
+            const float f = (float)(int32_t)((uint32_t)acc[r * ldt + q] + (uint32_t)(bias ? bias[r] : 0)) * mult[r];
+            if (!(fabsf(f) < 1e6f)) continue;
+            const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255, v = (int32_t)roundf(f) + yzp;
+            dst[r * ldd + q] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+}
+
+/* Values of an accumulator: small, around the 8-bit edges at multiplier 1, ties at 1/2 and 1/4, huge,
+ * the int32 ends (a bias wraps them). */
+static int32_t rq_acc(int mode) {
+    switch (mode % 6) {
+    case 0: return (int32_t)(rnd() % 400001) - 200000;
+    case 1: return (int32_t)(rnd() % 801) - 400;
+    case 2: return (int32_t)(rnd() % 2049) - 1024;
+    case 3: return (int32_t)(rnd() << 8);
+    case 4: { const int32_t e[6] = { INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1, (1 << 24) + 1, -(1 << 24) - 3 };
+              return e[rnd() % 6]; }
+    default: return rnd() % 2 ? (int32_t)(rnd() % 33) - 16 : (int32_t)(rnd() << 6);
+    }
+}
+static float rq_mult(int trial) {
+    const uint32_t k = rnd() % 24;
+    if (k == 0 && trial % 3 == 0) { const float nf[3] = { INFINITY, -INFINITY, NAN }; return nf[rnd() % 3]; }
+    const float special[8] = { 1.0f, 0.5f, 0.25f, 3e9f, 1e-9f, -0.75f, 0.0f, 1.0f / 3.0f };
+    return k < 8 ? special[k] : (float)(rnd() % 100000 + 1) * 1e-6f;
+}
+
+/* Wrong bytes of fn against the portable rows and the scalar expression over every rows x cols up to
+ * 16 x 16, both signednesses, with and without bias, zero points at the ends and between, row strides
+ * wider and narrower than 16 bytes; bytes outside the rows' columns must stay untouched. */
+static size_t rq_tile_bad(nn_qrq_tile_fn fn, int trials) {
+    enum { LDT = 19, MAXD = 16 * 22 + 16 };
+    int32_t tacc[16 * LDT], tb[16];
+    float tm[16];
+    uint8_t td[MAXD], want[16];
+    size_t bad = 0;
+    for (int trial = 0; trial < trials; trial++)
+        for (size_t rows = 1; rows <= 16; rows++)
+            for (size_t cols = 1; cols <= 16; cols++) {
+                const int sgn = (int)(rnd() & 1), with_bias = rnd() % 3 != 0, mode = (int)(rnd() % 7);
+                const size_t ldt = rnd() % 2 ? 16 : LDT, ldd = cols == 16 || rnd() % 2 ? 16 + rnd() % 7 : cols + rnd() % 4;
+                const uint32_t zk = rnd() % 4;
+                const int32_t zp = zk == 0 ? (sgn ? -128 : 0) : zk == 1 ? (sgn ? 127 : 255)
+                                   : sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+                for (size_t i = 0; i < 16 * LDT; i++) tacc[i] = rq_acc(mode < 6 ? mode : (int)(rnd() % 6));
+                for (size_t r = 0; r < 16; r++) {
+                    const uint32_t bk = rnd() % 16;
+                    tb[r] = bk == 0 ? INT32_MAX : bk == 1 ? INT32_MIN : (int32_t)(rnd() % 20001) - 10000;
+                    tm[r] = rq_mult(trial);
+                }
+                memset(td, 0xa5, sizeof td);
+                fn(tacc, ldt, rows, cols, with_bias ? tb : NULL, tm, zp, sgn, td, ldd);
+                for (size_t i = 0; i < MAXD; i++)   /* nothing outside the rows' columns */
+                    bad += (i >= rows * ldd || i % ldd >= cols) && td[i] != 0xa5;
+                for (size_t r = 0; r < rows; r++) {
+                    nn_qrq_row_generic(tacc + r * ldt, cols, with_bias ? tb[r] : 0, tm[r], zp, sgn, want);
+                    for (size_t q = 0; q < cols; q++) {
+                        const uint8_t got = td[r * ldd + q];
+                        bad += got != want[q];
+                        if (isfinite(tm[r]))
+                            bad += (sgn ? (int32_t)(int8_t)got : (int32_t)got) !=
+                                   rq_want(tacc[r * ldt + q], with_bias ? tb[r] : 0, tm[r], zp, sgn);
+                    }
+                }
+            }
+    return bad;
+}
+
+static void test_qrq_tile(void) {
+    const nn_qconv_ops *const *ops;
+    const size_t n_ops = nn_qconv_ops_list(&ops);
+    for (size_t oi = 0; oi < n_ops; oi++) {
+        const size_t bad = rq_tile_bad(ops[oi]->rq_tile, 12);
+        CHECK_MSG(bad == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad);
+    }
+    CHECK_MSG(rq_tile_bad(nn_qrq_tile_generic, 2) == 0, "generic tile requantization disagrees with the scalar expression");
+    /* negative controls: the check sees a swapped row, a late zero point and ties rounded away */
+    CHECK_MSG(rq_tile_bad(rq_tile_swapped, 2) > 0, "negative control: rows swapped unnoticed");
+    CHECK_MSG(rq_tile_bad(rq_tile_late_zp, 2) > 0, "negative control: zero point after saturation unnoticed");
+    CHECK_MSG(rq_tile_bad(rq_tile_half_away, 2) > 0, "negative control: ties away from zero unnoticed");
+}
+
 /* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise tap kernel (exact
  * int32, odd and even tap counts, runs across the 16- and 8-wide steps), the requantization
  * (nn_q_round, saturating add, 8-bit saturation) on random and extreme accumulators, wrapping biases,
@@ -383,37 +501,6 @@ static void test_qconv_ops(void) {
             }
             bad_wd += wo[n] != 7777 || we[(n + 1) / 2] != 7777 || wod[n / 2] != 7777;
         }
-        /* the tile requantization: per-row bias and multiplier (a non-finite one: the portable expression) */
-        size_t bad_rt = 0;
-        for (int trial = 0; trial < 200; trial++) {
-            const size_t rows = 1 + rnd() % 6, cols = 1 + rnd() % 16, ldt = 16, ldd = 20;
-            int32_t tacc[6 * 16], tb[6];
-            float tm[6];
-            uint8_t td[6 * 20], want[20];
-            const int sgn = trial & 1, with_bias = trial % 3 != 0;
-            const int32_t zp = sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
-            for (size_t i = 0; i < 6 * 16; i++)
-                tacc[i] = rnd() % 9 == 0 ? (int32_t)(rnd() << 4) : (int32_t)(rnd() % 400001) - 200000;
-            for (size_t r = 0; r < 6; r++) {
-                tb[r] = r == 2 && trial % 4 == 0 ? INT32_MAX : (int32_t)(rnd() % 20001) - 10000;
-                tm[r] = r == 1 && trial % 5 == 0 ? INFINITY : (float)(rnd() % 100000 + 1) * 1e-6f;
-            }
-            memset(td, 0xa5, sizeof td);
-            ops[oi]->rq_tile(tacc, ldt, rows, cols, with_bias ? tb : NULL, tm, zp, sgn, td, ldd);
-            for (size_t r = 0; r < rows; r++) {
-                nn_qrq_row_generic(tacc + r * ldt, cols, with_bias ? tb[r] : 0, tm[r], zp, sgn, want);
-                for (size_t q = 0; q < cols; q++) bad_rt += td[r * ldd + q] != want[q];
-                for (size_t q = cols; q < ldd; q++) bad_rt += td[r * ldd + q] != 0xa5;
-                if (!isfinite(tm[r])) continue;
-                for (size_t q = 0; q < cols; q++) {   /* and the scalar expression itself */
-                    const int32_t a = (int32_t)((uint32_t)tacc[r * ldt + q] + (uint32_t)(with_bias ? tb[r] : 0));
-                    int32_t v = nn_q_add_sat(nn_q_round((float)a * tm[r]), zp);
-                    v = sgn ? (v < -128 ? -128 : v > 127 ? 127 : v) : (v < 0 ? 0 : v > 255 ? 255 : v);
-                    bad_rt += (sgn ? (int32_t)(int8_t)td[r * ldd + q] : (int32_t)td[r * ldd + q]) != v;
-                }
-            }
-        }
-        CHECK_MSG(bad_rt == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad_rt);
         /* per-column multipliers (QLinearMatMul): against the scalar expression, ties and saturation included */
         size_t bad_rc = 0;
         for (int trial = 0; trial < 300; trial++) {
@@ -583,6 +670,7 @@ static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, 
 
 int main(void) {
     test_qconv_ops();
+    test_qrq_tile();
     test_igemm_half();
     test_conv_byte_kernels();
     static const qcase cases[] = {

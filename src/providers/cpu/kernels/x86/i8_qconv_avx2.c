@@ -217,21 +217,80 @@ __attribute__((target("avx2"))) void nn_qrq_tile_cols_avx2(const int32_t *acc, s
     }
 }
 
-__attribute__((target("avx2"))) void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
-                                                      const int32_t *bias, const float *mult, int32_t yzp, int is_signed,
-                                                      uint8_t *dst, size_t ldd) {
-    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
-    for (size_t r = 0; r < rows; r++) {
+/* qrq16m's products (one multiplier) rounded to int32 from the accumulators lo (columns 0-7), hi (8-15). */
+__attribute__((target("avx2"))) static inline void qrq_i32x16(__m256i lo, __m256i hi, __m256i vb, __m256 vm, __m256i *plo,
+                                                              __m256i *phi) {
+    const __m256 top = _mm256_set1_ps(1073741824.0f);
+    *plo = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(lo, vb)), vm), top));
+    *phi = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(hi, vb)), vm), top));
+}
+
+/* The first n < 16 bytes of v to d, in at most four stores (no byte-masked store in AVX2). */
+__attribute__((target("avx2"))) static inline void qrq_store_part(uint8_t *d, __m128i v, size_t n) {
+    if (n & 8) { _mm_storel_epi64((__m128i *)(void *)d, v); v = _mm_srli_si128(v, 8); d += 8; }
+    if (n & 4) { const int32_t t = _mm_cvtsi128_si32(v); memcpy(d, &t, 4); v = _mm_srli_si128(v, 4); d += 4; }
+    if (n & 2) { const uint16_t t = (uint16_t)_mm_extract_epi16(v, 0); memcpy(d, &t, 2); v = _mm_srli_si128(v, 2); d += 2; }
+    if (n & 1) *d = (uint8_t)_mm_cvtsi128_si32(v);
+}
+
+/* A GEMM tile's rows of cols <= 16 columns, two at a time: each row's vpackssdw leaves its quarters in
+ * the order 0 2 | 1 3, the zero point is added as in qrq16m, and one vpackuswb / vpacksswb of the two
+ * rows' words followed by one vpermd (instead of a vpermq, a vextracti128 and a pack per row) puts row 0
+ * in the low lane and row 1 in the high one. The saturations are qrq16m's, so are the bytes. Narrow
+ * tiles (a plane's last columns) load with vpmaskmovd and store in pieces, no zero-padded copy. */
+__attribute__((target("avx2"), always_inline)) static inline void qrq_tile_avx2_(const int32_t *acc, size_t ldt,
+                                                                               size_t rows, size_t cols, int full,
+                                                                               const int32_t *bias, const float *mult,
+                                                                               int32_t yzp, int is_signed, uint8_t *dst,
+                                                                               size_t ldd) {
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mlo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)cols), lane);
+    const __m256i mhi = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)cols - 8), lane);
+#define QRQ_LD_(p, h) (full ? _mm256_loadu_si256((const __m256i *)(const void *)((p) + 8 * (h))) \
+                            : _mm256_maskload_epi32((const int *)((p) + 8 * (h)), (h) ? mhi : mlo))
+    size_t r = 0;
+    for (; r + 2 <= rows && isfinite(mult[r]) && isfinite(mult[r + 1]); r += 2) {
+        const int32_t *a = acc + r * ldt;
+        __m256i a0, a1, b0, b1;
+        qrq_i32x16(QRQ_LD_(a, 0), QRQ_LD_(a, 1), _mm256_set1_epi32(bias ? bias[r] : 0), _mm256_set1_ps(mult[r]), &a0, &a1);
+        qrq_i32x16(QRQ_LD_(a + ldt, 0), QRQ_LD_(a + ldt, 1), _mm256_set1_epi32(bias ? bias[r + 1] : 0),
+                   _mm256_set1_ps(mult[r + 1]), &b0, &b1);
+        const __m256i w0 = _mm256_adds_epi16(_mm256_packs_epi32(a0, a1), vz16);
+        const __m256i w1 = _mm256_adds_epi16(_mm256_packs_epi32(b0, b1), vz16);
+        const __m256i o = _mm256_permutevar8x32_epi32(is_signed ? _mm256_packs_epi16(w0, w1) : _mm256_packus_epi16(w0, w1),
+                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        if (full) {
+            _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), _mm256_castsi256_si128(o));
+            _mm_storeu_si128((__m128i *)(void *)(dst + (r + 1) * ldd), _mm256_extracti128_si256(o, 1));
+        } else {
+            qrq_store_part(dst + r * ldd, _mm256_castsi256_si128(o), cols);
+            qrq_store_part(dst + (r + 1) * ldd, _mm256_extracti128_si256(o, 1), cols);
+        }
+    }
+    for (; r < rows; r++) {
         const int32_t b = bias ? bias[r] : 0;
         if (!isfinite(mult[r])) {   /* a zero y_scale: the portable expression */
             nn_qrq_row_generic(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
             continue;
         }
-        const __m256i vb = _mm256_set1_epi32(b);
-        const __m256 vm = _mm256_set1_ps(mult[r]);
-        if (cols == 16) _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), qrq16(acc + r * ldt, vb, vm, vz16, is_signed));
-        else nn_qrq_row_avx2(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
+        __m256i a0, a1;
+        qrq_i32x16(QRQ_LD_(acc + r * ldt, 0), QRQ_LD_(acc + r * ldt, 1), _mm256_set1_epi32(b), _mm256_set1_ps(mult[r]), &a0, &a1);
+        const __m256i w = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xd8), vz16);
+        const __m128i lo = _mm256_castsi256_si128(w), hi = _mm256_extracti128_si256(w, 1);
+        const __m128i v = is_signed ? _mm_packs_epi16(lo, hi) : _mm_packus_epi16(lo, hi);
+        if (full) _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), v);
+        else qrq_store_part(dst + r * ldd, v, cols);
     }
+#undef QRQ_LD_
+}
+__attribute__((target("avx2"))) void nn_qrq_tile_avx2(const int32_t *acc, size_t ldt, size_t rows, size_t cols,
+                                                      const int32_t *bias, const float *mult, int32_t yzp, int is_signed,
+                                                      uint8_t *dst, size_t ldd) {
+    if (cols == 16) qrq_tile_avx2_(acc, ldt, rows, 16, 1, bias, mult, yzp, is_signed, dst, ldd);
+    else if (cols < 16) qrq_tile_avx2_(acc, ldt, rows, cols, 0, bias, mult, yzp, is_signed, dst, ldd);
+    else
+        for (size_t r = 0; r < rows; r++)
+            nn_qrq_row_avx2(acc + r * ldt, cols, bias ? bias[r] : 0, mult[r], yzp, is_signed, dst + r * ldd);
 }
 
 /* out[(q / 16) * pstride + 4 * (q % 16) + r] = row r's byte q ^ flip, 16 columns per step. */

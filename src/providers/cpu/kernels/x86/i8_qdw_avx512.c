@@ -167,8 +167,45 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
         _mm_mask_storeu_epi8(d + q, m, qrq16_512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
     }
 }
-/* A GEMM tile's rows (at most 16 columns): one zmm per row instead of two ymm, and a masked narrow edge
- * instead of a zero-padded copy. */
+/* qrq16_512's product rounded to int32, before any narrowing. */
+QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
+    return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
+                                            _mm512_set1_ps(1073741824.0f)));
+}
+/* Four rows narrowed together: vpackssdw of two rows interleaves their 4-value quarters per 128-bit
+ * lane, one vpaddsw adds the zero point to two rows, vpacksswb / vpackuswb leaves row j's quarter L
+ * in dword 4L + j, and one vpermd gives each row its own lane. Each step saturates as qrq16_512's
+ * (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the bytes are the same, and
+ * the narrowing of four rows takes 9 uops instead of 20 (vpmovsdw and vpmovuswb are two each). */
+QDW_T512 static inline __attribute__((always_inline)) void qrq_rows4_512(const int32_t *acc, size_t ldt, __mmask16 m,
+                                                                     int full, const int32_t *bias, const float *mult,
+                                                                     __m512i vz16, int is_signed, uint8_t *dst,
+                                                                     size_t ldd) {
+    const __m512i z = _mm512_setzero_si512();
+#define QRQ_ROW_(j) qrq_i32_512(full ? _mm512_loadu_si512((const void *)(acc + (j) * ldt)) : _mm512_maskz_loadu_epi32(m, acc + (j) * ldt), \
+                                bias ? _mm512_set1_epi32(bias[j]) : z, _mm512_set1_ps(mult[j]))
+    const __m512i v0 = QRQ_ROW_(0), v1 = QRQ_ROW_(1), v2 = QRQ_ROW_(2), v3 = QRQ_ROW_(3);
+#undef QRQ_ROW_
+    const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(v0, v1), vz16);
+    const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(v2, v3), vz16);
+    const __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+    const __m512i o = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    const __m128i o0 = _mm512_castsi512_si128(o), o1 = _mm512_extracti32x4_epi32(o, 1);
+    const __m128i o2 = _mm512_extracti32x4_epi32(o, 2), o3 = _mm512_extracti32x4_epi32(o, 3);
+    if (full) {
+        _mm_storeu_si128((__m128i *)(void *)dst, o0);
+        _mm_storeu_si128((__m128i *)(void *)(dst + ldd), o1);
+        _mm_storeu_si128((__m128i *)(void *)(dst + 2 * ldd), o2);
+        _mm_storeu_si128((__m128i *)(void *)(dst + 3 * ldd), o3);
+    } else {
+        _mm_mask_storeu_epi8(dst, m, o0);
+        _mm_mask_storeu_epi8(dst + ldd, m, o1);
+        _mm_mask_storeu_epi8(dst + 2 * ldd, m, o2);
+        _mm_mask_storeu_epi8(dst + 3 * ldd, m, o3);
+    }
+}
+/* A GEMM tile's rows (at most 16 columns): four rows at a time (qrq_rows4_512), the rest one zmm per
+ * row, with masked narrow edges instead of a zero-padded copy. */
 QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                                  const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
     if (cols > 16) {
@@ -178,7 +215,19 @@ QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, si
     }
     const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
     const __mmask16 m = (__mmask16)((1u << cols) - 1);
-    for (size_t r = 0; r < rows; r++) {
+    size_t r = 0;
+    if (rows >= 4) {
+        const __m512i vz = _mm512_set1_epi16((int16_t)yzp);
+        const __m128 fmax = _mm_set1_ps(3.40282347e+38f);
+        for (; r + 4 <= rows; r += 4) {
+            /* |mult| <= FLT_MAX is false for infinities and NaN: from such a group on, the row loop */
+            const __m128 am = _mm_andnot_ps(_mm_set1_ps(-0.0f), _mm_loadu_ps(mult + r));
+            if (_mm_cmp_ps_mask(am, fmax, _CMP_LE_OQ) != 0xf) break;
+            if (cols == 16) qrq_rows4_512(acc + r * ldt, ldt, m, 1, bias ? bias + r : NULL, mult + r, vz, is_signed, dst + r * ldd, ldd);
+            else qrq_rows4_512(acc + r * ldt, ldt, m, 0, bias ? bias + r : NULL, mult + r, vz, is_signed, dst + r * ldd, ldd);
+        }
+    }
+    for (; r < rows; r++) {
         const int32_t b = bias ? bias[r] : 0;
         if (!isfinite(mult[r])) {   /* a zero y_scale: the portable expression */
             nn_qrq_row_generic(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
