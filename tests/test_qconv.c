@@ -301,7 +301,7 @@ static void test_qdq_model_add(const char *file, const int64_t *shape, size_t ra
     cort_session_release(s0); cort_session_release(s2);
 }
 
-/* ---- the tile requantization (rq_tile) ---- */
+/* ---- the requantization of GEMM tiles (rq_tile) and rows (rq_row) ---- */
 
 /* sat8(nn_q_add_sat(nn_q_round(a * mult), zp)), the scalar expression rq_tile must give for a finite mult. */
 static int32_t rq_want(int32_t acc, int32_t bias, float mult, int32_t zp, int sgn) {
@@ -405,18 +405,62 @@ static size_t rq_tile_bad(nn_qrq_tile_fn fn, int trials) {
     return bad;
 }
 
+/* Wrong on purpose: the second and third 16-value quarters of every 64 swapped (a wrong lane order). */
+static void rq_row_swapped(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst) {
+    uint8_t *d = dst;
+    nn_qrq_row_generic(acc, n, bias, mult, yzp, is_signed, dst);
+    for (size_t q = 0; q + 64 <= n; q += 64)
+        for (size_t i = 0; i < 16; i++) {
+            const uint8_t t = d[q + 16 + i];
+            d[q + 16 + i] = d[q + 32 + i];
+            d[q + 32 + i] = t;
+        }
+}
+
+/* Wrong bytes of a rq_row over lengths 0 to 300 (the 64-, 16-wide steps and the tails), with the values,
+ * finite multipliers and zero points of rq_tile_bad; bytes past n must stay untouched. */
+static size_t rq_row_bad(nn_qrq_row_fn fn, int trials) {
+    enum { N = 300 };
+    int32_t acc[N];
+    uint8_t d[N + 16], want[N];
+    size_t bad = 0;
+    for (int trial = 0; trial < trials; trial++)
+        for (size_t n = 0; n <= N; n += trial % 2 ? 1 : 7) {
+            const int sgn = (int)(rnd() & 1), mode = (int)(rnd() % 7);
+            const uint32_t zk = rnd() % 4, bk = rnd() % 16;
+            const int32_t zp = zk == 0 ? (sgn ? -128 : 0) : zk == 1 ? (sgn ? 127 : 255)
+                               : sgn ? (int32_t)(rnd() % 256) - 128 : (int32_t)(rnd() % 256);
+            const int32_t bias = bk == 0 ? INT32_MAX : bk == 1 ? INT32_MIN : (int32_t)(rnd() % 20001) - 10000;
+            float mult = rq_mult(trial);
+            if (!isfinite(mult)) mult = 2.0f;   /* rq_row's multiplier is finite (int_gemm.h) */
+            for (size_t i = 0; i < n; i++) acc[i] = rq_acc(mode < 6 ? mode : (int)(rnd() % 6));
+            memset(d, 0xa5, sizeof d);
+            fn(acc, n, bias, mult, zp, sgn, d);
+            nn_qrq_row_generic(acc, n, bias, mult, zp, sgn, want);
+            for (size_t i = 0; i < n; i++) {
+                bad += d[i] != want[i];
+                bad += (sgn ? (int32_t)(int8_t)d[i] : (int32_t)d[i]) != rq_want(acc[i], bias, mult, zp, sgn);
+            }
+            for (size_t i = n; i < sizeof d; i++) bad += d[i] != 0xa5;
+        }
+    return bad;
+}
+
 static void test_qrq_tile(void) {
     const nn_qconv_ops *const *ops;
     const size_t n_ops = nn_qconv_ops_list(&ops);
     for (size_t oi = 0; oi < n_ops; oi++) {
         const size_t bad = rq_tile_bad(ops[oi]->rq_tile, 12);
         CHECK_MSG(bad == 0, "%s: %zu tile-requantized values wrong", ops[oi]->name, bad);
+        const size_t bad_row = rq_row_bad(ops[oi]->rq_row, 40);
+        CHECK_MSG(bad_row == 0, "%s: %zu row-requantized values wrong", ops[oi]->name, bad_row);
     }
     CHECK_MSG(rq_tile_bad(nn_qrq_tile_generic, 2) == 0, "generic tile requantization disagrees with the scalar expression");
     /* negative controls: the check sees a swapped row, a late zero point and ties rounded away */
     CHECK_MSG(rq_tile_bad(rq_tile_swapped, 2) > 0, "negative control: rows swapped unnoticed");
     CHECK_MSG(rq_tile_bad(rq_tile_late_zp, 2) > 0, "negative control: zero point after saturation unnoticed");
     CHECK_MSG(rq_tile_bad(rq_tile_half_away, 2) > 0, "negative control: ties away from zero unnoticed");
+    CHECK_MSG(rq_row_bad(rq_row_swapped, 2) > 0, "negative control: row quarters swapped unnoticed");
 }
 
 /* Every nn_qconv_ops set the ISA level lists against plain loops: the depthwise tap kernel (exact

@@ -151,15 +151,40 @@ QDW_T512 static inline __m128i qrq16_512(__m512i acc, __m512i vb, __m512 vm, __m
     const __m256i w16 = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(f)), vz16);
     return is_signed ? _mm256_cvtsepi16_epi8(w16) : _mm256_cvtusepi16_epi8(_mm256_max_epi16(w16, _mm256_setzero_si256()));
 }
+/* qrq16_512's product rounded to int32, before any narrowing. */
+QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
+    return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
+                                            _mm512_set1_ps(1073741824.0f)));
+}
+/* Four vectors of qrq_i32_512 narrowed together: vpackssdw of two interleaves their 4-value quarters
+ * per 128-bit lane, one vpaddsw adds the zero point to two vectors, vpacksswb / vpackuswb leaves
+ * vector j's quarter L in dword 4L + j, and one vpermd puts vector j's 16 bytes in lane j. Each step
+ * saturates as qrq16_512's (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the
+ * bytes are the same, and four vectors take 6 uops instead of 20 (vpmovsdw and vpmovuswb are two each). */
+QDW_T512 static inline __m512i qrq_pack4_512(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i vz16,
+                                             int is_signed) {
+    const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(v0, v1), vz16);
+    const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(v2, v3), vz16);
+    const __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+}
 
+/* 64 values per step through qrq_pack4_512 (one 64-byte store), then 16 at a time and a masked tail. */
 QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
                                 void *dst) {
     if (!isfinite(mult)) { nn_qrq_row_generic(acc, n, bias, mult, yzp, is_signed, dst); return; }
-    const __m512i vb = _mm512_set1_epi32(bias);
+    const __m512i vb = _mm512_set1_epi32(bias), vz = _mm512_set1_epi16((int16_t)yzp);
     const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
     const __m512 vm = _mm512_set1_ps(mult);
     uint8_t *d = dst;
     size_t q = 0;
+    for (; q + 64 <= n; q += 64) {
+        const __m512i v0 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm);
+        const __m512i v1 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 16)), vb, vm);
+        const __m512i v2 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 32)), vb, vm);
+        const __m512i v3 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 48)), vb, vm);
+        _mm512_storeu_si512((void *)(d + q), qrq_pack4_512(v0, v1, v2, v3, vz, is_signed));
+    }
     for (; q + 16 <= n; q += 16)
         _mm_storeu_si128((__m128i *)(void *)(d + q), qrq16_512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm, vz16, is_signed));
     if (q < n) {
@@ -167,16 +192,7 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
         _mm_mask_storeu_epi8(d + q, m, qrq16_512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
     }
 }
-/* qrq16_512's product rounded to int32, before any narrowing. */
-QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
-    return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
-                                            _mm512_set1_ps(1073741824.0f)));
-}
-/* Four rows narrowed together: vpackssdw of two rows interleaves their 4-value quarters per 128-bit
- * lane, one vpaddsw adds the zero point to two rows, vpacksswb / vpackuswb leaves row j's quarter L
- * in dword 4L + j, and one vpermd gives each row its own lane. Each step saturates as qrq16_512's
- * (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the bytes are the same, and
- * the narrowing of four rows takes 9 uops instead of 20 (vpmovsdw and vpmovuswb are two each). */
+/* Four rows of a tile through qrq_pack4_512, whose lane j then holds row j. */
 QDW_T512 static inline __attribute__((always_inline)) void qrq_rows4_512(const int32_t *acc, size_t ldt, __mmask16 m,
                                                                      int full, const int32_t *bias, const float *mult,
                                                                      __m512i vz16, int is_signed, uint8_t *dst,
@@ -186,10 +202,7 @@ QDW_T512 static inline __attribute__((always_inline)) void qrq_rows4_512(const i
                                 bias ? _mm512_set1_epi32(bias[j]) : z, _mm512_set1_ps(mult[j]))
     const __m512i v0 = QRQ_ROW_(0), v1 = QRQ_ROW_(1), v2 = QRQ_ROW_(2), v3 = QRQ_ROW_(3);
 #undef QRQ_ROW_
-    const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(v0, v1), vz16);
-    const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(v2, v3), vz16);
-    const __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
-    const __m512i o = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+    const __m512i o = qrq_pack4_512(v0, v1, v2, v3, vz16, is_signed);
     const __m128i o0 = _mm512_castsi512_si128(o), o1 = _mm512_extracti32x4_epi32(o, 1);
     const __m128i o2 = _mm512_extracti32x4_epi32(o, 2), o3 = _mm512_extracti32x4_epi32(o, 3);
     if (full) {
