@@ -155,14 +155,19 @@ __attribute__((target("avx2"))) void nn_qpack2_8_avx2(const void *xa, const void
  * (vcvtps2dq turns any overflow into INT32_MIN, right only for negative ones), packed to int16 with saturation, the zero point added with int16
  * saturation, packed to 8 bits with saturation. Every clamp moves only values that saturate the
  * 8-bit result anyway, in the direction they saturate, so this equals the scalar expression. */
-__attribute__((target("avx2"))) static inline __m128i qrq16m(const int32_t *acc, __m256i vb, __m256 vm0, __m256 vm1,
+__attribute__((target("avx2"))) static inline __m128i qrq16v(__m256i a0, __m256i a1, __m256i vb, __m256 vm0, __m256 vm1,
                                                              __m256i vz16, int is_signed) {
     const __m256 hi = _mm256_set1_ps(1073741824.0f);
-    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)acc), vb)), vm0), hi);
-    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + 8)), vb)), vm1), hi);
+    const __m256 f0 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(a0, vb)), vm0), hi);
+    const __m256 f1 = _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(a1, vb)), vm1), hi);
     const __m256i w16 = _mm256_adds_epi16(_mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_cvtps_epi32(f0), _mm256_cvtps_epi32(f1)), 0xd8), vz16);
     const __m128i a = _mm256_castsi256_si128(w16), b = _mm256_extracti128_si256(w16, 1);
     return is_signed ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
+}
+__attribute__((target("avx2"))) static inline __m128i qrq16m(const int32_t *acc, __m256i vb, __m256 vm0, __m256 vm1,
+                                                             __m256i vz16, int is_signed) {
+    return qrq16v(_mm256_loadu_si256((const __m256i *)(const void *)acc), _mm256_loadu_si256((const __m256i *)(const void *)(acc + 8)),
+                  vb, vm0, vm1, vz16, is_signed);
 }
 /* One multiplier for all 16 columns. */
 __attribute__((target("avx2"))) static inline __m128i qrq16(const int32_t *acc, __m256i vb, __m256 vm, __m256i vz16,
@@ -170,13 +175,22 @@ __attribute__((target("avx2"))) static inline __m128i qrq16(const int32_t *acc, 
     return qrq16m(acc, vb, vm, vm, vz16, is_signed);
 }
 
-__attribute__((target("avx2"), noinline)) static void qrq_tail(const int32_t *acc, size_t n, __m256i vb, __m256 vm,
-                                                               __m256i vz16, int is_signed, uint8_t *d) {
-    int32_t t[16] = { 0 };   /* a zero-padded copy: the same vector expression, n bytes kept */
-    uint8_t o[16];
-    memcpy(t, acc, n * sizeof *t);
-    _mm_storeu_si128((__m128i *)(void *)o, qrq16(t, vb, vm, vz16, is_signed));
-    memcpy(d, o, n);
+/* The first n < 16 bytes of v to d, in at most four stores (no byte-masked store in AVX2). */
+__attribute__((target("avx2"))) static inline void qrq_store_part(uint8_t *d, __m128i v, size_t n) {
+    if (n & 8) { _mm_storel_epi64((__m128i *)(void *)d, v); v = _mm_srli_si128(v, 8); d += 8; }
+    if (n & 4) { const int32_t t = _mm_cvtsi128_si32(v); memcpy(d, &t, 4); v = _mm_srli_si128(v, 4); d += 4; }
+    if (n & 2) { const uint16_t t = (uint16_t)_mm_extract_epi16(v, 0); memcpy(d, &t, 2); v = _mm_srli_si128(v, 2); d += 2; }
+    if (n & 1) *d = (uint8_t)_mm_cvtsi128_si32(v);
+}
+
+/* The last n < 16 values: vpmaskmovd reads none past n, and the bytes go out in pieces (a zero-padded
+ * copy through memory stalls on store forwarding, twice). */
+__attribute__((target("avx2"))) static inline void qrq_tail(const int32_t *acc, size_t n, __m256i vb, __m256 vm,
+                                                            __m256i vz16, int is_signed, uint8_t *d) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lo = _mm256_maskload_epi32((const int *)acc, _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n), lane));
+    const __m256i hi = _mm256_maskload_epi32((const int *)(acc + 8), _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)n - 8), lane));
+    qrq_store_part(d, qrq16v(lo, hi, vb, vm, vm, vz16, is_signed), n);
 }
 
 __attribute__((target("avx2"))) void nn_qrq_row_avx2(const int32_t *acc, size_t n, int32_t bias, float mult,
@@ -223,14 +237,6 @@ __attribute__((target("avx2"))) static inline void qrq_i32x16(__m256i lo, __m256
     const __m256 top = _mm256_set1_ps(1073741824.0f);
     *plo = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(lo, vb)), vm), top));
     *phi = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(hi, vb)), vm), top));
-}
-
-/* The first n < 16 bytes of v to d, in at most four stores (no byte-masked store in AVX2). */
-__attribute__((target("avx2"))) static inline void qrq_store_part(uint8_t *d, __m128i v, size_t n) {
-    if (n & 8) { _mm_storel_epi64((__m128i *)(void *)d, v); v = _mm_srli_si128(v, 8); d += 8; }
-    if (n & 4) { const int32_t t = _mm_cvtsi128_si32(v); memcpy(d, &t, 4); v = _mm_srli_si128(v, 4); d += 4; }
-    if (n & 2) { const uint16_t t = (uint16_t)_mm_extract_epi16(v, 0); memcpy(d, &t, 2); v = _mm_srli_si128(v, 2); d += 2; }
-    if (n & 1) *d = (uint8_t)_mm_cvtsi128_si32(v);
 }
 
 /* A GEMM tile's rows of cols <= 16 columns, two at a time: each row's vpackssdw leaves its quarters in
