@@ -13,6 +13,7 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include <math.h>
+#include "i8_rq16_avx512.h"
 
 #define QDW_T512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #define QDW_T512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -141,17 +142,7 @@ QDW_T512 void nn_qwiden2_avx512(const void *x, size_t n, int is_signed, int32_t 
     }
 }
 
-/* 16 results: the product clamped above at 2^30 (vcvtps2dq turns an overflow into INT32_MIN, right
- * only for negative ones), narrowed to int16 with saturation, the zero point added with int16
- * saturation, narrowed to 8 bits with saturation: every clamp moves only values that saturate the
- * 8-bit result anyway, in the direction they saturate, so this is the scalar expression. */
-QDW_T512 static inline __m128i qrq16_512(__m512i acc, __m512i vb, __m512 vm, __m256i vz16, int is_signed) {
-    const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
-                                   _mm512_set1_ps(1073741824.0f));
-    const __m256i w16 = _mm256_adds_epi16(_mm512_cvtsepi32_epi16(_mm512_cvtps_epi32(f)), vz16);
-    return is_signed ? _mm256_cvtsepi16_epi8(w16) : _mm256_cvtusepi16_epi8(_mm256_max_epi16(w16, _mm256_setzero_si256()));
-}
-/* qrq16_512's product rounded to int32, before any narrowing. */
+/* nn_qrq16_avx512's product rounded to int32, before any narrowing. */
 QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
     return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
                                             _mm512_set1_ps(1073741824.0f)));
@@ -159,7 +150,7 @@ QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
 /* Four vectors of qrq_i32_512 narrowed together: vpackssdw of two interleaves their 4-value quarters
  * per 128-bit lane, one vpaddsw adds the zero point to two vectors, vpacksswb / vpackuswb leaves
  * vector j's quarter L in dword 4L + j, and one vpermd puts vector j's 16 bytes in lane j. Each step
- * saturates as qrq16_512's (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the
+ * saturates as nn_qrq16_avx512's (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the
  * bytes are the same, and four vectors take 6 uops instead of 20 (vpmovsdw and vpmovuswb are two each). */
 QDW_T512 static inline __m512i qrq_pack4_512(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i vz16,
                                              int is_signed) {
@@ -186,10 +177,10 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
         _mm512_storeu_si512((void *)(d + q), qrq_pack4_512(v0, v1, v2, v3, vz, is_signed));
     }
     for (; q + 16 <= n; q += 16)
-        _mm_storeu_si128((__m128i *)(void *)(d + q), qrq16_512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm, vz16, is_signed));
+        _mm_storeu_si128((__m128i *)(void *)(d + q), nn_qrq16_avx512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm, vz16, is_signed));
     if (q < n) {
         const __mmask16 m = (__mmask16)((1u << (n - q)) - 1);
-        _mm_mask_storeu_epi8(d + q, m, qrq16_512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
+        _mm_mask_storeu_epi8(d + q, m, nn_qrq16_avx512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
     }
 }
 /* Four rows of a tile through qrq_pack4_512, whose lane j then holds row j. */
@@ -246,7 +237,7 @@ QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, si
             nn_qrq_row_generic(acc + r * ldt, cols, b, mult[r], yzp, is_signed, dst + r * ldd);
             continue;
         }
-        const __m128i v = qrq16_512(_mm512_maskz_loadu_epi32(m, acc + r * ldt), _mm512_set1_epi32(b),
+        const __m128i v = nn_qrq16_avx512(_mm512_maskz_loadu_epi32(m, acc + r * ldt), _mm512_set1_epi32(b),
                                     _mm512_set1_ps(mult[r]), vz16, is_signed);
         if (cols == 16) _mm_storeu_si128((__m128i *)(void *)(dst + r * ldd), v);
         else _mm_mask_storeu_epi8(dst + r * ldd, m, v);
