@@ -3,6 +3,7 @@
  * sums are requantized per channel by the AVX2 row kernel (the same expression). Exact for the same
  * reason: every partial sum is an integer below 2^24. */
 #include "../int_gemm.h"
+#include "i8_dwconv_c16.h"
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include <string.h>
@@ -19,15 +20,9 @@ DWC2_T static inline __m128i dwc2_load8(const uint8_t *p, size_t nb) {
 }
 
 DWC2_T static void dwc2_fill(const nn_qdwc16_args *a) {
-    const size_t wp = a->wp, rowf = wp * 16, plane = a->ih * a->iw;
+    const size_t wp = a->wp, plane = a->ih * a->iw;
     const __m256i vz = _mm256_set1_epi32(a->xzp);
-    for (size_t r = 0; r < a->pt; r++) memset(a->xb + r * rowf, 0, rowf * sizeof(float));
-    for (size_t r = a->pt + a->ih; r < a->hp; r++) memset(a->xb + r * rowf, 0, rowf * sizeof(float));
-    for (size_t ih = 0; ih < a->ih; ih++) {
-        float *row = a->xb + (ih + a->pt) * rowf;
-        memset(row, 0, a->pl * 16 * sizeof(float));
-        memset(row + (a->pl + a->iw) * 16, 0, (wp - a->pl - a->iw) * 16 * sizeof(float));
-    }
+    nn_dwc_zero_borders(a);
     size_t r = 0, c = 0;   /* pixel p0's row and column */
     for (size_t p0 = 0; p0 < plane; p0 += 8) {
         const size_t nb = plane - p0 < 8 ? plane - p0 : 8;
@@ -55,22 +50,12 @@ DWC2_T static void dwc2_fill(const nn_qdwc16_args *a) {
 
 /* All output pixels, 4 per step wherever they are in the plane; the last step repeats the last pixel. */
 DWC2_T static void dwc2_pixels(const nn_qdwc16_args *a, const size_t *toff, size_t ks, int32_t *t) {
-    const size_t ow_n = a->ow, P = a->oh * ow_n, rstep = a->sh * a->wp * 16, cstep = a->sw * 16;
+    const size_t P = a->oh * a->ow;
     size_t oh = 0, ow = 0;
     for (size_t p0 = 0; p0 < P; p0 += 4) {
         const float *b[4];
         size_t idx[4];
-        for (size_t j = 0, h = oh, w = ow; j < 4; j++) {
-            idx[j] = p0 + j < P ? p0 + j : P - 1;
-            if (p0 + j < P) {
-                b[j] = a->xb + h * rstep + w * cstep;
-                if (++w == ow_n) { w = 0; h++; }
-            } else {
-                b[j] = b[j - 1];
-            }
-        }
-        for (size_t j = 0; j < 4; j++)
-            if (++ow == ow_n) { ow = 0; oh++; }
+        nn_dwc_pixel_block(a, p0, 4, &oh, &ow, b, idx);
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         const float *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
         for (size_t k = 0; k < ks; k++) {

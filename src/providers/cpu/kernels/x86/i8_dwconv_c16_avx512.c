@@ -5,6 +5,7 @@
  * partial sum is an integer below 2^24 and the FMA chain gives the int32 sum the integer loop gives.
  * The input goes in as 16x16 transposes of widened bytes; the int32 sums come out the same way. */
 #include "../int_gemm.h"
+#include "i8_dwconv_c16.h"
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include <string.h>
@@ -19,15 +20,9 @@ DWC_T static inline __mmask16 dwc_mask(size_t n) { return (__mmask16)(n >= 16 ? 
  * then 16 pixels of the flattened plane per transpose (a 7-column plane would waste 9 of 16 per row),
  * each stored at its padded position. */
 DWC_T static void dwc_fill(const nn_qdwc16_args *a) {
-    const size_t wp = a->wp, rowf = wp * 16, plane = a->ih * a->iw;
+    const size_t wp = a->wp, plane = a->ih * a->iw;
     const __m512i vz = _mm512_set1_epi32(a->xzp);
-    for (size_t r = 0; r < a->pt; r++) memset(a->xb + r * rowf, 0, rowf * sizeof(float));
-    for (size_t r = a->pt + a->ih; r < a->hp; r++) memset(a->xb + r * rowf, 0, rowf * sizeof(float));
-    for (size_t ih = 0; ih < a->ih; ih++) {
-        float *row = a->xb + (ih + a->pt) * rowf;
-        memset(row, 0, a->pl * 16 * sizeof(float));
-        memset(row + (a->pl + a->iw) * 16, 0, (wp - a->pl - a->iw) * 16 * sizeof(float));
-    }
+    nn_dwc_zero_borders(a);
     size_t r = 0, c = 0;   /* pixel p0's row and column */
     for (size_t p0 = 0; p0 < plane; p0 += 16) {
         const size_t nb = plane - p0 < 16 ? plane - p0 : 16;
@@ -52,22 +47,12 @@ DWC_T static void dwc_fill(const nn_qdwc16_args *a) {
 /* All output pixels, 8 per step wherever they are in the plane (a row's tail joins the next row's
  * head), each a chain of ks FMAs; the last step repeats the last pixel instead of running short. */
 DWC_T static void dwc_pixels(const nn_qdwc16_args *a, const size_t *toff, size_t ks, int32_t *t) {
-    const size_t ow_n = a->ow, P = a->oh * ow_n, rstep = a->sh * a->wp * 16, cstep = a->sw * 16;
+    const size_t P = a->oh * a->ow;
     size_t oh = 0, ow = 0;   /* pixel p0's position */
     for (size_t p0 = 0; p0 < P; p0 += 8) {
         const float *b[8];
         size_t idx[8];
-        for (size_t j = 0, h = oh, w = ow; j < 8; j++) {
-            idx[j] = p0 + j < P ? p0 + j : P - 1;
-            if (p0 + j < P) {
-                b[j] = a->xb + h * rstep + w * cstep;
-                if (++w == ow_n) { w = 0; h++; }
-            } else {
-                b[j] = b[j - 1];
-            }
-        }
-        for (size_t j = 0; j < 8; j++)
-            if (++ow == ow_n) { ow = 0; oh++; }
+        nn_dwc_pixel_block(a, p0, 8, &oh, &ow, b, idx);
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         const float *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3], *b4 = b[4], *b5 = b[5], *b6 = b[6], *b7 = b[7];
         for (size_t k = 0; k < ks; k++) {

@@ -9,32 +9,28 @@
 #define P8_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define P8_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
 
+/* buf[i .. i + 32) of nn_pool_rows_max8_avx2. */
+P8_T2 static inline void p8_rows32(const uint8_t *x, size_t stride, size_t nrows, size_t i, uint8_t flip, __m256i f,
+                                   int acc, uint8_t *buf) {
+    __m256i v = P8_LOAD(x + i);
+    for (size_t r = 1; r < nrows; r++) {
+        const __m256i w = P8_LOAD(x + r * stride + i);
+        v = flip ? _mm256_max_epi8(v, w) : _mm256_max_epu8(v, w);
+    }
+    v = _mm256_xor_si256(v, f);
+    if (acc) v = _mm256_max_epu8(v, P8_LOAD(buf + i));
+    P8_STORE(buf + i, v);
+}
+
 P8_T2 void nn_pool_rows_max8_avx2(const uint8_t *x, size_t stride, size_t nrows, size_t n, uint8_t flip, int acc,
                                   uint8_t *buf) {
     const __m256i f = _mm256_set1_epi8((char)flip);
     size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m256i v = P8_LOAD(x + i);
-        for (size_t r = 1; r < nrows; r++) {
-            const __m256i w = P8_LOAD(x + r * stride + i);
-            v = flip ? _mm256_max_epi8(v, w) : _mm256_max_epu8(v, w);
-        }
-        v = _mm256_xor_si256(v, f);
-        if (acc) v = _mm256_max_epu8(v, P8_LOAD(buf + i));
-        P8_STORE(buf + i, v);
-    }
+    for (; i + 32 <= n; i += 32) p8_rows32(x, stride, nrows, i, flip, f, acc, buf);
     /* the last partial vector again, overlapping: every lane's result depends only on x and on buf
      * before this call (acc takes max with it, and max is idempotent), so lanes done twice agree */
     if (i < n && n >= 32) {
-        i = n - 32;
-        __m256i v = P8_LOAD(x + i);
-        for (size_t r = 1; r < nrows; r++) {
-            const __m256i w = P8_LOAD(x + r * stride + i);
-            v = flip ? _mm256_max_epi8(v, w) : _mm256_max_epu8(v, w);
-        }
-        v = _mm256_xor_si256(v, f);
-        if (acc) v = _mm256_max_epu8(v, P8_LOAD(buf + i));
-        P8_STORE(buf + i, v);
+        p8_rows32(x, stride, nrows, n - 32, flip, f, acc, buf);
         i = n;
     }
     for (; i < n; i++) {
