@@ -111,7 +111,9 @@ size_t nn_qconv_ops_list(const nn_qconv_ops *const **out) {
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_igemm_kernel k_conv_avx512vnni = { .name = "i8_qconv_s8u8_avx512vnni_16x16", .isa = CORT_ISA_AVX512,
                                                    .mr = 16, .nr = 16, .quad = 2,
-                                                   .qukr = nn_igemm_cukr_avx512vnni_16x16 };
+                                                   .qukr = nn_igemm_cukr_avx512vnni_16x16,
+                                                   .qukr_cols = nn_igemm_cukr_avx512vnni_16xn,
+                                                   .cols_max = NN_CUKR_COLS_MAX };
 static const nn_igemm_kernel k_conv_avxvnni = { .name = "i8_qconv_s8u8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6,
                                                 .nr = 16, .quad = 2, .qukr = nn_igemm_cukr_avxvnni_6x16 };
 static const nn_igemm_kernel *const conv_kernels_avx512vnni[] = { &k_conv_avx512vnni, &k_conv_avxvnni };
@@ -278,6 +280,8 @@ typedef struct igemm_job {
     nn_igemm_epi_fn epi;
     void *epi_ctx;
     const int32_t *arz, *bcz;   /* byte kernels: the row and column corrections after the packs' bytes */
+    size_t panels;
+    int rows_major;             /* items ordered tile-row-major instead of panel-major (igemm_order) */
 } igemm_job;
 
 /* igemm_range for a byte kernel (kp is then kq). */
@@ -285,7 +289,7 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
     const size_t mr = j->k->mr, nr = j->k->nr, kq = j->kp;
     int32_t tile[16 * 64];
     for (size_t t = begin; t < end; t++) {
-        const size_t jp = t / j->mtiles, it = t % j->mtiles;
+        const size_t jp = j->rows_major ? t % j->panels : t / j->mtiles, it = j->rows_major ? t / j->panels : t % j->mtiles;
         const size_t i0 = it * mr, j0 = jp * nr;
         const size_t rows = j->M - i0 < mr ? j->M - i0 : mr, cols = j->N - j0 < nr ? j->N - j0 : nr;
         const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
@@ -298,6 +302,11 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
                 if (!j->epi && cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
             }
             if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+        } else if (cols <= j->k->cols_max && j->k->qukr_cols) {   /* a narrow edge panel */
+            const int direct = !j->epi && rows == mr;
+            j->k->qukr_cols(kq / 4, a, b, cols, direct ? j->c + i0 * j->ldc + j0 : tile, direct ? j->ldc : nr, rz, cz);
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+            else if (!direct) for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
         } else if (!j->epi && rows == mr && cols == nr) {
             j->k->qukr(kq / 4, a, kq, b, j->c + i0 * j->ldc + j0, j->ldc, rz, cz);
         } else {
@@ -343,8 +352,18 @@ static void igemm_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+int nn_igemm_rows_major(const nn_igemm_kernel *k, size_t M, size_t N) {
+    const size_t mtiles = M / k->mr + (M % k->mr != 0), panels = N / k->nr + (N % k->nr != 0);
+    return k->quad && mtiles * k->mr > panels * k->nr && mtiles > 1 && panels > 1;
+}
+
 static void igemm_quad_setup(igemm_job *j, size_t K, size_t panels) {
     if (!j->k->quad) return;
+    j->panels = panels;
+    /* Consecutive items share their panel (B in L1, A streamed), so A is read once per panel: when the
+     * packed A is the larger operand (a late conv's 512 x 4608 weights over a 7x7 plane's 4 panels), the
+     * tiles go row-major instead and the smaller B is the one read again. */
+    j->rows_major = nn_igemm_rows_major(j->k, j->M, j->N);
     j->kp = nn_igemm_kq(K);
     j->arz = (const int32_t *)(const void *)((const uint8_t *)(const void *)j->a + j->mtiles * j->k->mr * j->kp);
     j->bcz = (const int32_t *)(const void *)((const uint8_t *)(const void *)j->b + panels * j->k->nr * j->kp);
@@ -353,7 +372,7 @@ static void igemm_quad_setup(igemm_job *j, size_t K, size_t panels) {
 void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
               const int16_t *bpack, int32_t *c, size_t ldc) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL, NULL, NULL };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL, NULL, NULL, 0, 0 };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     igemm_quad_setup(&j, K, panels);
     /* ~64K multiply-adds per range at least, so small products stay on one thread */
@@ -364,9 +383,19 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
 void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                   const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx, NULL, NULL };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx, NULL, NULL, 0, 0 };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     igemm_quad_setup(&j, K, panels);
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
     cort_parallel_for(pool, n, grain, igemm_range, &j);
+}
+
+void nn_igemm_panels(const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                     const int16_t *bpack, size_t jp0, size_t jp1, int32_t *c, size_t ldc, nn_igemm_epi_fn fn,
+                     void *ctx) {
+    if (M == 0 || N == 0 || !k->quad || jp1 <= jp0) return;
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, fn, ctx, NULL, NULL, 0, 0 };
+    igemm_quad_setup(&j, K, N / k->nr + (N % k->nr != 0));
+    j.rows_major = 0;
+    igemm_range_quad(&j, jp0 * j.mtiles, jp1 * j.mtiles);
 }

@@ -22,6 +22,11 @@ typedef void (*nn_igemm_ukr_fn)(size_t kp2, const int16_t *a, size_t lda, const 
  * kq4 quads (wrapping int32), the zero-point corrections of the byte format (see nn_igemm_kernel.quad). */
 typedef void (*nn_igemm_qukr_fn)(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                  const int32_t *rz, const int32_t *cz);
+/* The conv byte kernel's tile for only the first n columns of its panel (see nn_igemm_kernel.qukr_cols). */
+typedef void (*nn_igemm_cols_fn)(size_t kq4, const uint8_t *a, const int8_t *b, size_t n, int32_t *c, size_t ldc,
+                                 const int32_t *rz, const int32_t *cz);
+/* The widest edge an nn_igemm_cols_fn takes. */
+#define NN_CUKR_COLS_MAX 12
 
 /* ukr_half: the same tile for the first nr / 2 columns only (it reads half of each packed-B row and
  * writes nr / 2 columns): edge panels with at most nr / 2 real columns (a 7x7 plane leaves 1 of 16)
@@ -50,6 +55,10 @@ typedef struct nn_igemm_kernel {
     int              quad;
     nn_igemm_qukr_fn qukr;
     nn_igemm_qukr_fn qukr1;
+    /* quad 2 only, optional: the tile for the first n (1 .. cols_max) columns of a panel (c[i * ldc + j],
+     * j < n), for edge panels with few real columns; its cost grows with n instead of being nr's. */
+    nn_igemm_cols_fn qukr_cols;
+    size_t           cols_max;
 } nn_igemm_kernel;
 
 /* The int16-pair kernel the ISA level in use picks first (the conv code builds int16 packs itself). */
@@ -196,6 +205,15 @@ typedef void (*nn_igemm_epi_fn)(void *ctx, const int32_t *tile, size_t ldt, size
                                 size_t cols);
 void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                   const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx);
+/* Byte (quad) kernels only: whether nn_igemm / nn_igemm_epi order their tiles by rows of A instead of by
+ * panels of B (A the larger operand), and the tiles of panels [jp0, jp1) alone on the calling thread, panel
+ * by panel, into c (ldc) or through fn when fn is set: for callers that pack their B panels inside their
+ * own parallel loop, each thread multiplying the panels it just packed while they are in its cache. The
+ * packs and their corrections are laid out as for nn_igemm (all panels' bytes, then their corrections). */
+int nn_igemm_rows_major(const nn_igemm_kernel *k, size_t M, size_t N);
+void nn_igemm_panels(const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                     const int16_t *bpack, size_t jp0, size_t jp1, int32_t *c, size_t ldc, nn_igemm_epi_fn fn,
+                     void *ctx);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_generic_4x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
@@ -221,6 +239,8 @@ void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, con
                                    const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                     const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_avx512vnni_16xn(size_t kq4, const uint8_t *a, const int8_t *b, size_t n, int32_t *c, size_t ldc,
+                                   const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                 const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avxvnni_1x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
