@@ -447,7 +447,28 @@ typedef struct qconv_qpack_job {
      * (c, kh, kw) is one contiguous run of P bytes: plane (c, kh * dh % sh, kw) from row kh * dh / sh */
     uint8_t *xsh;
     size_t nph, kwn, hr, plane;   /* row phases, tap columns, rows per plane, bytes per plane */
+    const size_t *rowoff;         /* with xsh: where im2col row p starts in it (qconv_shift_row) */
 } qconv_qpack_job;
+
+/* d[0 .. n) = s[0 .. n): the shifted planes copy rows of 7 to 56 bytes, where a memcpy call costs more
+ * than the copy; up to 16 bytes two overlapping fixed-size moves do it. */
+static inline void qconv_copy_row(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else {
+        memcpy(d, s, n);
+    }
+}
 
 /* d[q] = s[2 q] for q < n. Byte loops cost a load and a store per byte; on little-endian targets four even
  * bytes come out of one 64-bit word by two shift-and-mask steps. Never reads past s[2 (n - 1)]. */
@@ -488,7 +509,7 @@ static void qconv_shift_range(void *arg, size_t begin, size_t end) {
                     if (ih < 0 || ih >= in1) continue;
                     const uint8_t *src = src0 + (size_t)ih * (size_t)in2;
                     uint8_t *d = dst + r * OW + qa;
-                    if (sw == 1) memcpy(d, src, qb - qa);
+                    if (sw == 1) qconv_copy_row(d, src, qb - qa);
                     else if (sw == 2) qconv_gather2(d, src, qb - qa);
                     else for (size_t q = 0; q < qb - qa; q++) d[q] = src[q * (size_t)sw];
                 }
@@ -496,12 +517,18 @@ static void qconv_shift_range(void *arg, size_t begin, size_t end) {
             }
 }
 
-/* Where im2col row p (< Kg) of a 2-D conv starts in the shifted planes. */
-static inline const uint8_t *qconv_shift_row(const qconv_qpack_job *j, size_t p) {
+/* Where each im2col row p (< Kg) of a 2-D conv starts in the shifted planes: row (c, kh, kw) is plane
+ * (c, kh * dh % sh, kw) from row kh * dh / sh. A table per call, so the packing loop divides nothing. */
+static void qconv_shift_rows(const qconv_qpack_job *j, size_t Cg, size_t *rowoff) {
     const nn_geom *g = &j->cs->g;
-    const size_t ks = j->kwn * (size_t)g->k[1], c = p / ks, kk = p % ks, sh = (size_t)g->s[1];
-    const size_t off = kk / j->kwn * (size_t)g->d[1];
-    return j->xsh + ((c * j->nph + off % sh) * j->kwn + kk % j->kwn) * j->plane + off / sh * (size_t)g->out[2];
+    const size_t kh_n = (size_t)g->k[1], sh = (size_t)g->s[1], per_c = j->nph * j->kwn * j->plane;
+    size_t p = 0;
+    for (size_t c = 0; c < Cg; c++)
+        for (size_t kh = 0; kh < kh_n; kh++) {
+            const size_t off = kh * (size_t)g->d[1];
+            const size_t base = c * per_c + off % sh * j->kwn * j->plane + off / sh * (size_t)g->out[2];
+            for (size_t kw = 0; kw < j->kwn; kw++) rowoff[p++] = base + kw * j->plane;
+        }
 }
 
 /* Raw bytes of im2col row p for columns [c0, c0 + n): x's, the zero point's at padded taps, flip past P
@@ -548,33 +575,33 @@ static void qconv_fill_bytes(const qconv_qpack_job *j, size_t p, size_t c0, size
     if (k < n) memset(buf + k, j->flip, n - k);
 }
 
+/* k quad qi of columns [c0, c0 + n) (n a multiple of 16, at most QCONV_CHUNK) into their panels. */
+static void qconv_qpack_block(const qconv_qpack_job *j, size_t qi, size_t c0, size_t n, uint8_t (*rows)[QCONV_CHUNK + 32]) {
+    const uint8_t *r[4];
+    for (size_t i = 0; i < 4; i++) {
+        const size_t p = 4 * qi + i;
+        /* row p's contiguous bytes (pointwise or shifted planes), else NULL */
+        const uint8_t *base = p >= j->Kg ? NULL : j->pointwise ? j->x + p * j->P : j->xsh ? j->xsh + j->rowoff[p] : NULL;
+        if (base && c0 + n <= j->P) { r[i] = base + c0; continue; }
+        if (base) {
+            const size_t lim = c0 < j->P ? j->P - c0 : 0;
+            if (lim) memcpy(rows[i], base + c0, lim);
+            memset(rows[i] + lim, j->flip, n - lim);
+        } else {
+            qconv_fill_bytes(j, p, c0, n, rows[i]);
+        }
+        r[i] = rows[i];
+    }
+    j->quad4(r[0], r[1], r[2], r[3], n, j->flip, j->out + (c0 / 16) * 16 * j->kq + qi * 64, 16 * j->kq);
+}
+
+/* k quads [begin, end) of every panel. */
 static void qconv_qpack_range(void *arg, size_t begin, size_t end) {
     const qconv_qpack_job *j = arg;
     uint8_t rows[4][QCONV_CHUNK + 32];
-    const size_t pstride = 16 * j->kq;
-    for (size_t qi = begin; qi < end; qi++) {
-        const uint8_t *base[4];   /* row p's contiguous bytes (pointwise or shifted planes), else NULL */
-        for (size_t i = 0; i < 4; i++) {
-            const size_t p = 4 * qi + i;
-            base[i] = p >= j->Kg ? NULL : j->pointwise ? j->x + p * j->P : j->xsh ? qconv_shift_row(j, p) : NULL;
-        }
-        for (size_t c0 = 0; c0 < j->cols; c0 += QCONV_CHUNK) {
-            const size_t n = j->cols - c0 < QCONV_CHUNK ? j->cols - c0 : QCONV_CHUNK;
-            const uint8_t *r[4];
-            for (size_t i = 0; i < 4; i++) {
-                if (base[i] && c0 + n <= j->P) { r[i] = base[i] + c0; continue; }
-                if (base[i]) {
-                    const size_t lim = c0 < j->P ? j->P - c0 : 0;
-                    if (lim) memcpy(rows[i], base[i] + c0, lim);
-                    memset(rows[i] + lim, j->flip, n - lim);
-                } else {
-                    qconv_fill_bytes(j, 4 * qi + i, c0, n, rows[i]);
-                }
-                r[i] = rows[i];
-            }
-            j->quad4(r[0], r[1], r[2], r[3], n, j->flip, j->out + (c0 / 16) * pstride + qi * 64, pstride);
-        }
-    }
+    for (size_t qi = begin; qi < end; qi++)
+        for (size_t c0 = 0; c0 < j->cols; c0 += QCONV_CHUNK)
+            qconv_qpack_block(j, qi, c0, j->cols - c0 < QCONV_CHUNK ? j->cols - c0 : QCONV_CHUNK, rows);
 }
 
 /* Per panel: the zero point and, when the weights need them, the column sums of the packed bytes. */
@@ -596,6 +623,34 @@ static void qconv_qcz_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+
+/* The fused loop: each step packs QCONV_FUSED_PANELS panels (every k quad), their corrections, and runs
+ * their tiles at once, so a panel is multiplied from L1/L2 on the thread that packed it; packing all
+ * panels first wrote the whole im2col out to L3 and read it back, half of it from the other core's cache. */
+#define QCONV_FUSED_PANELS 4
+#define QCONV_FUSED_BYTES 16384
+typedef struct qconv_fused_job {
+    const qconv_qpack_job *pj;
+    const qconv_qcz_job *cj;
+    const nn_igemm_kernel *k;
+    size_t Mg, P, Kg, panels, step;
+    const int16_t *ap, *bq;
+    int32_t *c;        /* without requantization: the int32 results, row stride P */
+    qconv_epi *e;      /* with it */
+} qconv_fused_job;
+
+static void qconv_fused_range(void *arg, size_t begin, size_t end) {
+    const qconv_fused_job *f = arg;
+    uint8_t rows[4][QCONV_CHUNK + 32];
+    for (size_t st = begin; st < end; st++) {
+        const size_t jp0 = st * f->step;
+        const size_t jp1 = f->panels - jp0 < f->step ? f->panels : jp0 + f->step;
+        for (size_t qi = 0; qi < f->pj->kq / 4; qi++) qconv_qpack_block(f->pj, qi, jp0 * 16, (jp1 - jp0) * 16, rows);
+        qconv_qcz_range((void *)(uintptr_t)f->cj, jp0, jp1);
+        nn_igemm_panels(f->k, f->Mg, f->P, f->Kg, f->ap, f->bq, jp0, jp1, f->c, f->P, f->e ? qconv_epi_tile : NULL,
+                        f->e);
+    }
+}
 
 static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs,
                                     const cort_value *x, int32_t xzp, int32_t *yint, const qconv_rq *rq) {
@@ -626,11 +681,13 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
         hr = (size_t)gm->out[1] + span / sh;
         size_t per_c;
         if (cort_mul_size_ovf(hr, (size_t)gm->out[2], &plane) || cort_mul_size_ovf(nph, kwn, &per_c) ||
-            cort_mul_size_ovf(plane, per_c, &shb) || cort_mul_size_ovf(shb, Cg, &shb)) {
+            cort_mul_size_ovf(plane, per_c, &shb) || cort_mul_size_ovf(shb, Cg, &shb) ||
+            (shb = (shb + 7) & ~(size_t)7) > SIZE_MAX - Kg * sizeof(size_t)) {
             cort_kernel_scratch_free(ctx, bp);
             return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "conv input of %zu channels is too large", Cg);
         }
-        if (!(xsh = cort_kernel_scratch(ctx, shb ? shb : 1))) {
+        /* the row table (qconv_shift_rows) after the planes */
+        if (!(xsh = cort_kernel_scratch(ctx, shb + Kg * sizeof(size_t)))) {
             cort_kernel_scratch_free(ctx, bp);
             return cort_error_oom();
         }
@@ -639,15 +696,30 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
         for (size_t g = 0; g < cs->group; g++) {
             qconv_qpack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, (uint8_t)xzp, flip,
                                    Kg, kq, P, panels * 16, pointwise, nn_qconv_best_ops()->quad4, bp,
-                                   xsh, nph, kwn, hr, plane };
+                                   xsh, nph, kwn, hr, plane, xsh ? (const size_t *)(void *)(xsh + shb) : NULL };
+            if (xsh && n == 0 && g == 0) qconv_shift_rows(&pj, Cg, (size_t *)(void *)(xsh + shb));
             if (xsh) cort_parallel_for(ctx->pool, Cg, grain_for(nph * kwn * plane), qconv_shift_range, &pj);
-            cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
             qconv_qcz_job cj = { bp, (int32_t *)(void *)(bp + nb), kq, (int32_t)((uint8_t)xzp ^ flip), s->qcolsum };
-            if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
-            else qconv_qcz_range(&cj, 0, panels);
             const size_t m0 = g * Mg, o0 = (n * cs->M + m0) * P;
             const int16_t *ap = (const int16_t *)(const void *)(s->wq + g * s->qgstride);
             const int16_t *bq = (const int16_t *)(const void *)bp;
+            /* pointwise convs only: there the packing reads whole input planes; a 3x3 conv's shifted planes
+             * read in 64-column steps cost more than the round trip they save (56x56x64: 0.39 -> 0.43 ms) */
+            if (pointwise && !nn_igemm_rows_major(k, Mg, P)) {
+                qconv_epi e = { rq, m0, o0, P };
+                /* panels per step: about QCONV_FUSED_BYTES of packed bytes, at least 4 */
+                size_t step = QCONV_FUSED_BYTES / (16 * kq);
+                step = step < QCONV_FUSED_PANELS ? QCONV_FUSED_PANELS : step > QCONV_CHUNK / 16 ? QCONV_CHUNK / 16 : step;
+                qconv_fused_job fj = { &pj, &cj, k, Mg, P, Kg, panels, step, ap, bq, rq ? NULL : yint + o0,
+                                       rq ? &e : NULL };
+                const size_t steps = panels / step + (panels % step != 0);
+                size_t per = step * 16 * kq * (Mg ? Mg : 1);
+                cort_parallel_for(ctx->pool, steps, per >= 65536 ? 1 : 65536 / per, qconv_fused_range, &fj);
+                continue;
+            }
+            cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
+            if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
+            else qconv_qcz_range(&cj, 0, panels);
             if (rq) {
                 qconv_epi e = { rq, m0, o0, P };
                 nn_igemm_epi(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e);
