@@ -986,8 +986,31 @@ static void test_qlinear(void) {
                     int d = abs(qget(out[0], n * 4 + c) - qsat(s / 25 / (double)0.02f + 3, lo, hi));
                     worst = d > worst ? d : worst;
                 }
-            CHECK_MSG(out[0] && worst <= 1 && cort_tensor_shape(out[0])[cl ? 3 : 1] == 4,
+            /* integer sums and one double expression in the reference's order: no step of difference */
+            CHECK_MSG(out[0] && worst == 0 && cort_tensor_shape(out[0])[cl ? 3 : 1] == 4,
                       "QLinearGlobalAveragePool channels_last %d type %d: off by %d", cl, ti, worst);
+            release(out, 1);
+            release(in, 5);
+        }
+        /* GlobalAveragePool over planes of 1601 bytes (the byte sum's 16-bit lanes flushed every 1024
+         * bytes): channel 0 all at the type's top, 1 all at its bottom, 2 random */
+        {
+            int64_t big[4] = { 1, 3, 1, 1601 };
+            cort_value *x = q_tensor(t, big, 4, lo, hi);
+            for (size_t p = 0; x && p < 1601; p++) {
+                if (t == CORT_TYPE_UINT8) { ((uint8_t *)cort_tensor_data(x))[p] = 255; ((uint8_t *)cort_tensor_data(x))[1601 + p] = 0; }
+                else { ((int8_t *)cort_tensor_data(x))[p] = 127; ((int8_t *)cort_tensor_data(x))[1601 + p] = -128; }
+            }
+            cort_value *in[5] = { x, scalar_f(0.05f), scalar_q(t, z0), scalar_f(0.07f), scalar_q(t, 9) }, *out[1] = { NULL };
+            CHECK_OK(run_op("com.microsoft", "QLinearGlobalAveragePool", 1, NULL, 0, in, 5, out, 1, NULL));
+            int worst = 0;
+            for (size_t c = 0; out[0] && c < 3; c++) {
+                long long s = 0;
+                for (size_t p = 0; p < 1601; p++) s += qget(x, c * 1601 + p) - z0;
+                int d = abs(qget(out[0], c) - qsat((double)s * (double)0.05f / 1601 / (double)0.07f + 9, lo, hi));
+                worst = d > worst ? d : worst;
+            }
+            CHECK_MSG(out[0] && worst == 0, "QLinearGlobalAveragePool 1601-byte planes type %d: off by %d", ti, worst);
             release(out, 1);
             release(in, 5);
         }

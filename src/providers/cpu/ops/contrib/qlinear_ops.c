@@ -447,7 +447,85 @@ static cort_status *qmul_run(cort_kernel_ctx *ctx) { return qbinary_run(ctx, 1);
 QRUN(qsigmoid_run, D_SIGMOID)
 QRUN(qleaky_run, D_LEAKY)
 QRUN(qsoftmax_run, D_SOFTMAX)
-QRUN(qgap_run, D_GAP)
+
+/* The sum of n bytes (int8 when sgn): eight per step as four 16-bit lanes of a word (a byte loop did
+ * not vectorize and ran at a byte per cycle); int8 as uint8 with the top bit flipped, minus 128 n. */
+static int64_t q_sum_bytes(const uint8_t *p, size_t n, int sgn) {
+    const uint64_t lo8 = 0x00FF00FF00FF00FFull, flip = sgn ? 0x8080808080808080ull : 0;
+    uint64_t total = 0;
+    size_t i = 0;
+    while (n - i >= 8) {
+        uint64_t lanes = 0;   /* at most 128 steps of 2 x 255 per lane: below 2^16 */
+        for (size_t k = 0; k < 128 && n - i >= 8; k++, i += 8) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            w ^= flip;
+            lanes += (w & lo8) + (w >> 8 & lo8);
+        }
+        total += (lanes & 0xFFFF) + (lanes >> 16 & 0xFFFF) + (lanes >> 32 & 0xFFFF) + (lanes >> 48);
+    }
+    for (; i < n; i++) total += (uint64_t)(p[i] ^ (uint8_t)flip);
+    return (int64_t)total - (sgn ? 128 * (int64_t)n : 0);
+}
+
+/* QLinearGlobalAveragePool without the float tensors: per (image, channel) the integer sum S of the
+ * bytes, then (S - HW x_zp) x_scale / HW / y_scale in double, rounded half to even: the exact mean of
+ * the dequantized values up to the double roundings (the float kernel's summation order moved ties),
+ * at a cost of one pass over the bytes (resnet50's [1,2048,7,7]: 0.14 -> under 0.01 ms). */
+static cort_status *qgap_run(cort_kernel_ctx *ctx) {
+    const cort_value *x = nn_opt_input(ctx, 0), *xz = NULL, *yz = NULL;
+    float xs = 0.0f, ys = 0.0f;
+    if (!x || x->kind != CORT_VKIND_TENSOR || !nn_q_is_8bit(x->type))
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' is %s, expected an int8 or uint8 "
+                               "tensor", x ? cort_type_name(x->type) : "missing");
+    if (x->rank < 3)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has rank %zu, expected at least 3 "
+                               "(image, channel, spatial dims)", x->rank);
+    CORT_TRY(scalar_param(ctx, 1, "x_scale", 1, &xs, NULL));
+    CORT_TRY(scalar_param(ctx, 2, "x_zero_point", 0, NULL, &xz));
+    CORT_TRY(scalar_param(ctx, 3, "y_scale", 1, &ys, NULL));
+    CORT_TRY(scalar_param(ctx, 4, "y_zero_point", 0, NULL, &yz));
+    const int cl = cort_attr_int(ctx->node, "channels_last", 0) != 0;
+    const size_t r = x->rank, N = (size_t)x->shape[0], C = (size_t)x->shape[cl ? r - 1 : 1];
+    int64_t dims[CORT_MAX_RANK];
+    memcpy(dims, x->shape, r * sizeof *dims);
+    for (size_t i = cl ? 1 : 2; i < (cl ? r - 1 : r); i++) dims[i] = 1;
+    cort_value *y;
+    CORT_TRY(cort_kernel_output(ctx, 0, yz ? yz->type : x->type, dims, r, &y));
+    if (y->count == 0) return NULL;
+    const size_t hw = x->count / (N * C);
+    if (hw == 0)
+        return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "input 0 'X' has no spatial elements: the "
+                               "average of nothing is undefined");
+    const int sgn = x->type == CORT_TYPE_INT8;
+    const int64_t zx = xz ? nn_q_load(xz, 0) : 0, zy = yz ? nn_q_load(yz, 0) : 0;
+    int64_t *sum = cort_kernel_scratch(ctx, C * sizeof *sum);
+    if (!sum) return cort_error_oom();
+    const uint8_t *u = x->data;
+    const int8_t *i8 = x->data;
+    for (size_t n = 0; n < N; n++) {
+        if (cl) {   /* pixels outer, channels inner: contiguous in both */
+            memset(sum, 0, C * sizeof *sum);
+            const size_t base = n * hw * C;
+            for (size_t p = 0; p < hw; p++)
+                for (size_t c = 0; c < C; c++) sum[c] += sgn ? i8[base + p * C + c] : u[base + p * C + c];
+        } else {
+            for (size_t c = 0; c < C; c++) {
+                const size_t base = (n * C + c) * hw;
+                sum[c] = q_sum_bytes(u + base, hw, sgn);
+            }
+        }
+        for (size_t c = 0; c < C; c++) {
+            const double v = (double)(sum[c] - (int64_t)hw * zx) * (double)xs / (double)hw / (double)ys;
+            const double q = nearbyint(v);
+            const int64_t qi = q != q ? 0 : q > 1e12 ? (int64_t)1e12 : q < -1e12 ? -(int64_t)1e12 : (int64_t)q;
+            const int64_t o = qi + zy;
+            nn_q_store(y, n * C + c, o > INT32_MAX ? INT32_MAX : o < INT32_MIN ? INT32_MIN : (int32_t)o);
+        }
+    }
+    cort_kernel_scratch_free(ctx, sum);
+    return NULL;
+}
 QRUN(qap_run, D_AP)
 typedef struct qcat_job {
     cort_kernel_ctx *ctx;
