@@ -451,9 +451,21 @@ typedef struct qconv_qpack_job {
 } qconv_qpack_job;
 
 /* d[0 .. n) = s[0 .. n): the shifted planes copy rows of 7 to 56 bytes, where a memcpy call costs more
- * than the copy; up to 16 bytes two overlapping fixed-size moves do it. */
+ * than the copy; up to 64 bytes two overlapping fixed-size moves do it. */
 static inline void qconv_copy_row(uint8_t *d, const uint8_t *s, size_t n) {
-    if (n >= 8 && n <= 16) {
+    if (n > 32 && n <= 64) {
+        uint8_t a[32], b[32];
+        memcpy(a, s, 32);
+        memcpy(b, s + n - 32, 32);
+        memcpy(d, a, 32);
+        memcpy(d + n - 32, b, 32);
+    } else if (n > 16 && n <= 32) {
+        uint8_t a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
         uint64_t a, b;
         memcpy(&a, s, 8);
         memcpy(&b, s + n - 8, 8);
@@ -991,7 +1003,7 @@ static void qconv_dw_planes(const qconv_dw_job *j, size_t begin, size_t end, int
                     if (j->rq) {   /* requantized in one run, the columns between rows included, then compacted */
                         qconv_rq_to(j->rq, buf, m, nf, qbuf);
                         uint8_t *yd = (uint8_t *)j->rq->y->data + t * P + oh0 * own;
-                        for (size_t r = 0; r < rows; r++) memcpy(yd + r * own, qbuf + r * wq, own);
+                        for (size_t r = 0; r < rows; r++) qconv_copy_row(yd + r * own, qbuf + r * wq, own);
                     } else {
                         for (size_t r = 0; r < rows; r++) qconv_dw_emit(j, buf + r * wq, t, m, oh0 + r, 0, own, P, own);
                     }
