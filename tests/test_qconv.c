@@ -678,6 +678,26 @@ static void test_conv_byte_kernels(void) {
                 if (neg) caught += diff != 0;
                 else bad += diff;
                 if (neg) break;
+                if (k->qukr_rq && nr == 16) {   /* requantized in registers: rq_row's bytes, only `rows` rows */
+                    const size_t rows = 1 + (size_t)trial % mr, ldy = nr + 5;
+                    int32_t bias[16];
+                    float mult[16];
+                    for (size_t i = 0; i < mr; i++) {
+                        bias[i] = (int32_t)(rnd() % 20001) - 10000;
+                        mult[i] = (float)(rnd() % 1000 + 1) * (trial % 5 == 0 ? 1e-3f : 1e-6f);
+                    }
+                    const int32_t yzp = (int32_t)(rnd() % 256) - (trial & 2 ? 128 : 0);
+                    const int sgn = (trial & 2) != 0;
+                    uint8_t got[16 * 21], want[16 * 21];
+                    memset(got, 0xa5, sizeof got);
+                    memset(want, 0xa5, sizeof want);
+                    for (size_t i = 0; i < rows; i++)
+                        nn_qrq_row_generic(c + i * (nr + 3), nr, trial & 1 ? bias[i] : 0, mult[i], yzp, sgn, want + i * ldy + 2);
+                    const nn_igemm_rq rq = { trial & 1 ? bias : NULL, mult, yzp, sgn, got, ldy };
+                    k->qukr_rq(kq4, (const uint8_t *)a, b, rz, cz, &rq, 0, rows, 2);   /* at column 2 of y */
+                    CHECK_MSG(!memcmp(got, want, sizeof got), "%s: the tile requantized in registers differs (%zu rows)",
+                              k->name, rows);
+                }
                 if (k->qukr_cols) {   /* the narrow-edge tile: its first n columns, nothing past them */
                     const size_t n = 1 + (size_t)trial % k->cols_max;
                     int32_t *full = malloc(mr * (nr + 3) * sizeof *full);

@@ -113,7 +113,8 @@ static const nn_igemm_kernel k_conv_avx512vnni = { .name = "i8_qconv_s8u8_avx512
                                                    .mr = 16, .nr = 16, .quad = 2,
                                                    .qukr = nn_igemm_cukr_avx512vnni_16x16,
                                                    .qukr_cols = nn_igemm_cukr_avx512vnni_16xn,
-                                                   .cols_max = NN_CUKR_COLS_MAX };
+                                                   .cols_max = NN_CUKR_COLS_MAX,
+                                                   .qukr_rq = nn_igemm_cukr_rq_avx512vnni_16x16 };
 static const nn_igemm_kernel k_conv_avxvnni = { .name = "i8_qconv_s8u8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6,
                                                 .nr = 16, .quad = 2, .qukr = nn_igemm_cukr_avxvnni_6x16 };
 static const nn_igemm_kernel *const conv_kernels_avx512vnni[] = { &k_conv_avx512vnni, &k_conv_avxvnni };
@@ -282,6 +283,7 @@ typedef struct igemm_job {
     const int32_t *arz, *bcz;   /* byte kernels: the row and column corrections after the packs' bytes */
     size_t panels;
     int rows_major;             /* items ordered tile-row-major instead of panel-major (igemm_order) */
+    const nn_igemm_rq *rq;      /* full-width tiles requantized by the kernel (qukr_rq), or NULL */
 } igemm_job;
 
 /* igemm_range for a byte kernel (kp is then kq). */
@@ -302,6 +304,8 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
                 if (!j->epi && cols < nr) memcpy(j->c + (i0 + r) * j->ldc + j0, tile, cols * sizeof(int32_t));
             }
             if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+        } else if (j->rq && cols == nr) {
+            j->k->qukr_rq(kq / 4, a, b, rz, cz, j->rq, i0, rows, j0);
         } else if (cols <= j->k->cols_max && j->k->qukr_cols) {   /* a narrow edge panel */
             const int direct = !j->epi && rows == mr;
             j->k->qukr_cols(kq / 4, a, b, cols, direct ? j->c + i0 * j->ldc + j0 : tile, direct ? j->ldc : nr, rz, cz);
@@ -372,7 +376,7 @@ static void igemm_quad_setup(igemm_job *j, size_t K, size_t panels) {
 void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
               const int16_t *bpack, int32_t *c, size_t ldc) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL, NULL, NULL, 0, 0 };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, NULL, NULL, NULL, NULL, 0, 0, NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     igemm_quad_setup(&j, K, panels);
     /* ~64K multiply-adds per range at least, so small products stay on one thread */
@@ -382,8 +386,14 @@ void nn_igemm(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, siz
 
 void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                   const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx) {
+    nn_igemm_epi_rq(pool, k, M, N, K, apack, bpack, fn, ctx, NULL);
+}
+
+void nn_igemm_epi_rq(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                     const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx, const nn_igemm_rq *rq) {
     if (M == 0 || N == 0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx, NULL, NULL, 0, 0 };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, NULL, 0, fn, ctx, NULL, NULL, 0, 0,
+                    fn && k->quad && k->qukr_rq ? rq : NULL };
     const size_t panels = N / k->nr + (N % k->nr != 0), n = panels * j.mtiles;
     igemm_quad_setup(&j, K, panels);
     size_t per = k->mr * k->nr * (j.kp ? j.kp : 1), grain = per >= 65536 ? 1 : 65536 / per;
@@ -392,9 +402,10 @@ void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N,
 
 void nn_igemm_panels(const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                      const int16_t *bpack, size_t jp0, size_t jp1, int32_t *c, size_t ldc, nn_igemm_epi_fn fn,
-                     void *ctx) {
+                     void *ctx, const nn_igemm_rq *rq) {
     if (M == 0 || N == 0 || !k->quad || jp1 <= jp0) return;
-    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, fn, ctx, NULL, NULL, 0, 0 };
+    igemm_job j = { k, M, N, nn_igemm_kp(K), M / k->mr + (M % k->mr != 0), apack, bpack, c, ldc, fn, ctx, NULL, NULL, 0, 0,
+                    fn && k->qukr_rq ? rq : NULL };
     igemm_quad_setup(&j, K, N / k->nr + (N % k->nr != 0));
     j.rows_major = 0;
     igemm_range_quad(&j, jp0 * j.mtiles, jp1 * j.mtiles);

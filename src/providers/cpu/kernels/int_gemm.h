@@ -25,6 +25,20 @@ typedef void (*nn_igemm_qukr_fn)(size_t kq4, const uint8_t *a, size_t lda, const
 /* The conv byte kernel's tile for only the first n columns of its panel (see nn_igemm_kernel.qukr_cols). */
 typedef void (*nn_igemm_cols_fn)(size_t kq4, const uint8_t *a, const int8_t *b, size_t n, int32_t *c, size_t ldc,
                                  const int32_t *rz, const int32_t *cz);
+/* Requantization of a GEMM's int32 results into 8-bit y (conv outputs): row i of tile (i0, j0) ends as
+ * y[(i0 + i) * ldy + j0 + j] = the rq_row expression (int_gemm.h, nn_qrq_row_fn) of its value with
+ * bias[i0 + i] (0 without bias) and mult[i0 + i]. */
+typedef struct nn_igemm_rq {
+    const int32_t *bias;
+    const float *mult;   /* every one finite */
+    int32_t yzp;
+    int is_signed;
+    uint8_t *y;
+    size_t ldy;
+} nn_igemm_rq;
+/* The conv byte kernel's full-width tile (all nr columns, the first `rows` rows) requantized in registers. */
+typedef void (*nn_igemm_rq_fn)(size_t kq4, const uint8_t *a, const int8_t *b, const int32_t *rz, const int32_t *cz,
+                               const nn_igemm_rq *rq, size_t i0, size_t rows, size_t j0);
 /* The widest edge an nn_igemm_cols_fn takes. */
 #define NN_CUKR_COLS_MAX 12
 
@@ -59,6 +73,8 @@ typedef struct nn_igemm_kernel {
      * j < n), for edge panels with few real columns; its cost grows with n instead of being nr's. */
     nn_igemm_cols_fn qukr_cols;
     size_t           cols_max;
+    /* quad 2 only, optional: the full-width tile requantized in registers (nn_igemm_rq) */
+    nn_igemm_rq_fn   qukr_rq;
 } nn_igemm_kernel;
 
 /* The int16-pair kernel the ISA level in use picks first (the conv code builds int16 packs itself). */
@@ -213,7 +229,11 @@ void nn_igemm_epi(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N,
 int nn_igemm_rows_major(const nn_igemm_kernel *k, size_t M, size_t N);
 void nn_igemm_panels(const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
                      const int16_t *bpack, size_t jp0, size_t jp1, int32_t *c, size_t ldc, nn_igemm_epi_fn fn,
-                     void *ctx);
+                     void *ctx, const nn_igemm_rq *rq);
+/* nn_igemm_epi where full-width tiles go through the kernel's qukr_rq with rq when it has one (fn gets
+ * the others). rq NULL: nn_igemm_epi. */
+void nn_igemm_epi_rq(cort_pool *pool, const nn_igemm_kernel *k, size_t M, size_t N, size_t K, const int16_t *apack,
+                     const int16_t *bpack, nn_igemm_epi_fn fn, void *ctx, const nn_igemm_rq *rq);
 
 void nn_igemm_ukr_generic_4x16(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
 void nn_igemm_ukr_generic_4x16_half(size_t kp2, const int16_t *a, size_t lda, const int16_t *b, int32_t *c, size_t ldc);
@@ -239,6 +259,8 @@ void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, con
                                    const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                     const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_rq_avx512vnni_16x16(size_t kq4, const uint8_t *a, const int8_t *b, const int32_t *rz,
+                                       const int32_t *cz, const nn_igemm_rq *rq, size_t i0, size_t rows, size_t j0);
 void nn_igemm_cukr_avx512vnni_16xn(size_t kq4, const uint8_t *a, const int8_t *b, size_t n, int32_t *c, size_t ldc,
                                    const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avxvnni_6x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,

@@ -8,8 +8,9 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include <string.h>
+#include "i8_rq16_avx512.h"
 
-#define NN_C_TARGET "avx512f,avx512bw,avx512vnni"
+#define NN_C_TARGET "avx512f,avx512bw,avx512vl,avx512vnni"
 
 __attribute__((target(NN_C_TARGET))) static inline __m512i nn_c_fix(__m512i acc, const int32_t *rz, __m512i zb,
                                                                     __m512i cs) {
@@ -42,6 +43,38 @@ __attribute__((target(NN_C_TARGET))) void nn_igemm_cukr_avx512vnni_16x16(size_t 
     NN_CST(8, c8) NN_CST(9, c9) NN_CST(10, c10) NN_CST(11, c11) NN_CST(12, c12) NN_CST(13, c13) NN_CST(14, c14)
     NN_CST(15, c15)
 #undef NN_CST
+}
+
+/* The full tile requantized in registers (nn_igemm_kernel.qukr_rq): each row's 16 sums, corrected, go
+ * through nn_qrq16_avx512 with the row's bias and multiplier (finite, checked by the caller) straight to
+ * 16 bytes of y; only the first `rows` rows are stored. The int32 tile never goes to memory. */
+__attribute__((target(NN_C_TARGET))) void nn_igemm_cukr_rq_avx512vnni_16x16(size_t kq4, const uint8_t *a,
+                                                                             const int8_t *b, const int32_t *rz,
+                                                                             const int32_t *cz, const nn_igemm_rq *rq,
+                                                                             size_t i0, size_t rows, size_t j0) {
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    __m512i c8 = c0, c9 = c0, c10 = c0, c11 = c0, c12 = c0, c13 = c0, c14 = c0, c15 = c0;
+    for (size_t q = 0; q < kq4; q++, a += 64, b += 64) {
+        const __m512i bv = _mm512_loadu_si512((const void *)b);
+        NN_CDOT(c0, bv, a) NN_CDOT(c1, bv, a + 4) NN_CDOT(c2, bv, a + 8) NN_CDOT(c3, bv, a + 12)
+        NN_CDOT(c4, bv, a + 16) NN_CDOT(c5, bv, a + 20) NN_CDOT(c6, bv, a + 24) NN_CDOT(c7, bv, a + 28)
+        NN_CDOT(c8, bv, a + 32) NN_CDOT(c9, bv, a + 36) NN_CDOT(c10, bv, a + 40) NN_CDOT(c11, bv, a + 44)
+        NN_CDOT(c12, bv, a + 48) NN_CDOT(c13, bv, a + 52) NN_CDOT(c14, bv, a + 56) NN_CDOT(c15, bv, a + 60)
+    }
+    const __m512i zb = _mm512_loadu_si512((const void *)cz), cs = _mm512_loadu_si512((const void *)(cz + 16));
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)rq->yzp);
+    const int32_t *bias = rq->bias ? rq->bias + i0 : NULL;
+    const float *mult = rq->mult + i0;
+    uint8_t *y = rq->y + i0 * rq->ldy + j0;
+#define NN_CRQ(I, C)                                                                                                  \
+    if ((I) < rows)                                                                                                  \
+        _mm_storeu_si128((__m128i *)(void *)(y + (I) * rq->ldy),                                                     \
+                         nn_qrq16_avx512(nn_c_fix(C, rz + 2 * (I), zb, cs), _mm512_set1_epi32(bias ? bias[I] : 0),     \
+                                         _mm512_set1_ps(mult[I]), vz16, rq->is_signed));
+    NN_CRQ(0, c0) NN_CRQ(1, c1) NN_CRQ(2, c2) NN_CRQ(3, c3) NN_CRQ(4, c4) NN_CRQ(5, c5) NN_CRQ(6, c6) NN_CRQ(7, c7)
+    NN_CRQ(8, c8) NN_CRQ(9, c9) NN_CRQ(10, c10) NN_CRQ(11, c11) NN_CRQ(12, c12) NN_CRQ(13, c13) NN_CRQ(14, c14)
+    NN_CRQ(15, c15)
+#undef NN_CRQ
 }
 
 /* The same 16 rows against only the first n (1..NN_CUKR_COLS_MAX) columns of a panel, as the narrow edge panel

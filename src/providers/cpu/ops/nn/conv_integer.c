@@ -395,6 +395,18 @@ static void qconv_epi_tile(void *arg, const int32_t *tile, size_t ldt, size_t i0
                      rq->y->type == CORT_TYPE_INT8, (uint8_t *)rq->y->data + e->o0 + i0 * e->P + j0, e->P);
 }
 
+/* The in-register requantization of the byte kernel (nn_igemm_rq) for group rows [m0, m0 + Mg) whose
+ * outputs start at o0: NULL (the tile epilogue) without requantization or where a multiplier is not
+ * finite (a zero y_scale: the portable expression). */
+static const nn_igemm_rq *qconv_irq(const qconv_rq *rq, size_t m0, size_t Mg, size_t o0, size_t P, nn_igemm_rq *out) {
+    if (!rq) return NULL;
+    for (size_t m = 0; m < Mg; m++)
+        if (!isfinite(rq->mult[m0 + m])) return NULL;
+    *out = (nn_igemm_rq){ rq->bias ? rq->bias + m0 : NULL, rq->mult + m0, rq->yzp, rq->y->type == CORT_TYPE_INT8,
+                          (uint8_t *)rq->y->data + o0, P };
+    return out;
+}
+
 static size_t grain_for(size_t per_item) { return per_item >= 16384 ? 1 : 16384 / (per_item ? per_item : 1); }
 
 static cort_status *qconv_gemm(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
@@ -649,6 +661,7 @@ typedef struct qconv_fused_job {
     const int16_t *ap, *bq;
     int32_t *c;        /* without requantization: the int32 results, row stride P */
     qconv_epi *e;      /* with it */
+    const nn_igemm_rq *irq;
 } qconv_fused_job;
 
 static void qconv_fused_range(void *arg, size_t begin, size_t end) {
@@ -660,7 +673,7 @@ static void qconv_fused_range(void *arg, size_t begin, size_t end) {
         for (size_t qi = 0; qi < f->pj->kq / 4; qi++) qconv_qpack_block(f->pj, qi, jp0 * 16, (jp1 - jp0) * 16, rows);
         qconv_qcz_range((void *)(uintptr_t)f->cj, jp0, jp1);
         nn_igemm_panels(f->k, f->Mg, f->P, f->Kg, f->ap, f->bq, jp0, jp1, f->c, f->P, f->e ? qconv_epi_tile : NULL,
-                        f->e);
+                        f->e, f->irq);
     }
 }
 
@@ -722,8 +735,9 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
                 /* panels per step: about QCONV_FUSED_BYTES of packed bytes, at least 4 */
                 size_t step = QCONV_FUSED_BYTES / (16 * kq);
                 step = step < QCONV_FUSED_PANELS ? QCONV_FUSED_PANELS : step > QCONV_CHUNK / 16 ? QCONV_CHUNK / 16 : step;
+                nn_igemm_rq irq;
                 qconv_fused_job fj = { &pj, &cj, k, Mg, P, Kg, panels, step, ap, bq, rq ? NULL : yint + o0,
-                                       rq ? &e : NULL };
+                                       rq ? &e : NULL, qconv_irq(rq, m0, Mg, o0, P, &irq) };
                 const size_t steps = panels / step + (panels % step != 0);
                 size_t per = step * 16 * kq * (Mg ? Mg : 1);
                 cort_parallel_for(ctx->pool, steps, per >= 65536 ? 1 : 65536 / per, qconv_fused_range, &fj);
@@ -734,7 +748,8 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
             else qconv_qcz_range(&cj, 0, panels);
             if (rq) {
                 qconv_epi e = { rq, m0, o0, P };
-                nn_igemm_epi(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e);
+                nn_igemm_rq irq;
+                nn_igemm_epi_rq(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e, qconv_irq(rq, m0, Mg, o0, P, &irq));
             } else {
                 nn_igemm(ctx->pool, k, Mg, P, Kg, ap, bq, yint + o0, P);
             }
