@@ -1176,7 +1176,7 @@ static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const n
     const size_t outs = cs->N * cs->M, threads = (size_t)cort_pool_threads(ctx->pool);
     size_t work = 0;
     if (j.psize <= QDW_FUSE_MAX && !cort_mul_size_ovf(outs, P, &work) && !cort_mul_size_ovf(work, ks, &work))
-        j.chunks = work < 32768 || outs < 2 ? 1 : threads < outs ? threads : outs;
+        j.chunks = work < 32768 || outs < 2 ? 1 : 4 * threads < outs ? 4 * threads : outs;
     if (cort_add_size_ovf(j.psize, QDW_SLACK, &nbytes) || cort_mul_size_ovf(nbytes, j.chunks ? j.chunks : planes, &nbytes) ||
         cort_mul_size_ovf(nbytes, sizeof(int16_t), &nbytes))
         return cort_node_error(ctx->node, CORT_ERROR_INVALID_ARGUMENT, "depthwise conv input of %zu planes is too large",
