@@ -740,6 +740,19 @@ static void test_conv_byte_kernels(void) {
     }
 }
 
+/* Q(Mul(DQ, DQ)) -> com.microsoft.QLinearMul: both products of the GELU model fused (one with a
+ * one-element side), within the same distance of level 0 as the other fused ops. */
+static void test_qdq_model_mul(const char *file, const int64_t *shape, size_t rank) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/models/%s", file);
+    cort_session *s2 = open_at(path, 2);
+    if (!s2) return;
+    CHECK_MSG(count_op(s2, "QLinearMul") == 2 && count_op(s2, "Mul") == 0, "%s: level 2 runs %zu QLinearMul and %zu Mul "
+              "(expected 2 and 0)", file, count_op(s2, "QLinearMul"), count_op(s2, "Mul"));
+    cort_session_release(s2);
+    test_qdq_model_add(file, shape, rank, 0.05f, 0, 0, 0, 0, 1);
+}
+
 static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
                            size_t qmm, size_t conv_left, size_t q_left) {
     test_qdq_model_add(file, shape, rank, out_scale, qconv, qmm, 0, conv_left, q_left);
@@ -824,6 +837,8 @@ int main(void) {
      * same bytes as the float Concat between DQ and Q (only the convs' own ties may differ) */
     test_qdq_model("qdq_concat_mixed.onnx", (const int64_t[]){ 2, 3, 7, 9 }, 4, 0.037f, 2, 0, 0, 1);
     test_qdq_model_add("qdq_residual_add_s8.onnx", (const int64_t[]){ 2, 3, 9, 8 }, 4, 0.07f, 2, 0, 2, 0, 1);
+    test_qdq_model_mul("qdq_gelu_mul_u8.onnx", (const int64_t[]){ 1, 3, 12, 13 }, 4);
+    test_qdq_model_mul("qdq_gelu_mul_s8.onnx", (const int64_t[]){ 2, 3, 9, 11 }, 4);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
     test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
     /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */

@@ -154,6 +154,27 @@ def residual_add(at):
     return build
 
 
+def gelu_mul(at):
+    """GELU's two products as a transformer's quantizer leaves them: x * DQ(a quantized scalar 0.5) and
+    x * that, each between Q/DQ (com.microsoft.QLinearMul both; the first has a one-element side). On the
+    quantized input itself, so only the products' roundings can differ from level 0."""
+    def build(nodes, inits, x):
+        a = x
+        info = np.iinfo(at)
+        inits += [c("gh", np.array(100, dtype=at)), c("gh_s", np.float32(0.005)), c("gh_z", np.array(0, dtype=at))]
+        nodes.append(helper.make_node("DequantizeLinear", [a, a + "_s", a + "_z"], ["ga_f"]))
+        nodes.append(helper.make_node("DequantizeLinear", ["gh", "gh_s", "gh_z"], ["gh_f"]))
+        nodes.append(helper.make_node("Mul", ["ga_f", "gh_f"], ["gm_f"]))
+        inits += [c("gm_q_s", np.float32(0.03)), c("gm_q_z", np.array(info.min + 60, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["gm_f", "gm_q_s", "gm_q_z"], ["gm_q"]))
+        nodes.append(helper.make_node("DequantizeLinear", ["gm_q", "gm_q_s", "gm_q_z"], ["gm_f2"]))
+        nodes.append(helper.make_node("Mul", ["ga_f", "gm_f2"], ["gp_f"]))
+        inits += [c("gp_q_s", np.float32(0.05)), c("gp_q_z", np.array(info.min + 30, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["gp_f", "gp_q_s", "gp_q_z"], ["gp_q"]))
+        return "gp_q"
+    return build
+
+
 def pool_concat(nodes, inits, x):
     """Conv+Relu branches with one output scale/zero point, a MaxPool and a Concat between Q/DQ of those."""
     a = conv_block(nodes, inits, x, 3, 8, 3, 1, np.uint8, np.int8, True, "dq", "relu", "p1")
@@ -212,3 +233,5 @@ if __name__ == "__main__":
     model("qdq_residual_add_s8", np.int8, residual_add(np.int8), [2, 3, 9, 8])
     quant_ops()
     model("qdq_concat_mixed", np.uint8, concat_mixed, [2, 3, 7, 9])
+    model("qdq_gelu_mul_u8", np.uint8, gelu_mul(np.uint8), [1, 3, 12, 13])
+    model("qdq_gelu_mul_s8", np.int8, gelu_mul(np.int8), [2, 3, 9, 11])

@@ -2,6 +2,7 @@
  *   QuantizeLinear([Relu|Clip](Conv(DQ(x), DQ(w)[, DQ(bias int32)])))  -> QLinearConv
  *   QuantizeLinear(MatMul(DQ(a), DQ(b)))                                -> QLinearMatMul
  *   QuantizeLinear([Relu](Add(DQ(a), DQ(b))))                           -> com.microsoft.QLinearAdd
+ *   QuantizeLinear(Mul(DQ(a), DQ(b)))                                   -> com.microsoft.QLinearMul
  *   QuantizeLinear(Gemm(DQ(a), DQ(w)[, DQ(bias int32)]))                -> com.microsoft.QGemm
  *   QuantizeLinear(Concat(DQ(a), DQ(b), ...)), parameters differing      -> com.microsoft.QLinearConcat
  *   QuantizeLinear(Reshape|Transpose(DQ(x))), x's parameters               -> Reshape|Transpose of the bytes
@@ -222,7 +223,8 @@ static cort_status *try_move(cort_graph *g, const cort_pass_index *x, cort_node 
 }
 
 /* Q(Add(DQ(a), DQ(b))) with one 8-bit type throughout -> com.microsoft.QLinearAdd (residual
- * connections): the sum of the dequantized values, divided by y's scale, in double. */
+ * connections): the sum of the dequantized values, divided by y's scale, in double. Q(Mul(DQ(a),
+ * DQ(b))) likewise -> com.microsoft.QLinearMul (a transformer's GELU: x * 0.5 and x * (1 + erf)). */
 static cort_status *try_add(cort_graph *g, const cort_pass_index *x, qdq_match *m, cort_node *p) {
     if (p->n_inputs != 2) return NULL;
     m->op = p;
@@ -233,7 +235,7 @@ static cort_status *try_add(cort_graph *g, const cort_pass_index *x, qdq_match *
     if (!za || !zb || !zy || za->type != zb->type || zy->type != za->type) return NULL;
     const int32_t in[8] = { in_at(m->dx, 0), in_at(m->dx, 1), in_at(m->dx, 2), in_at(m->dw, 0), in_at(m->dw, 1),
                             in_at(m->dw, 2), m->q->in_slot[1], m->q->in_slot[2] };
-    return rewrite_in(g, x, m, "com.microsoft", "QLinearAdd", in, 8, NULL);
+    return rewrite_in(g, x, m, "com.microsoft", strcmp(p->op_type, "Mul") ? "QLinearAdd" : "QLinearMul", in, 8, NULL);
 }
 
 /* The bias of a fused Conv/Gemm: DQ(int32 b [count], scale exactly x_scale * w_scale[i], zero point 0),
@@ -303,7 +305,7 @@ static cort_status *try_fuse(cort_graph *g, const cort_pass_index *x, cort_node 
     if (!p->domain[0] && !m.act && (!strcmp(p->op_type, "Reshape") || !strcmp(p->op_type, "Transpose")))
         return try_move(g, x, q, p);
     if (p->domain[0] || p->n_outputs != 1 || p->n_inputs < 2) return NULL;
-    if (!strcmp(p->op_type, "Add")) return try_add(g, x, &m, p);
+    if (!strcmp(p->op_type, "Add") || (!strcmp(p->op_type, "Mul") && !m.act)) return try_add(g, x, &m, p);
     if (!strcmp(p->op_type, "Gemm")) return try_gemm(g, x, &m, p);
     const int conv = !strcmp(p->op_type, "Conv");
     if (!conv && (strcmp(p->op_type, "MatMul") || m.act)) return NULL;   /* QLinearMatMul: no activation clamp needed */

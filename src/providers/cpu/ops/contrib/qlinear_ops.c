@@ -361,6 +361,14 @@ static int q_suffix(const cort_value *v, const int64_t *yd, int yr) {
     return 1;
 }
 
+/* y[i] = t[x[i]] over chunks of 16 KB. */
+typedef struct qlut_job { nn_lut8_fn f; const uint8_t *t, *x; uint8_t *y; size_t n; } qlut_job;
+static void qlut_chunks(void *arg, size_t begin, size_t end) {
+    const qlut_job *j = arg;
+    const size_t b = begin * 16384, e = end * 16384 < j->n ? end * 16384 : j->n;
+    j->f(j->t, j->x + b, j->y + b, e - b);
+}
+
 static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     const cort_value *a = nn_opt_input(ctx, 0), *b = nn_opt_input(ctx, 3), *az = NULL, *bz = NULL, *yz = NULL;
     float as = 0.0f, bs = 0.0f, ys = 0.0f;
@@ -400,6 +408,24 @@ static cort_status *qbinary_run(cort_kernel_ctx *ctx, int mul) {
     if (!k && nn_q_is_8bit(y->type) && isfinite(as) && isfinite(bs) && isfinite(ys) && ys != 0.0f && nn_isa()->qadd8_fixed &&
         nn_qadd8_fixed_params(&kp, &fx_a, &fx_b, &fx_k))
         k = nn_isa()->qadd8_fixed;
+    /* one side a single element (GELU's x * 0.5): a table of the 256 results of the expression above for the
+     * other side's bytes, looked up by the level's byte-table kernel */
+    const nn_lut8_fn lut8 = nn_isa_lut8();
+    if (lut8 && nn_q_is_8bit(y->type) && (a->count == 1) != (b->count == 1) &&
+        (a->count == y->count || b->count == y->count)) {
+        const int a_one = a->count == 1;
+        const uint8_t one = a_one ? ((const uint8_t *)a->data)[0] : ((const uint8_t *)b->data)[0];
+        const int lo = out_sgn ? -128 : 0, hi = out_sgn ? 127 : 255;
+        uint8_t t[256];
+        for (int v = 0; v < 256; v++) {
+            const double va = ta[a_one ? one : v], vb = tb[a_one ? v : one];
+            int32_t r = qbin_round((mul ? va * vb : va + vb) / (double)ys) + zy;
+            t[v] = (uint8_t)(r < lo ? lo : r > hi ? hi : r);
+        }
+        qlut_job lj = { lut8, t, a_one ? b->data : a->data, y->data, y->count };
+        cort_parallel_for(y->count < 32768 ? NULL : ctx->pool, (y->count + 16383) / 16384, 1, qlut_chunks, &lj);
+        return NULL;
+    }
     /* same shapes, or one side a single element: flat, threaded */
     if (nn_q_is_8bit(y->type) && (a->count == y->count || a->count == 1) && (b->count == y->count || b->count == 1)) {
         qbin_job j = { lut, nn_isa()->lut16_u8, ta, tb, a->data, b->data, y->data, a->count == 1 ? 0 : 1, b->count == 1 ? 0 : 1, (double)ys,
