@@ -753,6 +753,20 @@ static void test_qdq_model_mul(const char *file, const int64_t *shape, size_t ra
     test_qdq_model_add(file, shape, rank, 0.05f, 0, 0, 0, 0, 1);
 }
 
+/* Q(elementwise chain(DQ(x))) -> cort.QLut: both chains of the model become byte tables, whose outputs
+ * are level 0's: the table holds what the same kernels compute for each byte. */
+static void test_qdq_model_lut(const char *file, const int64_t *shape, size_t rank) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/models/%s", file);
+    cort_session *s2 = open_at(path, 2);
+    if (!s2) return;
+    CHECK_MSG(count_op(s2, "QLut") == 2 && count_op(s2, "Erf") == 0 && count_op(s2, "Sigmoid") == 0,
+              "%s: level 2 runs %zu QLut, %zu Erf, %zu Sigmoid (expected 2, 0, 0)", file, count_op(s2, "QLut"),
+              count_op(s2, "Erf"), count_op(s2, "Sigmoid"));
+    cort_session_release(s2);
+    test_qdq_model_add(file, shape, rank, 1.0f / 250, 0, 0, 0, 0, 1);
+}
+
 static void test_qdq_model(const char *file, const int64_t *shape, size_t rank, float out_scale, size_t qconv,
                            size_t qmm, size_t conv_left, size_t q_left) {
     test_qdq_model_add(file, shape, rank, out_scale, qconv, qmm, 0, conv_left, q_left);
@@ -839,6 +853,8 @@ int main(void) {
     test_qdq_model_add("qdq_residual_add_s8.onnx", (const int64_t[]){ 2, 3, 9, 8 }, 4, 0.07f, 2, 0, 2, 0, 1);
     test_qdq_model_mul("qdq_gelu_mul_u8.onnx", (const int64_t[]){ 1, 3, 12, 13 }, 4);
     test_qdq_model_mul("qdq_gelu_mul_s8.onnx", (const int64_t[]){ 2, 3, 9, 11 }, 4);
+    test_qdq_model_lut("qdq_erf_chain_u8.onnx", (const int64_t[]){ 3, 7, 11 }, 3);
+    test_qdq_model_lut("qdq_erf_chain_s8.onnx", (const int64_t[]){ 2, 5, 13 }, 3);
     /* a float bias and a Relu that clamps above the zero point's saturation: left as float convs */
     test_qdq_model("qdq_unfusible.onnx", (const int64_t[]){ 1, 3, 9, 9 }, 4, 0.05f, 0, 0, 2, 3);
     /* MaxPool and Concat between equal Q/DQ parameters: run on the 8-bit values, only the input's Q left */

@@ -175,6 +175,28 @@ def gelu_mul(at):
     return build
 
 
+def erf_chain(at):
+    """Elementwise chains between Q/DQ (cort.QLut, a byte table, for each): Erf(x / sqrt2) with a 0-d
+    constant, then Sigmoid(2 * v - 1) with a [1] constant on the known-rank value."""
+    def build(nodes, inits, x):
+        info = np.iinfo(at)
+        inits += [c("e_sqrt2", np.array(1.4142135, dtype=np.float32))]
+        nodes.append(helper.make_node("DequantizeLinear", [x, x + "_s", x + "_z"], ["e_xf"]))
+        nodes.append(helper.make_node("Div", ["e_xf", "e_sqrt2"], ["e_d"]))
+        nodes.append(helper.make_node("Erf", ["e_d"], ["e_e"]))
+        inits += [c("e_q_s", np.float32(1.0 / 120)), c("e_q_z", np.array(info.min + 128, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["e_e", "e_q_s", "e_q_z"], ["e_q"]))
+        inits += [c("e_two", np.array([2.0], dtype=np.float32)), c("e_one", np.array(1.0, dtype=np.float32))]
+        nodes.append(helper.make_node("DequantizeLinear", ["e_q", "e_q_s", "e_q_z"], ["e_f2"]))
+        nodes.append(helper.make_node("Mul", ["e_f2", "e_two"], ["e_m"]))
+        nodes.append(helper.make_node("Sub", ["e_m", "e_one"], ["e_s"]))
+        nodes.append(helper.make_node("Sigmoid", ["e_s"], ["e_g"]))
+        inits += [c("e_g_q_s", np.float32(1.0 / 250)), c("e_g_q_z", np.array(info.min + 2, dtype=at))]
+        nodes.append(helper.make_node("QuantizeLinear", ["e_g", "e_g_q_s", "e_g_q_z"], ["e_g_q"]))
+        return "e_g_q"
+    return build
+
+
 def pool_concat(nodes, inits, x):
     """Conv+Relu branches with one output scale/zero point, a MaxPool and a Concat between Q/DQ of those."""
     a = conv_block(nodes, inits, x, 3, 8, 3, 1, np.uint8, np.int8, True, "dq", "relu", "p1")
@@ -235,3 +257,5 @@ if __name__ == "__main__":
     model("qdq_concat_mixed", np.uint8, concat_mixed, [2, 3, 7, 9])
     model("qdq_gelu_mul_u8", np.uint8, gelu_mul(np.uint8), [1, 3, 12, 13])
     model("qdq_gelu_mul_s8", np.int8, gelu_mul(np.int8), [2, 3, 9, 11])
+    model("qdq_erf_chain_u8", np.uint8, erf_chain(np.uint8), [3, 7, 11])
+    model("qdq_erf_chain_s8", np.int8, erf_chain(np.int8), [2, 5, 13])

@@ -8,6 +8,7 @@ typedef struct pass { const char *name; int phase; unsigned flags; cort_pass_fn 
 static const pass passes[] = {
     { "fuse_qdq", CORT_PASSES_BEFORE_KERNELS, 0, cort_pass_fuse_qdq },
     { "fold_bn", CORT_PASSES_BEFORE_KERNELS, 0, cort_pass_fold_bn },
+    { "fuse_qdq_lut", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_qdq_lut },
     { "fuse_int_matmul", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_int_matmul },
     { "lower_contrib", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_lower_contrib },
     { "fuse_layernorm", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_layernorm },

@@ -8,6 +8,8 @@
  *   fold_bn.c          Conv/ConvTranspose + BatchNormalization with constant parameters -> the
  *                      convolution with folded weights (so it packs them once)
  * After inference and constant folding (CORT_PASSES_AFTER_KERNELS), in this order:
+ *   fuse_qdq_lut.c     Q(elementwise ops of one value (DQ(x))) -> cort.QLut(x), a byte table the pass
+ *                      evaluates with the nodes' own kernels
  *   lower_contrib.c    com.microsoft.FusedConv / FusedGemm -> Conv / Gemm with node->act (and the
  *                      conv's Z as its fused residual), so the passes below see them
  *   fuse_layernorm.c   ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul)(/Add) -> cort.LayerNorm
@@ -39,6 +41,7 @@ enum { CORT_PASSES_BEFORE_KERNELS = 0, CORT_PASSES_AFTER_KERNELS = 1 };
 cort_status *cort_passes_run(cort_graph *g, int phase);
 
 cort_status *cort_pass_fuse_qdq(cort_graph *g, cort_pass_index *x);
+cort_status *cort_pass_fuse_qdq_lut(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fold_bn(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_int_matmul(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_lower_contrib(cort_graph *g, cort_pass_index *x);

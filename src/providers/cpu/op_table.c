@@ -253,6 +253,7 @@ extern const cort_op_def fu_op_fused_matmul;
 extern const cort_op_def fu_op_gelu;
 extern const cort_op_def fu_op_layernorm;
 extern const cort_op_def fu_op_pwdw_conv;
+extern const cort_op_def q_op_qlut;
 
 extern const cort_op_def ml_op_array_feature_extractor;
 extern const cort_op_def ml_op_binarizer;
@@ -548,6 +549,7 @@ static const cort_op_def *const op_table[] = {
     &fu_op_gelu,
     &fu_op_layernorm,
     &fu_op_pwdw_conv,
+    &q_op_qlut,
 };
 
 static const char *canon_domain(const char *d) { return !strcmp(d, "ai.onnx") ? "" : d; }
