@@ -395,8 +395,11 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
 
 void serve_http_drain(serve_server *srv, int drain_timeout_s) {
     atomic_store(&srv->draining, 1);
+    /* The pool's workers drop the listening socket from their epoll sets after quiesce returns, so
+     * closing it now could hand its number to another file under them: new connections are refused
+     * by shutdown here and the descriptor is closed once the workers are gone. */
     const MHD_socket s = MHD_quiesce_daemon(srv->daemon);
-    if (s != MHD_INVALID_SOCKET) close(s);
+    if (s != MHD_INVALID_SOCKET) shutdown(s, SHUT_RDWR);
     /* accepted requests finish; keep-alive connections close after their next answer */
     const uint64_t until = now_us() + (uint64_t)drain_timeout_s * 1000000u;
     for (;;) {
@@ -409,4 +412,5 @@ void serve_http_drain(serve_server *srv, int drain_timeout_s) {
     }
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
+    if (s != MHD_INVALID_SOCKET) close(s);
 }
