@@ -604,6 +604,76 @@ static void test_qconv_ops(void) {
 
 /* Every int GEMM kernel's half-width micro-kernel against its full one: the first nr / 2 columns
  * equal, nothing written past them. */
+/* ---- the byte-plane depthwise kernels (nn_qconv_ops.dwr16) against a plain loop over nn_qdwr16_args ----
+ * Geometries: 3x3 and 5x5 (two tap groups), kw up to 8, strides 1..4, row dilation, pads on every side
+ * (columns and rows outside the plane read as fill), rows of 1..3 vectors with ragged tails; int8 input
+ * (flip), requantized and int32 outputs. Negative control: one tap changed must change some output. */
+static void dwr16_ref(const nn_qdwr16_args *a, uint8_t *y8, int32_t *y32) {
+    for (size_t i = 0; i < a->oh; i++)
+        for (size_t j = 0; j < a->ow; j++) {
+            uint32_t acc = (uint32_t)a->bias;
+            for (size_t r = 0; r < a->kh; r++)
+                for (size_t t = 0; t < 4 * a->ng; t++) {
+                    const int64_t ir = (int64_t)(i * a->sh + r * a->dh) - (int64_t)a->pt;
+                    const int64_t ic = (int64_t)(j * a->sw + t) - (int64_t)a->pl;
+                    const int in = ir >= 0 && ir < (int64_t)a->ih && ic >= 0 && ic < (int64_t)a->iw;
+                    const uint8_t xb = (uint8_t)((in ? a->x[(size_t)ir * a->iw + (size_t)ic] : a->fill) ^ a->flip);
+                    const int8_t wb = (int8_t)(uint8_t)((uint32_t)a->w[r * a->ng + t / 4] >> (8 * (t % 4)));
+                    acc += (uint32_t)((int32_t)xb * wb);
+                }
+            if (y8) y8[i * a->ow + j] = (uint8_t)rq_want((int32_t)acc, 0, a->mult, a->yzp, a->y_signed);
+            else y32[i * a->ow + j] = (int32_t)acc;
+        }
+}
+
+static void test_dwr16(void) {
+    const nn_qconv_ops *const *ops;
+    const size_t n_ops = nn_qconv_ops_list(&ops);
+    /* ih iw kh kw sh sw dh pt pl pb pr */
+    static const size_t geo[][11] = {
+        { 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1 }, { 57, 113, 3, 3, 2, 2, 1, 1, 1, 1, 1 }, { 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+        { 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1 },   { 20, 37, 5, 5, 2, 2, 1, 2, 2, 2, 2 },   { 9, 40, 5, 5, 1, 1, 2, 4, 2, 4, 2 },
+        { 6, 70, 2, 7, 1, 3, 1, 0, 3, 1, 3 },  { 9, 70, 3, 4, 2, 4, 1, 1, 2, 1, 1 },    { 5, 20, 1, 3, 1, 1, 1, 0, 1, 0, 1 },
+        { 3, 33, 3, 8, 1, 1, 1, 2, 7, 2, 0 },  { 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1 },     { 12, 16, 3, 3, 3, 3, 1, 0, 0, 0, 0 },
+    };
+    for (size_t oi = 0; oi < n_ops; oi++) {
+        if (!ops[oi]->dwr16) continue;
+        size_t bad = 0, controls = 0;
+        for (size_t gi = 0; gi < sizeof geo / sizeof geo[0]; gi++)
+            for (int form = 0; form < 4; form++) {   /* bit 0: int8 input; bit 1: int32 output */
+                const size_t *q = geo[gi];
+                const size_t ih = q[0], iw = q[1], kh = q[2], kw = q[3], sh = q[4], sw = q[5], dh = q[6];
+                const size_t oh = (ih + q[7] + q[9] - dh * (kh - 1) - 1) / sh + 1, ow = (iw + q[8] + q[10] - kw) / sw + 1;
+                const size_t ng = (kw + 3) / 4;
+                uint8_t *x = malloc(ih * iw), *y = malloc(oh * ow), *yr = malloc(oh * ow);
+                int32_t *yi = malloc(oh * ow * sizeof(int32_t)), *yir = malloc(oh * ow * sizeof(int32_t)), w[32] = { 0 };
+                for (size_t i = 0; i < ih * iw; i++) x[i] = (uint8_t)rnd();
+                for (size_t r = 0; r < kh; r++)
+                    for (size_t t = 0; t < kw; t++)
+                        w[r * ng + t / 4] |= (int32_t)((rnd() & 255u) << (8 * (t % 4)));
+                nn_qdwr16_args a = { x, ih, iw, oh, ow, kh, ng, sh, sw, dh, q[7], q[8], (uint8_t)rnd(),
+                                     (uint8_t)(form & 1 ? 0x80 : 0), w, (int32_t)(rnd() % 200001) - 100000,
+                                     0.0005f + (float)(rnd() % 100) * 1e-5f, (int32_t)(rnd() & 255) - (form & 1 ? 128 : 0),
+                                     form & 1, form & 2 ? NULL : y, form & 2 ? yi : NULL };
+                dwr16_ref(&a, form & 2 ? NULL : yr, yi ? yir : NULL);
+                ops[oi]->dwr16(&a);
+                for (size_t i = 0; i < oh * ow; i++)
+                    bad += form & 2 ? yi[i] != yir[i] : y[i] != yr[i];
+                /* the control: tap (kh - 1, kw - 1) one step off (its inputs are not all fill here) */
+                w[(kh - 1) * ng + (kw - 1) / 4] ^= (int32_t)(1u << (8 * ((kw - 1) % 4)));
+                ops[oi]->dwr16(&a);
+                size_t diff = 0;
+                for (size_t i = 0; i < oh * ow; i++) diff += form & 2 ? yi[i] != yir[i] : y[i] != yr[i];
+                controls += diff > 0;   /* requantized outputs may absorb one step: only int32 ones must change */
+                if (form & 2) CHECK_MSG(diff > 0, "%s: dwr16 negative control %zu unchanged", ops[oi]->name, gi);
+                free(x); free(y); free(yr); free(yi); free(yir);
+            }
+        CHECK_MSG(bad == 0, "%s: dwr16 %zu outputs wrong", ops[oi]->name, bad);
+        printf("%s: dwr16 against the plain loop on %zu geometries x 4 forms, %zu of 48 controls changed the output\n", ops[oi]->name,
+               sizeof geo / sizeof geo[0], controls);
+    }
+}
+
 static void test_igemm_half(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_kernels(&ks);
@@ -776,6 +846,7 @@ int main(void) {
     test_qconv_ops();
     test_qrq_tile();
     test_igemm_half();
+    test_dwr16();
     test_conv_byte_kernels();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
@@ -808,6 +879,15 @@ int main(void) {
         { 2, 1, 20, 20, 20, { 13, 10, 1 }, { 5, 5, 1 }, { 2, 1, 1 }, { 2, 1, 0 }, { 1, 3, 0 }, { 1, 2, 1 }, 1, 1, 1, 1, 2, 1 },
         { 2, 1, 16, 16, 16, { 4, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 1, 0 },
         { 2, 1, 3, 3, 3, { 9, 9, 1 }, { 17, 17, 1 }, { 1, 1, 1 }, { 8, 8, 0 }, { 8, 8, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* symmetric int8 weights (the byte-plane kernel where the ops have one): 3x3 stride 1 and 2 with
+         * ragged rows, int8 in and out, 5x5 with row dilation and channel multiplier 2, kw 7 at stride 3,
+         * kw 4 at stride 4 with uneven pads, a single kernel row */
+        { 2, 1, 16, 16, 16, { 30, 37, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 0, 1 },
+        { 2, 2, 8, 8, 8, { 33, 70, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 0, 1 },
+        { 2, 1, 5, 10, 5, { 19, 40, 1 }, { 5, 5, 1 }, { 2, 2, 1 }, { 4, 2, 0 }, { 1, 2, 0 }, { 2, 1, 1 }, 0, 1, 0, 1, 0, 1 },
+        { 2, 1, 3, 3, 3, { 12, 80, 1 }, { 2, 7, 1 }, { 1, 3, 1 }, { 0, 3, 0 }, { 1, 3, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 0, 0 },
+        { 2, 1, 4, 4, 4, { 9, 70, 1 }, { 3, 4, 1 }, { 2, 4, 1 }, { 1, 2, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 1, 0, 0, 1 },
+        { 2, 1, 3, 3, 3, { 5, 20, 1 }, { 1, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 0, 1 },
         /* a padded plane above the size padded per thread (all planes padded first), and channel multiplier 2 */
         { 2, 1, 2, 4, 2, { 258, 262, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 1, 2, 1 },
         /* rows longer than the depthwise buffer (split within the row), 1-D */

@@ -60,24 +60,30 @@ static const igemm_config *igemm_config_in_use(void) {
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
                                         nn_qpack2_8_generic, nn_qrq_tile_generic, nn_qrq_tile_cols_generic,
-                                        nn_qquad4_generic, NULL };
+                                        nn_qquad4_generic, NULL, NULL };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, nn_qdwc16_avx2 };
+                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, nn_qdwc16_avx2, NULL };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 /* The AVX-512 sets keep the AVX2 int16 packing and Winograd: they run once per packed row, where 256 bits
  * already keep up with the GEMM. The tile requantization runs on every output and is one zmm per row; the
  * byte path's quad interleave fills four panels per step. */
 static const nn_qconv_ops q_avx512 = { "qconv_avx512", nn_qdw_taps_avx512, nn_qrq_row_avx512, nn_qpack2_16_avx2,
                                        nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512, nn_qdwc16_avx512 };
+                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512, nn_qdwc16_avx512, NULL };
 static const nn_qconv_ops q_avx512vnni = { "qconv_avx512vnni", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
                                            nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512,
-                                           nn_qdwc16_avx512 };
+                                           nn_qdwc16_avx512, NULL };
+/* With VBMI too: depthwise planes read in place as bytes (vpermb lays out each output's taps for vpdpbusd) */
+static const nn_qconv_ops q_avx512vbmi = { "qconv_avx512vnni_vbmi", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
+                                           nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
+                                           nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512,
+                                           nn_qdwc16_avx512, nn_qdwr16_avx512vbmi };
 static const nn_qconv_ops *const qops_avx512[] = { &q_avx512, &q_avx2, &q_generic };
 static const nn_qconv_ops *const qops_avx512vnni[] = { &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };
+static const nn_qconv_ops *const qops_avx512vbmi[] = { &q_avx512vbmi, &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };
 #endif
 static const nn_qconv_ops *const qops_generic[] = { &q_generic };
 typedef struct qconv_config { const nn_qconv_ops *const *ops; size_t n; } qconv_config;
@@ -92,12 +98,14 @@ static const qconv_config qconv_configs[CORT_ISA_LEVEL_COUNT] = {
 #endif
     [CORT_ISA_NEON] = { qops_generic, 1 },
 };
-/* The level's sets, or the VNNI twin when the CPU has AVX512-VNNI (as igemm_config_in_use). */
+/* The level's sets, or the VNNI (and VBMI) twins when the CPU has them (as igemm_config_in_use). */
 static const qconv_config *qconv_config_in_use(void) {
     const cort_isa_level l = cort_cpu_isa();
 #ifdef NN_HAVE_X86_IGEMM
-    static const qconv_config vnni512 = { qops_avx512vnni, 4 };
-    if (l == CORT_ISA_AVX512 && (cort_cpu_flags() & CORT_CPU_AVX512VNNI)) return &vnni512;
+    static const qconv_config vnni512 = { qops_avx512vnni, 4 }, vbmi512 = { qops_avx512vbmi, 5 };
+    const unsigned f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI) && (f & CORT_CPU_AVX512VBMI)) return &vbmi512;
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) return &vnni512;
 #endif
     return &qconv_configs[l];
 }

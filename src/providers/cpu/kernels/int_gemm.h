@@ -183,6 +183,34 @@ typedef struct nn_qdwc16_args {
     int y_signed;
 } nn_qdwc16_args;
 typedef void (*nn_qdwc16_fn)(const nn_qdwc16_args *a);
+/* dwr16: one plane of a 2-D depthwise conv straight from its bytes, 16 outputs of a row per vector. Each
+ *   kernel row's taps go in groups of four, one dword of int8 weights per group (taps past kw 0), against
+ *   the four input bytes each output reads there, so a group is one multiply-add of bytes per 16 outputs.
+ *   x: the ih x iw input plane, each byte XORed with flip (0x80 turns int8 into uint8) before use;
+ *   outside the plane (padding) the byte is fill (the zero point as stored, also XORed).
+ *   w: [kh][ng] dwords, group g of row r holding taps 4g..4g+3 as int8 (so kw <= 4 ng).
+ *   sums: s[i][j] = bias + sum over r < kh, t < 4 ng of xb(i * sh + r * dh - pt, j * sw + t - pl) * w_r[t]
+ *   (xb the flipped byte or fill, int32 wrapping): with bias = conv bias - zp_u * sum(w), zp_u the flipped
+ *   zero point, this is the exact integer conv plus its bias. y set: s requantized as rq_row's expression
+ *   (finite mult, yzp, y_signed) into the oh x ow bytes at y; else s stored at yint (oh x ow int32).
+ *   Needs sw <= NN_QDWR16_MAX_SW (16 outputs' bytes in one 64-byte load). */
+#define NN_QDWR16_MAX_SW 4
+#define NN_QDWR16_MAX_ROWS 16
+#define NN_QDWR16_MAX_GROUPS 2
+typedef struct nn_qdwr16_args {
+    const uint8_t *x;
+    size_t ih, iw, oh, ow;
+    size_t kh, ng, sh, sw, dh, pt, pl;
+    uint8_t fill, flip;
+    const int32_t *w;
+    int32_t bias;
+    float mult;
+    int32_t yzp;
+    int y_signed;
+    uint8_t *y;
+    int32_t *yint;
+} nn_qdwr16_args;
+typedef void (*nn_qdwr16_fn)(const nn_qdwr16_args *a);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
@@ -196,6 +224,7 @@ typedef struct nn_qconv_ops {
     nn_qrq_tile_cols_fn rq_tile_cols;
     nn_qquad4_fn quad4;
     nn_qdwc16_fn dwc16;   /* NULL: the level has none (depthwise convs take dw_taps) */
+    nn_qdwr16_fn dwr16;   /* NULL: the set has none (the per-plane int16 path) */
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -294,5 +323,6 @@ void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols
 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
 void nn_qdwc16_avx512(const nn_qdwc16_args *a);
 void nn_qdwc16_avx2(const nn_qdwc16_args *a);
+void nn_qdwr16_avx512vbmi(const nn_qdwr16_args *a);
 #endif
 #endif

@@ -142,25 +142,7 @@ QDW_T512 void nn_qwiden2_avx512(const void *x, size_t n, int is_signed, int32_t 
     }
 }
 
-/* nn_qrq16_avx512's product rounded to int32, before any narrowing. */
-QDW_T512 static inline __m512i qrq_i32_512(__m512i acc, __m512i vb, __m512 vm) {
-    return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, vb)), vm),
-                                            _mm512_set1_ps(1073741824.0f)));
-}
-/* Four vectors of qrq_i32_512 narrowed together: vpackssdw of two interleaves their 4-value quarters
- * per 128-bit lane, one vpaddsw adds the zero point to two vectors, vpacksswb / vpackuswb leaves
- * vector j's quarter L in dword 4L + j, and one vpermd puts vector j's 16 bytes in lane j. Each step
- * saturates as nn_qrq16_avx512's (vpackuswb sends negative words to 0, as its vpmaxsw + vpmovuswb), so the
- * bytes are the same, and four vectors take 6 uops instead of 20 (vpmovsdw and vpmovuswb are two each). */
-QDW_T512 static inline __m512i qrq_pack4_512(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i vz16,
-                                             int is_signed) {
-    const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(v0, v1), vz16);
-    const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(v2, v3), vz16);
-    const __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
-    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
-}
-
-/* 64 values per step through qrq_pack4_512 (one 64-byte store), then 16 at a time and a masked tail. */
+/* 64 values per step through nn_qrq_pack4_avx512 (one 64-byte store), then 16 at a time and a masked tail. */
 QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed,
                                 void *dst) {
     if (!isfinite(mult)) { nn_qrq_row_generic(acc, n, bias, mult, yzp, is_signed, dst); return; }
@@ -170,11 +152,11 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
     uint8_t *d = dst;
     size_t q = 0;
     for (; q + 64 <= n; q += 64) {
-        const __m512i v0 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm);
-        const __m512i v1 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 16)), vb, vm);
-        const __m512i v2 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 32)), vb, vm);
-        const __m512i v3 = qrq_i32_512(_mm512_loadu_si512((const void *)(acc + q + 48)), vb, vm);
-        _mm512_storeu_si512((void *)(d + q), qrq_pack4_512(v0, v1, v2, v3, vz, is_signed));
+        const __m512i v0 = nn_qrq_i32_avx512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm);
+        const __m512i v1 = nn_qrq_i32_avx512(_mm512_loadu_si512((const void *)(acc + q + 16)), vb, vm);
+        const __m512i v2 = nn_qrq_i32_avx512(_mm512_loadu_si512((const void *)(acc + q + 32)), vb, vm);
+        const __m512i v3 = nn_qrq_i32_avx512(_mm512_loadu_si512((const void *)(acc + q + 48)), vb, vm);
+        _mm512_storeu_si512((void *)(d + q), nn_qrq_pack4_avx512(v0, v1, v2, v3, vz, is_signed));
     }
     for (; q + 16 <= n; q += 16)
         _mm_storeu_si128((__m128i *)(void *)(d + q), nn_qrq16_avx512(_mm512_loadu_si512((const void *)(acc + q)), vb, vm, vz16, is_signed));
@@ -183,17 +165,17 @@ QDW_T512 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, floa
         _mm_mask_storeu_epi8(d + q, m, nn_qrq16_avx512(_mm512_maskz_loadu_epi32(m, acc + q), vb, vm, vz16, is_signed));
     }
 }
-/* Four rows of a tile through qrq_pack4_512, whose lane j then holds row j. */
+/* Four rows of a tile through nn_qrq_pack4_avx512, whose lane j then holds row j. */
 QDW_T512 static inline __attribute__((always_inline)) void qrq_rows4_512(const int32_t *acc, size_t ldt, __mmask16 m,
                                                                      int full, const int32_t *bias, const float *mult,
                                                                      __m512i vz16, int is_signed, uint8_t *dst,
                                                                      size_t ldd) {
     const __m512i z = _mm512_setzero_si512();
-#define QRQ_ROW_(j) qrq_i32_512(full ? _mm512_loadu_si512((const void *)(acc + (j) * ldt)) : _mm512_maskz_loadu_epi32(m, acc + (j) * ldt), \
+#define QRQ_ROW_(j) nn_qrq_i32_avx512(full ? _mm512_loadu_si512((const void *)(acc + (j) * ldt)) : _mm512_maskz_loadu_epi32(m, acc + (j) * ldt), \
                                 bias ? _mm512_set1_epi32(bias[j]) : z, _mm512_set1_ps(mult[j]))
     const __m512i v0 = QRQ_ROW_(0), v1 = QRQ_ROW_(1), v2 = QRQ_ROW_(2), v3 = QRQ_ROW_(3);
 #undef QRQ_ROW_
-    const __m512i o = qrq_pack4_512(v0, v1, v2, v3, vz16, is_signed);
+    const __m512i o = nn_qrq_pack4_avx512(v0, v1, v2, v3, vz16, is_signed);
     const __m128i o0 = _mm512_castsi512_si128(o), o1 = _mm512_extracti32x4_epi32(o, 1);
     const __m128i o2 = _mm512_extracti32x4_epi32(o, 2), o3 = _mm512_extracti32x4_epi32(o, 3);
     if (full) {

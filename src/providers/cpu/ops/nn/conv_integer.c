@@ -31,6 +31,10 @@ typedef struct qconv_state {
     int16_t *wpack;   /* GEMM path: group g's packed A at wpack + g * gstride */
     size_t   gstride;
     int16_t *wdw;     /* depthwise path: [M][kernel size] taps, zero point subtracted */
+    /* 2-D depthwise whose taps all fit int8 (the ops' dwr16): [M][dkh][dng] dwords of four taps, and per
+     * channel the taps' sum (the zero point's share of every output) */
+    int32_t *wdw4, *wsum4;
+    size_t   dkh, dng;
     /* byte path (a conv byte kernel, int_gemm.h quad 2): group g's int8 weight rows and their row corrections
      * at wq + g * qgstride; qcolsum when some weight zero point (moved to int8) is nonzero, so the
      * activations' column sums enter the correction */
@@ -47,6 +51,8 @@ static void qconv_free(void *p) {
     if (!s) return;
     cort_free(s->wpack);
     cort_free(s->wdw);
+    cort_free(s->wdw4);
+    cort_free(s->wsum4);
     cort_free(s->wwino);
     cort_free(s->wq);
     cort_free(s->wz_bytes);
@@ -136,6 +142,32 @@ static cort_status *qconv_prepare_quad(qconv_state *s, const nn_igemm_kernel *k,
     return NULL;
 }
 
+/* The byte-plane depthwise form (nn_qdwr16_args) of s->wdw, when the ops have dwr16, the conv is 2-D, its
+ * kernel fits the form and every tap minus its zero point fits int8 (symmetric int8 weights always do). */
+static cort_status *qconv_prepare_dw4(qconv_state *s, const cort_value *w, size_t M) {
+    const nn_qconv_ops *ops = nn_qconv_best_ops();
+    if (!ops->dwr16 || w->rank != 4) return NULL;
+    const size_t kh = (size_t)w->shape[2], kw = (size_t)w->shape[3], ks = kh * kw, ng = (kw + 3) / 4;
+    if (kh == 0 || kh > NN_QDWR16_MAX_ROWS || kw == 0 || ng > NN_QDWR16_MAX_GROUPS) return NULL;
+    for (size_t i = 0; i < M * ks; i++)
+        if (s->wdw[i] < -128 || s->wdw[i] > 127) return NULL;
+    if (!(s->wdw4 = cort_calloc(M * kh * ng, sizeof(int32_t))) || !(s->wsum4 = cort_calloc(M, sizeof(int32_t))))
+        return cort_error_oom();
+    for (size_t m = 0; m < M; m++) {
+        int32_t sum = 0;
+        for (size_t r = 0; r < kh; r++)
+            for (size_t c = 0; c < kw; c++) {
+                const int16_t v = s->wdw[m * ks + r * kw + c];
+                s->wdw4[(m * kh + r) * ng + c / 4] |= (int32_t)((uint32_t)(uint8_t)(int8_t)v << (8 * (c % 4)));
+                sum += v;
+            }
+        s->wsum4[m] = sum;
+    }
+    s->dkh = kh;
+    s->dng = ng;
+    return NULL;
+}
+
 static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s, size_t wi, size_t wzi) {
     cort_status *st;
     const cort_value *w = cort_node_const_input_lazy(node, wi);
@@ -169,6 +201,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         }
         for (size_t i = 0; i < w->count; i++)
             s->wdw[i] = (int16_t)((sgn ? ((const int8_t *)d)[i] : ((const uint8_t *)d)[i]) - zp[i / Kg]);
+        if ((st = qconv_prepare_dw4(s, w, M))) { cort_free(zp); return st; }
     } else {
         /* the byte kernel where the CPU has one: it beat the int16 Winograd path on every 3x3 layer of
          * resnet50 and squeezenet measured (docs/performance.md), so that path is not prepared then */
@@ -1149,13 +1182,68 @@ static int qconv_dwc(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_s
     return 1;
 }
 
+/* ---- depthwise path straight from the bytes (the ops' dwr16), one output plane per item ---- */
+typedef struct qconv_dwr_job {
+    const nn_conv_shape *cs;
+    const qconv_state *s;
+    const uint8_t *x;
+    int sgn;
+    int32_t xzp;
+    int32_t *yint;
+    const qconv_rq *rq;
+    nn_qdwr16_fn fn;
+} qconv_dwr_job;
+
+static void qconv_dwr_range(void *arg, size_t begin, size_t end) {
+    const qconv_dwr_job *j = arg;
+    const nn_conv_shape *cs = j->cs;
+    const nn_geom *g = &cs->g;
+    const qconv_state *s = j->s;
+    const size_t Mg = cs->M / cs->group, P = (size_t)nn_geom_out_size(g), in_size = (size_t)nn_geom_in_size(g);
+    /* the zero point as the kernel reads it (int8 moved up by 128): its share of every sum is zp_u * sum(w) */
+    const uint32_t zp_u = (uint32_t)(j->sgn ? j->xzp + 128 : j->xzp);
+    for (size_t t = begin; t < end; t++) {
+        const size_t n = t / cs->M, m = t % cs->M, c = m / Mg;
+        const uint32_t b = (uint32_t)(j->rq && j->rq->bias ? j->rq->bias[m] : 0) - zp_u * (uint32_t)s->wsum4[m];
+        const nn_qdwr16_args a = { j->x + (n * cs->C + c) * in_size, (size_t)g->in[1], (size_t)g->in[2],
+                                   (size_t)g->out[1], (size_t)g->out[2], s->dkh, s->dng, (size_t)g->s[1],
+                                   (size_t)g->s[2], (size_t)g->d[1], (size_t)g->pb[1], (size_t)g->pb[2],
+                                   (uint8_t)j->xzp, j->sgn ? 0x80 : 0, s->wdw4 + m * s->dkh * s->dng, (int32_t)b,
+                                   j->rq ? j->rq->mult[m] : 0.0f, j->rq ? j->rq->yzp : 0,
+                                   j->rq && j->rq->y->type == CORT_TYPE_INT8,
+                                   j->rq ? (uint8_t *)j->rq->y->data + t * P : NULL, j->rq ? NULL : j->yint + t * P };
+        j->fn(&a);
+    }
+}
+
+/* 1 if the byte-plane kernel ran the conv, 0 if it does not apply. */
+static int qconv_dwr(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                     int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    const nn_geom *g = &cs->g;
+    const nn_qconv_ops *ops = nn_qconv_best_ops();
+    if (!ops->dwr16 || !s->wdw4 || g->in[0] != 1 || g->k[0] != 1 || g->pb[0] || g->pe[0] || g->d[2] != 1 ||
+        g->s[2] > NN_QDWR16_MAX_SW || (size_t)g->k[1] != s->dkh || (size_t)g->k[2] > 4 * s->dng)
+        return 0;
+    for (size_t m = 0; rq && m < cs->M; m++)
+        if (!isfinite(rq->mult[m])) return 0;   /* a zero y_scale: the portable requantization */
+    const size_t P = (size_t)nn_geom_out_size(g), outs = cs->N * cs->M;
+    qconv_dwr_job j = { cs, s, x->data, x->type == CORT_TYPE_INT8, xzp, yint, rq, ops->dwr16 };
+    cort_parallel_for(ctx->pool, outs, grain_for(P * s->dkh * s->dng * 4), qconv_dwr_range, &j);
+    return 1;
+}
+
 static cort_status *qconv_dw(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
                              int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_geom *g = &cs->g;
+    /* rows narrower than 12 leave most of the byte-plane kernel's 16 lanes idle: there the channel-lane
+     * kernel, where it applies, measured faster (docs/performance.md) */
+    const int narrow = g->out[2] < 12;
+    if (!narrow && qconv_dwr(ctx, s, cs, x, xzp, yint, rq)) return NULL;
     {
         cort_status *st = NULL;
         if (qconv_dwc(ctx, s, cs, x, xzp, yint, rq, &st)) return st;
     }
+    if (narrow && qconv_dwr(ctx, s, cs, x, xzp, yint, rq)) return NULL;
     qconv_dw_job j = { cs, x->data, x->type == CORT_TYPE_INT8, xzp, g->in[0] + g->pb[0] + g->pe[0],
                        g->in[1] + g->pb[1] + g->pe[1], g->in[2] + g->pb[2] + g->pe[2], 1, 1, 0, 0, 0, NULL, s->wdw,
                        NULL, yint, rq, nn_qconv_best_ops() };
