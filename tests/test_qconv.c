@@ -763,10 +763,26 @@ static void test_conv_byte_kernels(void) {
                     memset(want, 0xa5, sizeof want);
                     for (size_t i = 0; i < rows; i++)
                         nn_qrq_row_generic(c + i * (nr + 3), nr, trial & 1 ? bias[i] : 0, mult[i], yzp, sgn, want + i * ldy + 2);
-                    const nn_igemm_rq rq = { trial & 1 ? bias : NULL, mult, yzp, sgn, got, ldy };
+                    const nn_igemm_rq rq = { trial & 1 ? bias : NULL, mult, yzp, sgn, got, ldy, 0 };
                     k->qukr_rq(kq4, (const uint8_t *)a, b, rz, cz, &rq, 0, rows, 2);   /* at column 2 of y */
                     CHECK_MSG(!memcmp(got, want, sizeof got), "%s: the tile requantized in registers differs (%zu rows)",
                               k->name, rows);
+                    /* folded: the raw sums plus a bias that carries the corrections (every 16 rows on odd trials) */
+                    const size_t frows = trial & 1 ? 16 : rows;
+                    int32_t fb[16], raw[16];
+                    memset(got, 0xa5, sizeof got);
+                    memset(want, 0xa5, sizeof want);
+                    for (size_t i = 0; i < frows; i++) {
+                        fb[i] = (int32_t)(rnd() % 2000001) - 1000000;
+                        for (size_t j = 0; j < nr; j++)
+                            raw[j] = (int32_t)((uint32_t)c[i * (nr + 3) + j] + (uint32_t)rz[2 * i + 1] * (uint32_t)cz[j] +
+                                               (uint32_t)rz[2 * i] * (uint32_t)cz[16 + j]);
+                        nn_qrq_row_generic(raw, nr, fb[i], mult[i], yzp, sgn, want + i * ldy + 2);
+                    }
+                    const nn_igemm_rq frq = { fb, mult, yzp, sgn, got, ldy, 1 };
+                    k->qukr_rq(kq4, (const uint8_t *)a, b, rz, cz, &frq, 0, frows, 2);
+                    CHECK_MSG(!memcmp(got, want, sizeof got), "%s: the folded tile requantized in registers differs "
+                              "(%zu rows)", k->name, frows);
                 }
                 if (k->qukr_cols) {   /* the narrow-edge tile: its first n columns, nothing past them */
                     const size_t n = 1 + (size_t)trial % k->cols_max;

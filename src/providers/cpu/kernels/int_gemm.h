@@ -35,6 +35,9 @@ typedef struct nn_igemm_rq {
     int is_signed;
     uint8_t *y;
     size_t ldy;
+    /* 1: bias already holds each row's zero-point correction (weights' zero points all 0, the activations'
+     * one value), so the kernel adds it and skips the per-row products with rz and cz */
+    int folded;
 } nn_igemm_rq;
 /* The conv byte kernel's full-width tile (all nr columns, the first `rows` rows) requantized in registers. */
 typedef void (*nn_igemm_rq_fn)(size_t kq4, const uint8_t *a, const int8_t *b, const int32_t *rz, const int32_t *cz,

@@ -58,16 +58,39 @@ __attribute__((target(NN_C_TARGET))) void nn_igemm_cukr_rq_avx512vnni_16x16(size
                                                                              const int32_t *cz, const nn_igemm_rq *rq,
                                                                              size_t i0, size_t rows, size_t j0) {
     NN_C_TILE16
-    const __m512i zb = _mm512_loadu_si512((const void *)cz), cs = _mm512_loadu_si512((const void *)(cz + 16));
     const __m256i vz16 = _mm256_set1_epi16((int16_t)rq->yzp);
     const int32_t *bias = rq->bias ? rq->bias + i0 : NULL;
     const float *mult = rq->mult + i0;
     uint8_t *y = rq->y + i0 * rq->ldy + j0;
+    const int sgn = rq->is_signed;
+    if (rq->folded && bias && rows == 16) {
+        /* the corrections are in the bias: four rows per narrowing (nn_qrq_pack4_avx512), lane j row j */
+        const __m512i vz = _mm512_set1_epi16((int16_t)rq->yzp);
+        const size_t ldy = rq->ldy;
+#define NN_CRQ4(I, A, B, C, D)                                                                                        \
+        {                                                                                                            \
+            const __m512i o_ = nn_qrq_pack4_avx512(                                                                  \
+                nn_qrq_i32_avx512(A, _mm512_set1_epi32(bias[I]), _mm512_set1_ps(mult[I])),                           \
+                nn_qrq_i32_avx512(B, _mm512_set1_epi32(bias[(I) + 1]), _mm512_set1_ps(mult[(I) + 1])),               \
+                nn_qrq_i32_avx512(C, _mm512_set1_epi32(bias[(I) + 2]), _mm512_set1_ps(mult[(I) + 2])),               \
+                nn_qrq_i32_avx512(D, _mm512_set1_epi32(bias[(I) + 3]), _mm512_set1_ps(mult[(I) + 3])), vz, sgn);     \
+            _mm_storeu_si128((__m128i *)(void *)(y + (I) * ldy), _mm512_castsi512_si128(o_));                        \
+            _mm_storeu_si128((__m128i *)(void *)(y + ((I) + 1) * ldy), _mm512_extracti32x4_epi32(o_, 1));            \
+            _mm_storeu_si128((__m128i *)(void *)(y + ((I) + 2) * ldy), _mm512_extracti32x4_epi32(o_, 2));            \
+            _mm_storeu_si128((__m128i *)(void *)(y + ((I) + 3) * ldy), _mm512_extracti32x4_epi32(o_, 3));            \
+        }
+        NN_CRQ4(0, c0, c1, c2, c3) NN_CRQ4(4, c4, c5, c6, c7) NN_CRQ4(8, c8, c9, c10, c11)
+        NN_CRQ4(12, c12, c13, c14, c15)
+#undef NN_CRQ4
+        return;
+    }
+    const __m512i zb = _mm512_loadu_si512((const void *)cz), cs = _mm512_loadu_si512((const void *)(cz + 16));
+    const int folded = rq->folded;
 #define NN_CRQ(I, C)                                                                                                  \
     if ((I) < rows)                                                                                                  \
         _mm_storeu_si128((__m128i *)(void *)(y + (I) * rq->ldy),                                                     \
-                         nn_qrq16_avx512(nn_c_fix(C, rz + 2 * (I), zb, cs), _mm512_set1_epi32(bias ? bias[I] : 0),     \
-                                         _mm512_set1_ps(mult[I]), vz16, rq->is_signed));
+                         nn_qrq16_avx512(folded ? (C) : nn_c_fix(C, rz + 2 * (I), zb, cs),                           \
+                                         _mm512_set1_epi32(bias ? bias[I] : 0), _mm512_set1_ps(mult[I]), vz16, sgn));
     NN_CRQ(0, c0) NN_CRQ(1, c1) NN_CRQ(2, c2) NN_CRQ(3, c3) NN_CRQ(4, c4) NN_CRQ(5, c5) NN_CRQ(6, c6) NN_CRQ(7, c7)
     NN_CRQ(8, c8) NN_CRQ(9, c9) NN_CRQ(10, c10) NN_CRQ(11, c11) NN_CRQ(12, c12) NN_CRQ(13, c13) NN_CRQ(14, c14)
     NN_CRQ(15, c15)

@@ -436,7 +436,7 @@ static const nn_igemm_rq *qconv_irq(const qconv_rq *rq, size_t m0, size_t Mg, si
     for (size_t m = 0; m < Mg; m++)
         if (!isfinite(rq->mult[m0 + m])) return NULL;
     *out = (nn_igemm_rq){ rq->bias ? rq->bias + m0 : NULL, rq->mult + m0, rq->yzp, rq->y->type == CORT_TYPE_INT8,
-                          (uint8_t *)rq->y->data + o0, P };
+                          (uint8_t *)rq->y->data + o0, P, 0 };
     return out;
 }
 
@@ -710,6 +710,21 @@ static void qconv_fused_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* irq with each row's zero-point correction (rz * the activations' zero point zx) folded into its bias,
+ * written to bf (Mg int32), when no weight zero point is nonzero: the byte kernel then skips two products
+ * per row of every tile. Wrapping int32 sums, as the kernel's own correction. */
+static const nn_igemm_rq *qconv_fold(const qconv_state *s, size_t g, size_t Mg, size_t kq, int32_t zx, int32_t *bf,
+                                     const nn_igemm_rq *r, nn_igemm_rq *irq) {
+    if (!r || !bf || s->qcolsum) return r;
+    const size_t mr = s->qk->mr, rows = (Mg / mr + (Mg % mr != 0)) * mr;
+    const int32_t *rz = (const int32_t *)(const void *)(s->wq + g * s->qgstride + rows * kq);
+    for (size_t i = 0; i < Mg; i++)
+        bf[i] = (int32_t)((uint32_t)(irq->bias ? irq->bias[i] : 0) - (uint32_t)rz[2 * i + 1] * (uint32_t)zx);
+    irq->bias = bf;
+    irq->folded = 1;
+    return irq;
+}
+
 static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs,
                                     const cort_value *x, int32_t xzp, int32_t *yint, const qconv_rq *rq) {
     const nn_igemm_kernel *k = s->qk;
@@ -750,6 +765,9 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
             return cort_error_oom();
         }
     }
+    /* the folded biases (qconv_fold); without them the kernel corrects every row itself */
+    int32_t *bf = rq && !s->qcolsum ? cort_kernel_scratch(ctx, (Mg ? Mg : 1) * sizeof(int32_t)) : NULL;
+    const int32_t zx = (int32_t)((uint8_t)xzp ^ flip);
     for (size_t n = 0; n < cs->N; n++)
         for (size_t g = 0; g < cs->group; g++) {
             qconv_qpack_job pj = { cs, (const uint8_t *)x->data + (n * cs->C + g * Cg) * in_size, (uint8_t)xzp, flip,
@@ -770,7 +788,7 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
                 step = step < QCONV_FUSED_PANELS ? QCONV_FUSED_PANELS : step > QCONV_CHUNK / 16 ? QCONV_CHUNK / 16 : step;
                 nn_igemm_rq irq;
                 qconv_fused_job fj = { &pj, &cj, k, Mg, P, Kg, panels, step, ap, bq, rq ? NULL : yint + o0,
-                                       rq ? &e : NULL, qconv_irq(rq, m0, Mg, o0, P, &irq) };
+                                       rq ? &e : NULL, qconv_fold(s, g, Mg, kq, zx, bf, qconv_irq(rq, m0, Mg, o0, P, &irq), &irq) };
                 const size_t steps = panels / step + (panels % step != 0);
                 size_t per = step * 16 * kq * (Mg ? Mg : 1);
                 cort_parallel_for(ctx->pool, steps, per >= 65536 ? 1 : 65536 / per, qconv_fused_range, &fj);
@@ -782,11 +800,13 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
             if (rq) {
                 qconv_epi e = { rq, m0, o0, P };
                 nn_igemm_rq irq;
-                nn_igemm_epi_rq(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e, qconv_irq(rq, m0, Mg, o0, P, &irq));
+                nn_igemm_epi_rq(ctx->pool, k, Mg, P, Kg, ap, bq, qconv_epi_tile, &e,
+                                qconv_fold(s, g, Mg, kq, zx, bf, qconv_irq(rq, m0, Mg, o0, P, &irq), &irq));
             } else {
                 nn_igemm(ctx->pool, k, Mg, P, Kg, ap, bq, yint + o0, P);
             }
         }
+    cort_kernel_scratch_free(ctx, bf);
     cort_kernel_scratch_free(ctx, xsh);
     cort_kernel_scratch_free(ctx, bp);
     return NULL;
