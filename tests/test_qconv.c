@@ -635,6 +635,7 @@ static void test_dwr16(void) {
         { 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1 },   { 20, 37, 5, 5, 2, 2, 1, 2, 2, 2, 2 },   { 9, 40, 5, 5, 1, 1, 2, 4, 2, 4, 2 },
         { 6, 70, 2, 7, 1, 3, 1, 0, 3, 1, 3 },  { 9, 70, 3, 4, 2, 4, 1, 1, 2, 1, 1 },    { 5, 20, 1, 3, 1, 1, 1, 0, 1, 0, 1 },
         { 3, 33, 3, 8, 1, 1, 1, 2, 7, 2, 0 },  { 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1 },     { 12, 16, 3, 3, 3, 3, 1, 0, 0, 0, 0 },
+        { 11, 50, 5, 5, 1, 1, 1, 2, 2, 2, 2 },
     };
     for (size_t oi = 0; oi < n_ops; oi++) {
         if (!ops[oi]->dwr16) continue;
@@ -669,8 +670,8 @@ static void test_dwr16(void) {
                 free(x); free(y); free(yr); free(yi); free(yir);
             }
         CHECK_MSG(bad == 0, "%s: dwr16 %zu outputs wrong", ops[oi]->name, bad);
-        printf("%s: dwr16 against the plain loop on %zu geometries x 4 forms, %zu of 48 controls changed the output\n", ops[oi]->name,
-               sizeof geo / sizeof geo[0], controls);
+        printf("%s: dwr16 against the plain loop on %zu geometries x 4 forms, %zu of %zu controls changed the output\n", ops[oi]->name,
+               sizeof geo / sizeof geo[0], controls, 4 * sizeof geo / sizeof geo[0]);
     }
 }
 
