@@ -71,15 +71,15 @@ static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
  * byte path's quad interleave fills four panels per step. */
 static const nn_qconv_ops q_avx512 = { "qconv_avx512", nn_qdw_taps_avx512, nn_qrq_row_avx512, nn_qpack2_16_avx2,
                                        nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512, nn_qdwc16_avx512, NULL };
+                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512, nn_qdwc16_avx512, NULL };
 static const nn_qconv_ops q_avx512vnni = { "qconv_avx512vnni", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
-                                           nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512,
+                                           nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512,
                                            nn_qdwc16_avx512, NULL };
 /* With VBMI too: depthwise planes read in place as bytes (vpermb lays out each output's taps for vpdpbusd) */
 static const nn_qconv_ops q_avx512vbmi = { "qconv_avx512vnni_vbmi", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
-                                           nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx2, nn_qquad4_avx512,
+                                           nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512,
                                            nn_qdwc16_avx512, nn_qdwr16_avx512vbmi };
 static const nn_qconv_ops *const qops_avx512[] = { &q_avx512, &q_avx2, &q_generic };
 static const nn_qconv_ops *const qops_avx512vnni[] = { &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };

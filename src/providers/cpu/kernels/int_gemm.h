@@ -324,6 +324,8 @@ void nn_qquad4_avx512(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, c
 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const int32_t *bias,
                         const float *mult, int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qrq_row_avx512(const int32_t *acc, size_t n, int32_t bias, float mult, int32_t yzp, int is_signed, void *dst);
+void nn_qrq_tile_cols_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult,
+                             int32_t yzp, int is_signed, uint8_t *dst, size_t ldd);
 void nn_qdwc16_avx512(const nn_qdwc16_args *a);
 void nn_qdwc16_avx2(const nn_qdwc16_args *a);
 void nn_qdwr16_avx512vbmi(const nn_qdwr16_args *a);

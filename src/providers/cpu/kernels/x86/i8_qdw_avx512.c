@@ -225,6 +225,40 @@ QDW_T512 void nn_qrq_tile_avx512(const int32_t *acc, size_t ldt, size_t rows, si
         else _mm_mask_storeu_epi8(dst + r * ldd, m, v);
     }
 }
+/* rq_tile_cols at AVX-512: the column multipliers are one vector, four rows narrow together
+ * (nn_qrq_pack4_avx512, lane j row j), narrow tiles load and store with masks. */
+QDW_T512 void nn_qrq_tile_cols_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t cols, const float *mult,
+                                      int32_t yzp, int is_signed, uint8_t *dst, size_t ldd) {
+    if (cols > 16 || cols == 0) {
+        if (cols) nn_qrq_tile_cols_generic(acc, ldt, rows, cols, mult, yzp, is_signed, dst, ldd);
+        return;
+    }
+    const __mmask16 m = (__mmask16)(cols == 16 ? 0xffffu : (1u << cols) - 1);
+    const __m512 vm = _mm512_maskz_loadu_ps(m, mult);
+    /* |mult| <= FLT_MAX is false for infinities and NaN: those tiles take the portable expression */
+    if (_mm512_mask_cmp_ps_mask(m, _mm512_abs_ps(vm), _mm512_set1_ps(3.40282347e+38f), _CMP_LE_OQ) != m) {
+        nn_qrq_tile_cols_generic(acc, ldt, rows, cols, mult, yzp, is_signed, dst, ldd);
+        return;
+    }
+    const __m512i z = _mm512_setzero_si512(), vz = _mm512_set1_epi16((int16_t)yzp);
+    const __m256i vz16 = _mm256_set1_epi16((int16_t)yzp);
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        const __m512i o = nn_qrq_pack4_avx512(nn_qrq_i32_avx512(_mm512_maskz_loadu_epi32(m, acc + r * ldt), z, vm),
+                                              nn_qrq_i32_avx512(_mm512_maskz_loadu_epi32(m, acc + (r + 1) * ldt), z, vm),
+                                              nn_qrq_i32_avx512(_mm512_maskz_loadu_epi32(m, acc + (r + 2) * ldt), z, vm),
+                                              nn_qrq_i32_avx512(_mm512_maskz_loadu_epi32(m, acc + (r + 3) * ldt), z, vm),
+                                              vz, is_signed);
+        _mm_mask_storeu_epi8(dst + r * ldd, m, _mm512_castsi512_si128(o));
+        _mm_mask_storeu_epi8(dst + (r + 1) * ldd, m, _mm512_extracti32x4_epi32(o, 1));
+        _mm_mask_storeu_epi8(dst + (r + 2) * ldd, m, _mm512_extracti32x4_epi32(o, 2));
+        _mm_mask_storeu_epi8(dst + (r + 3) * ldd, m, _mm512_extracti32x4_epi32(o, 3));
+    }
+    for (; r < rows; r++)
+        _mm_mask_storeu_epi8(dst + r * ldd, m, nn_qrq16_avx512(_mm512_maskz_loadu_epi32(m, acc + r * ldt), z, vm, vz16,
+                                                               is_signed));
+}
+
 /* nn_qquad4_avx2's byte and word interleaves on four 16-column lanes at once: lane L of the four results
  * holds the quarters of panel L, so a 4x4 transpose of 128-bit lanes gives each panel one 64-byte store. */
 QDW_T512 void nn_qquad4_avx512(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t n,
