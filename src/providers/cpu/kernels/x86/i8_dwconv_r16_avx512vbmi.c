@@ -23,6 +23,20 @@ DWR_T static inline __mmask64 dwr_cols(int64_t b, int64_t iw) {
     return m & ~(((__mmask64)1 << lo) - 1);
 }
 
+/* vpermb's index: output j's dword takes the four bytes at columns j * sw + t (t < 4) of the load. */
+DWR_T static inline __m512i dwr_index(size_t sw) {
+    uint8_t ixb[64];
+    for (size_t j = 0; j < 16; j++)
+        for (size_t t = 0; t < 4; t++) ixb[4 * j + t] = (uint8_t)(j * sw + t);
+    return _mm512_loadu_si512((const void *)ixb);
+}
+
+/* The 15 sw + 4 bytes the 16 outputs of a group read: the load never touches the ones past them. */
+DWR_T static inline __mmask64 dwr_used(size_t sw) {
+    const size_t used = 15 * sw + 4;
+    return used >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << used) - 1;
+}
+
 /* A tile of ROWS (1, or 2 when dh = 1 and sh = SH) output rows from row i by COLS (1 or 2) blocks of 16
  * from column j0: every input row slot the tile reads is loaded and laid out once per tap group, then each
  * output row takes its KH slots (row 1 of a pair reads slots SH..SH + KH - 1). Slots outside the plane have an
@@ -84,16 +98,12 @@ DWR_T static inline __attribute__((always_inline)) void dwr_tile(const nn_qdwr16
  * and the weights stay in registers; a->kh and a->ng otherwise). */
 DWR_T static inline __attribute__((always_inline)) void dwr_plane(const nn_qdwr16_args *a, int flip, size_t KH,
                                                                    size_t NG, size_t SH) {
-    const size_t ow = a->ow, sw = a->sw, used = 15 * sw + 4;
-    uint8_t ixb[64];
-    for (size_t j = 0; j < 16; j++)
-        for (size_t t = 0; t < 4; t++) ixb[4 * j + t] = (uint8_t)(j * sw + t);
-    const __m512i idx = _mm512_loadu_si512((const void *)ixb);
+    const size_t ow = a->ow;
+    const __m512i idx = dwr_index(a->sw);
     const __m512i fill = _mm512_set1_epi8((char)a->fill), fv = _mm512_set1_epi8((char)a->flip);
     const __m512i vb = _mm512_set1_epi32(a->bias);
     const __m512 vm = _mm512_set1_ps(a->mult);
-    /* the bytes the 16 outputs of a group read: the load never touches the ones past them */
-    const __mmask64 mused = used >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << used) - 1;
+    const __mmask64 mused = dwr_used(a->sw);
     const int64_t ih = (int64_t)a->ih;
     __m512i wv[NN_QDWR16_MAX_ROWS * NN_QDWR16_MAX_GROUPS];
 #pragma GCC unroll 32
@@ -125,16 +135,12 @@ DWR_T static inline __attribute__((always_inline)) void dwr_plane(const nn_qdwr1
 /* Any other kernel: one row and one block at a time, no unrolling (the unrolled form's code for run-time
  * kh and ng would be large and slow to compile for nothing). */
 DWR_T static void dwr_plane_any(const nn_qdwr16_args *a) {
-    const size_t kh = a->kh, ng = a->ng, ow = a->ow, sw = a->sw, used = 15 * sw + 4;
-    uint8_t ixb[64];
-    for (size_t j = 0; j < 16; j++)
-        for (size_t t = 0; t < 4; t++) ixb[4 * j + t] = (uint8_t)(j * sw + t);
-    const __m512i idx = _mm512_loadu_si512((const void *)ixb);
-    const __m512i fill = _mm512_set1_epi8((char)a->fill), fv = _mm512_set1_epi8((char)a->flip);
+    const size_t kh = a->kh, ng = a->ng, ow = a->ow, sw = a->sw;
+    const __m512i idx = dwr_index(sw), fill = _mm512_set1_epi8((char)a->fill), fv = _mm512_set1_epi8((char)a->flip);
     const __m512i vb = _mm512_set1_epi32(a->bias);
     const __m512 vm = _mm512_set1_ps(a->mult);
     const __m256i vz16 = _mm256_set1_epi16((int16_t)a->yzp);
-    const __mmask64 mused = used >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << used) - 1;
+    const __mmask64 mused = dwr_used(sw);
     const int64_t iw = (int64_t)a->iw, ih = (int64_t)a->ih;
     for (size_t i = 0; i < a->oh; i++)
         for (size_t j0 = 0; j0 < ow; j0 += 16) {
