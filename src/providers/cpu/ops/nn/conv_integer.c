@@ -680,6 +680,20 @@ static void qconv_qcz_range(void *arg, size_t begin, size_t end) {
     }
 }
 
+/* Column blocks of w columns (a multiple of 16, at most QCONV_CHUNK): every k quad of the block's panels,
+ * then their corrections. Split by columns as the panel-major GEMM that follows is, so each thread
+ * multiplies mostly panels it packed; split by k quads, every panel held bytes from both cores' caches. */
+typedef struct qconv_pc_job { const qconv_qpack_job *pj; const qconv_qcz_job *cj; size_t w; } qconv_pc_job;
+static void qconv_qpack_cols_range(void *arg, size_t begin, size_t end) {
+    const qconv_pc_job *pc = arg;
+    const qconv_qpack_job *j = pc->pj;
+    uint8_t rows[4][QCONV_CHUNK + 32];
+    for (size_t b = begin; b < end; b++) {
+        const size_t c0 = b * pc->w, n = j->cols - c0 < pc->w ? j->cols - c0 : pc->w;
+        for (size_t qi = 0; qi < j->kq / 4; qi++) qconv_qpack_block(j, qi, c0, n, rows);
+        qconv_qcz_range((void *)(uintptr_t)pc->cj, c0 / 16, (c0 + n) / 16);
+    }
+}
 
 /* The fused loop: each step packs QCONV_FUSED_PANELS panels (every k quad), their corrections, and runs
  * their tiles at once, so a panel is multiplied from L1/L2 on the thread that packed it; packing all
@@ -794,9 +808,19 @@ static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, 
                 cort_parallel_for(ctx->pool, steps, per >= 65536 ? 1 : 65536 / per, qconv_fused_range, &fj);
                 continue;
             }
-            cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
-            if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
-            else qconv_qcz_range(&cj, 0, panels);
+            /* column blocks where there are enough of them for every thread (4 panels at least, whole reads
+             * of the shifted rows below that cost more than the match gains); else split by k quads */
+            const size_t threads = (size_t)cort_pool_threads(ctx->pool);
+            size_t w = QCONV_CHUNK;
+            while (w > 64 && panels * 16 < 4 * threads * w) w /= 2;
+            if (threads > 1 && panels * 16 >= 2 * threads * w && !nn_igemm_rows_major(k, Mg, P)) {
+                qconv_pc_job pc = { &pj, &cj, w };
+                cort_parallel_for(ctx->pool, (panels * 16 + w - 1) / w, grain_for(w * kq), qconv_qpack_cols_range, &pc);
+            } else {
+                cort_parallel_for(ctx->pool, kq / 4, grain_for(4 * P), qconv_qpack_range, &pj);
+                if (s->qcolsum) cort_parallel_for(ctx->pool, panels, grain_for(16 * kq), qconv_qcz_range, &cj);
+                else qconv_qcz_range(&cj, 0, panels);
+            }
             if (rq) {
                 qconv_epi e = { rq, m0, o0, P };
                 nn_igemm_rq irq;
