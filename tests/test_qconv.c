@@ -675,6 +675,89 @@ static void test_dwr16(void) {
     }
 }
 
+/* ---- the direct conv tiles (nn_qconv_ops.cdirect16) against a plain loop over nn_qcdirect_args ----
+ * Random operands, offsets anywhere in the input (unaligned), 1..16 rows, 1..3 store segments (disjoint
+ * masks and targets, bases before the row's start), signed and unsigned outputs; bytes outside the masks and rows
+ * must stay as they were. Negative control: one weight byte one step off moves an output held mid-range. */
+static void cdirect16_ref(const nn_qcdirect_args *a, uint8_t *y) {
+    for (size_t r = 0; r < a->rows; r++)
+        for (size_t j = 0; j < 16; j++) {
+            uint32_t acc = (uint32_t)a->bias[r];
+            for (size_t t = 0; t < a->nq; t++)
+                for (size_t b = 0; b < 4; b++)
+                    acc += (uint32_t)((int32_t)a->x[a->off[t] + 4 * j + b] * (int8_t)a->a[64 * t + 4 * r + b]);
+            for (size_t sg = 0; sg < a->nseg; sg++)
+                if (a->mask[sg] >> j & 1)
+                    y[(ptrdiff_t)(r * a->ldy + j) + a->delta[sg]] = (uint8_t)rq_want((int32_t)acc, 0, a->mult[r], a->yzp, a->is_signed);
+        }
+}
+
+static void test_cdirect16(void) {
+    const nn_qconv_ops *const *ops;
+    const size_t n_ops = nn_qconv_ops_list(&ops);
+    enum { XN = 8192, LDY = 80, YN = 16 * LDY + 64 };
+    for (size_t oi = 0; oi < n_ops; oi++) {
+        if (!ops[oi]->cdirect16) continue;
+        size_t bad = 0, controls = 0, cases = 0;
+        for (int ci = 0; ci < 60; ci++, cases++) {
+            const size_t nq = 1 + rnd() % 150, rows = 1 + (size_t)ci % 16, nseg = 1 + (size_t)ci % 3;
+            uint8_t *a = malloc(nq * 64), *x = malloc(XN), *y = malloc(YN), *yr = malloc(YN);
+            int32_t *off = malloc(nq * sizeof *off), bias[16];
+            float mult[16];
+            for (size_t i = 0; i < nq * 64; i++) a[i] = (uint8_t)rnd();
+            for (size_t i = 0; i < XN; i++) x[i] = (uint8_t)rnd();
+            for (size_t t = 0; t < nq; t++) off[t] = (int32_t)(rnd() % (XN - 64));
+            for (size_t r = 0; r < 16; r++) {
+                bias[r] = (int32_t)(rnd() % 400001) - 200000;
+                mult[r] = 0.0002f + (float)(rnd() % 100) * 1e-5f;
+            }
+            for (size_t i = 0; i < YN; i++) y[i] = yr[i] = (uint8_t)rnd();
+            nn_qcdirect_args g = { nq, a, x, off, bias, mult, (int32_t)(rnd() & 255) - (ci & 1 ? 128 : 0), ci & 1, rows,
+                                   y + 32, LDY, nseg, { 0 }, { 0 } };
+            /* segments: split the 16 columns at up to two random points, each piece shifted by its own delta,
+             * one piece left out when there are three */
+            size_t cut1 = 1 + rnd() % 15, cut2 = cut1 + 1 + rnd() % (16 - cut1);
+            if (cut2 > 16) cut2 = 16;
+            const size_t lo[3] = { 0, nseg == 1 ? 16 : cut1, cut2 }, hi[3] = { nseg == 1 ? 16 : cut1, nseg == 3 ? cut2 : 16, 16 };
+            for (size_t sg = 0; sg < nseg; sg++) {
+                g.mask[sg] = (uint16_t)(hi[sg] > lo[sg] && !(nseg == 3 && sg == 1) ? ((1u << hi[sg]) - 1u) & ~((1u << lo[sg]) - 1u) : 0);
+                /* piece sg lands at 20 sg + 0..3 within the row: disjoint, and its delta below 0 when lo > 3 */
+                g.delta[sg] = (ptrdiff_t)(20 * sg + rnd() % 4) - (ptrdiff_t)lo[sg];
+            }
+            g.y = y + 32;
+            nn_qcdirect_args gr = g;
+            gr.y = yr + 32;
+            cdirect16_ref(&gr, yr + 32);
+            ops[oi]->cdirect16(&g);
+            for (size_t i = 0; i < YN; i++) bad += y[i] != yr[i];
+            /* the control: row 0 held at the middle of the range by its bias, then its first weight byte moved
+             * by one against a nonzero input byte */
+            if (g.mask[0]) {
+                size_t j0 = 0;
+                while (!(g.mask[0] >> j0 & 1)) j0++;
+                x[off[0] + 4 * j0] |= 1;
+                uint32_t acc = 0;
+                for (size_t t = 0; t < nq; t++)
+                    for (size_t b = 0; b < 4; b++) acc += (uint32_t)((int32_t)x[off[t] + 4 * j0 + b] * (int8_t)a[64 * t + b]);
+                bias[0] = -(int32_t)acc;
+                mult[0] = 1.0f;
+                g.yzp = ci & 1 ? 0 : 100;
+                ops[oi]->cdirect16(&g);
+                const uint8_t before = y[32 + j0 + (size_t)g.delta[0]];
+                a[0] = (uint8_t)((int8_t)a[0] == 127 ? 126 : a[0] + 1);
+                ops[oi]->cdirect16(&g);
+                controls += y[32 + j0 + (size_t)g.delta[0]] != before;
+                CHECK_MSG(y[32 + j0 + (size_t)g.delta[0]] != before, "%s: cdirect16 negative control %d unchanged",
+                          ops[oi]->name, ci);
+            }
+            free(a); free(x); free(y); free(yr); free(off);
+        }
+        CHECK_MSG(bad == 0, "%s: cdirect16 %zu bytes wrong", ops[oi]->name, bad);
+        printf("%s: cdirect16 against the plain loop on %zu tiles, %zu controls changed the output\n", ops[oi]->name,
+               cases, controls);
+    }
+}
+
 static void test_igemm_half(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_kernels(&ks);
@@ -864,6 +947,7 @@ int main(void) {
     test_qrq_tile();
     test_igemm_half();
     test_dwr16();
+    test_cdirect16();
     test_conv_byte_kernels();
     static const qcase cases[] = {
         /* nd  N  C  M  grp   in          k          s          pb         pe         d       xs ws ys xz wz bias */
@@ -896,6 +980,13 @@ int main(void) {
         { 2, 1, 20, 20, 20, { 13, 10, 1 }, { 5, 5, 1 }, { 2, 1, 1 }, { 2, 1, 0 }, { 1, 3, 0 }, { 1, 2, 1 }, 1, 1, 1, 1, 2, 1 },
         { 2, 1, 16, 16, 16, { 4, 3, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 0, 1, 1, 1, 0 },
         { 2, 1, 3, 3, 3, { 9, 9, 1 }, { 17, 17, 1 }, { 1, 1, 1 }, { 8, 8, 0 }, { 8, 8, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
+        /* the direct path (cdirect16 where the ops have one; at 3 threads, and at 1 for a long K over wide
+         * rows): 7 channels (a ragged quad) into 20 (a ragged tile) over 2 images, 5x5 int8 in and out with
+         * rows 10 wide (16 positions meet three grid rows), 1x3 with uneven pads into 33, K 576 at 1 thread */
+        { 2, 2, 7, 20, 1, { 9, 13, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 0, 1 },
+        { 2, 1, 12, 16, 1, { 6, 6, 1 }, { 5, 5, 1 }, { 1, 1, 1 }, { 2, 2, 0 }, { 2, 2, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 0, 0 },
+        { 2, 1, 5, 33, 1, { 10, 21, 1 }, { 1, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 0, 1 },
+        { 2, 1, 64, 18, 1, { 3, 62, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 0, 0, 1 },
         /* symmetric int8 weights (the byte-plane kernel where the ops have one): 3x3 stride 1 and 2 with
          * ragged rows, int8 in and out, 5x5 with row dilation and channel multiplier 2, kw 7 at stride 3,
          * kw 4 at stride 4 with uneven pads, a single kernel row */

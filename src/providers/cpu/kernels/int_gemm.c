@@ -60,27 +60,27 @@ static const igemm_config *igemm_config_in_use(void) {
 static const nn_qconv_ops q_generic = { "qconv_generic", nn_qdw_taps_generic, nn_qrq_row_generic, nn_qpack2_16_generic, nn_qwiden_generic,
                                         nn_qwiden2_generic, nn_qwino_in_generic,
                                         nn_qpack2_8_generic, nn_qrq_tile_generic, nn_qrq_tile_cols_generic,
-                                        nn_qquad4_generic, NULL, NULL };
+                                        nn_qquad4_generic, NULL, NULL, NULL };
 #ifdef NN_HAVE_X86_IGEMM
 static const nn_qconv_ops q_avx2 = { "qconv_avx2", nn_qdw_taps_avx2, nn_qrq_row_avx2, nn_qpack2_16_avx2, nn_qwiden_avx2,
                                      nn_qwiden2_avx2, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, nn_qdwc16_avx2, NULL };
+                                     nn_qrq_tile_avx2, nn_qrq_tile_cols_avx2, nn_qquad4_avx2, nn_qdwc16_avx2, NULL, NULL };
 static const nn_qconv_ops *const qops_avx2[] = { &q_avx2, &q_generic };
 /* The AVX-512 sets keep the AVX2 int16 packing and Winograd: they run once per packed row, where 256 bits
  * already keep up with the GEMM. The tile requantization runs on every output and is one zmm per row; the
  * byte path's quad interleave fills four panels per step. */
 static const nn_qconv_ops q_avx512 = { "qconv_avx512", nn_qdw_taps_avx512, nn_qrq_row_avx512, nn_qpack2_16_avx2,
                                        nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2, nn_qpack2_8_avx2,
-                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512, nn_qdwc16_avx512, NULL };
+                                       nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512, nn_qdwc16_avx512, NULL, NULL };
 static const nn_qconv_ops q_avx512vnni = { "qconv_avx512vnni", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
                                            nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512,
-                                           nn_qdwc16_avx512, NULL };
+                                           nn_qdwc16_avx512, NULL, nn_qcdirect16_avx512vnni };
 /* With VBMI too: depthwise planes read in place as bytes (vpermb lays out each output's taps for vpdpbusd) */
 static const nn_qconv_ops q_avx512vbmi = { "qconv_avx512vnni_vbmi", nn_qdw_taps_avx512vnni, nn_qrq_row_avx512,
                                            nn_qpack2_16_avx2, nn_qwiden_avx512, nn_qwiden2_avx512, nn_qwino_in_avx2,
                                            nn_qpack2_8_avx2, nn_qrq_tile_avx512, nn_qrq_tile_cols_avx512, nn_qquad4_avx512,
-                                           nn_qdwc16_avx512, nn_qdwr16_avx512vbmi };
+                                           nn_qdwc16_avx512, nn_qdwr16_avx512vbmi, nn_qcdirect16_avx512vnni };
 static const nn_qconv_ops *const qops_avx512[] = { &q_avx512, &q_avx2, &q_generic };
 static const nn_qconv_ops *const qops_avx512vnni[] = { &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };
 static const nn_qconv_ops *const qops_avx512vbmi[] = { &q_avx512vbmi, &q_avx512vnni, &q_avx512, &q_avx2, &q_generic };

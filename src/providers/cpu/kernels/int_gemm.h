@@ -214,6 +214,37 @@ typedef struct nn_qdwr16_args {
     int32_t *yint;
 } nn_qdwr16_args;
 typedef void (*nn_qdwr16_fn)(const nn_qdwr16_args *a);
+/* cdirect16: one tile of a 2-D stride-1 conv computed from a quad-interleaved copy of its input, 16 output
+ *   channels by 16 consecutive positions of the padded-width grid (positions p = oh * wp + ow, ow < wp, wp
+ *   the padded input width; only ow < OW are outputs).
+ *   The copy: per channel quad q, (hp * wp + slack) positions of 4 bytes, position (r, c) holding channels
+ *   4q..4q+3 of padded input row r, column c, each byte XORed to uint8 (padding and missing channels: the
+ *   zero point so XORed). x points at the tile's first position; off[t] is k quad t's byte offset from it:
+ *   t = (q * kh + i) * kw + j at q * plane + (i * wp + j) * 4.
+ *   a: the tile's weights, quad t of row r at 64 t + 4 r (int8 taps, zero point 0; rows past the real ones 0).
+ *   sums: s[r][j] = bias[r] + sum over t of dot(x[off[t] + 4 j .. + 3], a[64 t + 4 r .. + 3]) (int32, wrapping);
+ *   with bias = conv bias - zp_u * sum(w) (zp_u the XORed zero point) this is the exact integer conv plus
+ *   its bias. Each s requantized as rq_row's expression (finite mult, yzp, is_signed) into row r < rows:
+ *   byte j goes to y + r * ldy + delta[s] + j for the segment s whose mask has bit j (segments disjoint).
+ *   bias and mult hold 16 entries. */
+#define NN_QCDIRECT_MAX_SEG 3
+typedef struct nn_qcdirect_args {
+    size_t nq;
+    const uint8_t *a;
+    const uint8_t *x;
+    const int32_t *off;
+    const int32_t *bias;
+    const float *mult;
+    int32_t yzp;
+    int is_signed;
+    size_t rows;
+    uint8_t *y;
+    size_t ldy;
+    size_t nseg;
+    ptrdiff_t delta[NN_QCDIRECT_MAX_SEG];
+    uint16_t mask[NN_QCDIRECT_MAX_SEG];
+} nn_qcdirect_args;
+typedef void (*nn_qcdirect_fn)(const nn_qcdirect_args *a);
 typedef struct nn_qconv_ops {
     const char *name;
     nn_qdw_taps_fn dw_taps;
@@ -228,6 +259,7 @@ typedef struct nn_qconv_ops {
     nn_qquad4_fn quad4;
     nn_qdwc16_fn dwc16;   /* NULL: the level has none (depthwise convs take dw_taps) */
     nn_qdwr16_fn dwr16;   /* NULL: the set has none (the per-plane int16 path) */
+    nn_qcdirect_fn cdirect16;   /* NULL: the set has none (im2col and the packed GEMM) */
 } nn_qconv_ops;
 const nn_qconv_ops *nn_qconv_best_ops(void);
 /* Every set the level in use may run, best first (tests run each). */
@@ -329,5 +361,6 @@ void nn_qrq_tile_cols_avx512(const int32_t *acc, size_t ldt, size_t rows, size_t
 void nn_qdwc16_avx512(const nn_qdwc16_args *a);
 void nn_qdwc16_avx2(const nn_qdwc16_args *a);
 void nn_qdwr16_avx512vbmi(const nn_qdwr16_args *a);
+void nn_qcdirect16_avx512vnni(const nn_qcdirect_args *a);
 #endif
 #endif

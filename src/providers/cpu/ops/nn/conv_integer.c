@@ -42,6 +42,10 @@ typedef struct qconv_state {
     uint8_t *wq;
     size_t   qgstride;
     int      qcolsum;
+    /* direct path (the ops' cdirect16, nn_qcdirect_args): 16-row tiles of cd_nq weight quads, quad
+     * t = (c / 4 * kh + i) * kw + j holding channels c..c+3 of tap (i, j); group 1, symmetric weights */
+    uint8_t *wcd;
+    size_t   cd_nq;
     int16_t *wwino;   /* Winograd path: transform xi's packed A (M x C) at wwino + xi * wino_stride, or NULL */
     size_t   wino_stride;
 } qconv_state;
@@ -55,6 +59,7 @@ static void qconv_free(void *p) {
     cort_free(s->wsum4);
     cort_free(s->wwino);
     cort_free(s->wq);
+    cort_free(s->wcd);
     cort_free(s->wz_bytes);
     cort_free(s);
 }
@@ -142,6 +147,36 @@ static cort_status *qconv_prepare_quad(qconv_state *s, const nn_igemm_kernel *k,
     return NULL;
 }
 
+/* The direct path reads all of a conv's weights once per block of 16 positions: above this they no longer
+ * stay in L2 between blocks (and such convs' planes are small enough for the packed GEMM's row order). */
+#define QCONV_DIRECT_MAX_WBYTES (1u << 20)
+
+/* The direct path's weights (see qconv_state.wcd) for a 2-D group-1 conv with more than one tap whose
+ * weights need no column sums, when the ops have cdirect16. */
+static cort_status *qconv_prepare_direct(qconv_state *s, const cort_value *w, const void *d, int sgn) {
+    if (!nn_qconv_best_ops()->cdirect16 || s->qcolsum || s->a.group != 1 || w->rank != 4 || w->count > QCONV_DIRECT_MAX_WBYTES)
+        return NULL;
+    const size_t M = (size_t)w->shape[0], C = (size_t)w->shape[1], kh = (size_t)w->shape[2], kw = (size_t)w->shape[3];
+    if (kh * kw == 1) return NULL;   /* pointwise convs take the fused packed path */
+    const size_t tiles = M / 16 + (M % 16 != 0);
+    size_t nq, n;
+    if (cort_mul_size_ovf((C + 3) / 4, kh, &nq) || cort_mul_size_ovf(nq, kw, &nq) || cort_mul_size_ovf(nq, 64, &n) ||
+        cort_mul_size_ovf(n, tiles, &n) || nq > INT32_MAX / 64)
+        return NULL;
+    if (!(s->wcd = cort_calloc(1, n))) return cort_error_oom();
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++)
+            for (size_t i = 0; i < kh; i++)
+                for (size_t j = 0; j < kw; j++) {
+                    const uint8_t b = ((const uint8_t *)d)[((m * C + c) * kh + i) * kw + j];
+                    const size_t t = ((c / 4) * kh + i) * kw + j;
+                    /* as the byte path's rows: int8 as is, uint8 moved down by 128 (its zero point 128) */
+                    s->wcd[((m / 16) * nq + t) * 64 + 4 * (m % 16) + c % 4] = sgn ? b : (uint8_t)(b - 128);
+                }
+    s->cd_nq = nq;
+    return NULL;
+}
+
 /* The byte-plane depthwise form (nn_qdwr16_args) of s->wdw, when the ops have dwr16, the conv is 2-D, its
  * kernel fits the form and every tap minus its zero point fits int8 (symmetric int8 weights always do). */
 static cort_status *qconv_prepare_dw4(qconv_state *s, const cort_value *w, size_t M) {
@@ -206,7 +241,8 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
         /* the byte kernel where the CPU has one: it beat the int16 Winograd path on every 3x3 layer of
          * resnet50 and squeezenet measured (docs/performance.md), so that path is not prepared then */
         const nn_igemm_kernel *qk = nn_igemm_conv_kernel();
-        if (qk && qk->nr == 16 && (st = qconv_prepare_quad(s, qk, d, sgn, zp, group, Mg, Kg))) {
+        if (qk && qk->nr == 16 &&
+            ((st = qconv_prepare_quad(s, qk, d, sgn, zp, group, Mg, Kg)) || (s->wq && (st = qconv_prepare_direct(s, w, d, sgn))))) {
             cort_free(zp);
             return st;
         }
@@ -739,8 +775,161 @@ static const nn_igemm_rq *qconv_fold(const qconv_state *s, size_t g, size_t Mg, 
     return irq;
 }
 
+/* ---- direct path (the ops' cdirect16) ---- */
+typedef struct qconv_direct_job {
+    const qconv_state *s;
+    const nn_conv_shape *cs;
+    const qconv_rq *rq;
+    nn_qcdirect_fn fn;
+    const uint8_t *x;       /* image n's first input plane */
+    uint8_t *xq;            /* the quad-interleaved copy */
+    const uint8_t *fillrow; /* iw bytes of the zero point: the rows of channels past C */
+    uint8_t flip, zx;       /* zx: the XORed zero point, padding's byte */
+    size_t C, Q, hp, wp, plane, blocks, tiles, oh, ow, P;
+    const int32_t *off;
+    const int32_t *bias;    /* [tiles * 16], folded */
+    const float *mult;      /* [tiles * 16] */
+    uint8_t *y;             /* image n's first output plane */
+} qconv_direct_job;
+
+/* Padded rows [begin, end) of every quad plane (and, with the last row, the planes' slack). Split by rows,
+ * as the previous conv's columns and this conv's blocks are, so each thread copies the rows it wrote and
+ * will read; split by channel quads, half the copy crossed between cores twice. */
+static void qconv_direct_fill(void *arg, size_t begin, size_t end) {
+    const qconv_direct_job *j = arg;
+    const nn_geom *g = &j->cs->g;
+    const size_t ih = (size_t)g->in[1], iw = (size_t)g->in[2], pt = (size_t)g->pb[1], pl = (size_t)g->pb[2];
+    const size_t n16 = iw & ~(size_t)15;
+    const uint32_t z4 = 0x01010101u * j->zx;
+    const nn_qquad4_fn quad4 = nn_qconv_best_ops()->quad4;
+    for (size_t q = 0; q < j->Q; q++) {
+        uint8_t *dst = j->xq + q * j->plane;
+        for (size_t row = begin; row < end; row++) {
+            uint8_t *d = dst + row * j->wp * 4;
+            if (row < pt || row >= pt + ih) {
+                for (size_t c = 0; c < j->wp; c++) memcpy(d + 4 * c, &z4, 4);
+                continue;
+            }
+            const size_t ir = row - pt;
+            const uint8_t *rr[4];
+            for (size_t b = 0; b < 4; b++) rr[b] = 4 * q + b < j->C ? j->x + ((4 * q + b) * ih + ir) * iw : j->fillrow;
+            for (size_t c = 0; c < pl; c++) memcpy(d + 4 * c, &z4, 4);
+            if (n16) quad4(rr[0], rr[1], rr[2], rr[3], n16, j->flip, d + 4 * pl, 64);
+            for (size_t c = n16; c < iw; c++)
+                for (size_t b = 0; b < 4; b++) d[4 * (pl + c) + b] = (uint8_t)(rr[b][c] ^ j->flip);
+            for (size_t c = pl + iw; c < j->wp; c++) memcpy(d + 4 * c, &z4, 4);
+        }
+        /* the slack past the last row: read by the last blocks' discarded positions */
+        if (end == j->hp) memset(dst + j->hp * j->wp * 4, j->zx, j->plane - j->hp * j->wp * 4);
+    }
+}
+
+/* Items are block-major: a thread's consecutive items share one block of input (in L1) over the tiles. */
+static void qconv_direct_range(void *arg, size_t begin, size_t end) {
+    const qconv_direct_job *j = arg;
+    const int sgn = j->rq->y->type == CORT_TYPE_INT8;
+    const size_t M = j->cs->M;
+    nn_qcdirect_args a = { j->s->cd_nq, NULL, NULL, j->off, NULL, NULL, j->rq->yzp, sgn, 0, NULL, j->P, 0, { 0 }, { 0 } };
+    size_t seg_block = SIZE_MAX;
+    for (size_t it = begin; it < end; it++) {
+        const size_t b = it / j->tiles, tile = it % j->tiles, p0 = b * 16, m0 = tile * 16;
+        if (b != seg_block) {   /* grid position p0 + k is output (p / wp, p % wp) when p % wp < ow: a segment per grid row */
+            seg_block = b;
+            a.nseg = 0;
+            for (size_t k = 0, r = p0 / j->wp, c = p0 % j->wp; k < 16; r++, c = 0) {
+                const size_t run = j->wp - c < 16 - k ? j->wp - c : 16 - k;
+                if (r < j->oh && c < j->ow) {
+                    const size_t nv = j->ow - c < run ? j->ow - c : run;
+                    a.delta[a.nseg] = (ptrdiff_t)(r * j->ow + c) - (ptrdiff_t)k;
+                    a.mask[a.nseg] = (uint16_t)(((1u << nv) - 1u) << k);
+                    a.nseg++;
+                }
+                k += run;
+            }
+        }
+        if (!a.nseg) continue;
+        a.a = j->s->wcd + tile * j->s->cd_nq * 64;
+        a.x = j->xq + p0 * 4;
+        a.bias = j->bias + m0;
+        a.mult = j->mult + m0;
+        a.rows = M - m0 < 16 ? M - m0 : 16;
+        a.y = j->y + m0 * j->P;
+        j->fn(&a);
+    }
+}
+
+/* 1 if the direct path ran the conv (2-D, stride 1, no dilation, requantized output, rows wide enough
+ * that 16 positions meet at most three grid rows), else 0. */
+static int qconv_direct(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
+                        int32_t xzp, const qconv_rq *rq, cort_status **st) {
+    const nn_geom *g = &cs->g;
+    const nn_qcdirect_fn fn = nn_qconv_best_ops()->cdirect16;
+    if (!fn || !s->wcd || !rq || cs->group != 1 || g->in[0] != 1 || g->k[0] != 1 || g->pb[0] || g->pe[0] ||
+        g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
+        return 0;
+    const size_t C = cs->C, M = cs->M, ih = (size_t)g->in[1], iw = (size_t)g->in[2];
+    const size_t hp = ih + (size_t)g->pb[1] + (size_t)g->pe[1], wp = iw + (size_t)g->pb[2] + (size_t)g->pe[2];
+    const size_t oh = (size_t)g->out[1], ow = (size_t)g->out[2], P = oh * ow;
+    const size_t kh = (size_t)g->k[1], kw = (size_t)g->k[2], Q = (C + 3) / 4, tiles = M / 16 + (M % 16 != 0);
+    /* late convs whose weights outweigh their input (the GEMM's row-major order) stay packed */
+    if (wp < 16 / (NN_QCDIRECT_MAX_SEG - 1) || kh * kw == 1 || nn_igemm_rows_major(s->qk, M, P) || Q * kh * kw != s->cd_nq)
+        return 0;
+    for (size_t m = 0; m < M; m++)
+        if (!isfinite(rq->mult[m])) return 0;
+    /* positions per quad plane: the grid plus the reach of the last block's discarded positions */
+    size_t plane, xb, grid;
+    if (cort_mul_size_ovf(hp, wp, &grid) || grid > SIZE_MAX / 8 - 64 || cort_mul_size_ovf((grid + 32 + kw) * 4, Q, &xb) ||
+        (grid + 32 + kw) * 4 * Q > INT32_MAX)
+        return 0;
+    plane = (grid + 32 + kw) * 4;
+    const size_t blocks = (oh * wp + 15) / 16;
+    /* On one thread the packed path costs only its im2col copy, so the direct one must not compute much
+     * more: the grid's extra columns and the rounding to 16 within 4 % of the outputs and a K long enough
+     * (576) that a tile's epilogue and the copy are small. On more threads the packed path's phases move
+     * the im2col between cores, and the direct one won on every layer measured (docs/performance.md). */
+    if (cort_pool_threads(ctx->pool) <= 1 && (C * kh * kw < 512 || blocks * 16 * 25 > P * 26)) return 0;
+    uint8_t *xq = cort_kernel_scratch(ctx, xb + 64);
+    int32_t *off = cort_kernel_scratch(ctx, s->cd_nq * sizeof(int32_t) + tiles * 16 * (sizeof(int32_t) + sizeof(float)));
+    uint8_t *fillrow = cort_kernel_scratch(ctx, iw + 16);
+    if (!xq || !off || !fillrow) {
+        cort_kernel_scratch_free(ctx, xq); cort_kernel_scratch_free(ctx, off); cort_kernel_scratch_free(ctx, fillrow);
+        *st = cort_error_oom();
+        return 1;
+    }
+    for (size_t q = 0, t = 0; q < Q; q++)
+        for (size_t i = 0; i < kh; i++)
+            for (size_t jj = 0; jj < kw; jj++) off[t++] = (int32_t)(q * plane + (i * wp + jj) * 4);
+    int32_t *bias = off + s->cd_nq;
+    float *mult = (float *)(void *)(bias + tiles * 16);
+    const int sgn = x->type == CORT_TYPE_INT8;
+    const uint8_t flip = sgn ? 0x80 : 0, zx = (uint8_t)((uint8_t)xzp ^ flip);
+    /* each row's zero-point share folded into its bias: zx times the row's weight sum (byte path's rz) */
+    const size_t kq = nn_igemm_kq(C * kh * kw), rows = (M / s->qk->mr + (M % s->qk->mr != 0)) * s->qk->mr;
+    const int32_t *rz = (const int32_t *)(const void *)(s->wq + rows * kq);
+    for (size_t m = 0; m < tiles * 16; m++) {
+        bias[m] = m < M ? (int32_t)((uint32_t)(rq->bias ? rq->bias[m] : 0) - (uint32_t)rz[2 * m + 1] * (uint32_t)zx) : 0;
+        mult[m] = m < M ? rq->mult[m] : 0.0f;
+    }
+    memset(fillrow, (uint8_t)xzp, iw + 16);
+    for (size_t n = 0; n < cs->N; n++) {
+        qconv_direct_job j = { s, cs, rq, fn, (const uint8_t *)x->data + n * C * ih * iw, xq, fillrow, flip, zx, C, Q,
+                               hp, wp, plane, blocks, tiles, oh, ow, P, off, bias, mult,
+                               (uint8_t *)rq->y->data + n * M * P };
+        cort_parallel_for(ctx->pool, hp, grain_for(wp * 4 * Q), qconv_direct_fill, &j);
+        const size_t per = 16 * 16 * 4 * s->cd_nq;
+        cort_parallel_for(ctx->pool, blocks * tiles, per >= 65536 ? 1 : 65536 / per, qconv_direct_range, &j);
+    }
+    cort_kernel_scratch_free(ctx, fillrow);
+    cort_kernel_scratch_free(ctx, off);
+    cort_kernel_scratch_free(ctx, xq);
+    *st = NULL;
+    return 1;
+}
+
 static cort_status *qconv_gemm_quad(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs,
                                     const cort_value *x, int32_t xzp, int32_t *yint, const qconv_rq *rq) {
+    cort_status *dst;
+    if (qconv_direct(ctx, s, cs, x, xzp, rq, &dst)) return dst;
     const nn_igemm_kernel *k = s->qk;
     const size_t Cg = cs->C / cs->group, Mg = cs->M / cs->group, ks = (size_t)nn_geom_k_size(&cs->g);
     const size_t Kg = Cg * ks, P = (size_t)nn_geom_out_size(&cs->g), in_size = (size_t)nn_geom_in_size(&cs->g);
