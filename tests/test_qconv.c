@@ -982,11 +982,17 @@ int main(void) {
         { 2, 1, 3, 3, 3, { 9, 9, 1 }, { 17, 17, 1 }, { 1, 1, 1 }, { 8, 8, 0 }, { 8, 8, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 2, 1 },
         /* the direct path (cdirect16 where the ops have one; at 3 threads, and at 1 for a long K over wide
          * rows): 7 channels (a ragged quad) into 20 (a ragged tile) over 2 images, 5x5 int8 in and out with
-         * rows 10 wide (16 positions meet three grid rows), 1x3 with uneven pads into 33, K 576 at 1 thread */
+         * rows 10 wide (16 positions meet three grid rows), 1x3 with uneven pads into 33 (7 channels), K 576 at 1 thread */
         { 2, 2, 7, 20, 1, { 9, 13, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 0, 1 },
         { 2, 1, 12, 16, 1, { 6, 6, 1 }, { 5, 5, 1 }, { 1, 1, 1 }, { 2, 2, 0 }, { 2, 2, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 0, 0 },
-        { 2, 1, 5, 33, 1, { 10, 21, 1 }, { 1, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 0, 1 },
+        { 2, 1, 7, 33, 1, { 10, 21, 1 }, { 1, 3, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 2, 0 }, { 1, 1, 1 }, 0, 1, 1, 1, 0, 1 },
         { 2, 1, 64, 18, 1, { 3, 62, 1 }, { 3, 3, 1 }, { 1, 1, 1 }, { 1, 1, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 0, 0, 1 },
+        /* ... at strides 2 and 3 (phase planes): 7x7 over 13 channels (a ragged quad), 3x3 with uneven pads,
+         * 5x5 stride 3, a 2x2 kernel at stride 2 (taps in one phase of each) and odd padded sizes */
+        { 2, 1, 13, 16, 1, { 30, 34, 1 }, { 7, 7, 1 }, { 2, 2, 1 }, { 3, 3, 0 }, { 3, 2, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 0, 1 },
+        { 2, 2, 7, 17, 1, { 15, 40, 1 }, { 3, 3, 1 }, { 2, 2, 1 }, { 1, 0, 0 }, { 0, 1, 0 }, { 1, 1, 1 }, 1, 1, 1, 1, 0, 0 },
+        { 2, 1, 10, 20, 1, { 17, 50, 1 }, { 5, 5, 1 }, { 3, 3, 1 }, { 2, 2, 0 }, { 1, 2, 0 }, { 1, 1, 1 }, 0, 1, 0, 1, 0, 1 },
+        { 2, 1, 8, 16, 1, { 9, 33, 1 }, { 2, 2, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, { 1, 1, 0 }, { 1, 1, 1 }, 1, 1, 0, 0, 0, 1 },
         /* symmetric int8 weights (the byte-plane kernel where the ops have one): 3x3 stride 1 and 2 with
          * ragged rows, int8 in and out, 5x5 with row dilation and channel multiplier 2, kw 7 at stride 3,
          * kw 4 at stride 4 with uneven pads, a single kernel row */

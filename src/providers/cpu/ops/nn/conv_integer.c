@@ -785,42 +785,73 @@ typedef struct qconv_direct_job {
     uint8_t *xq;            /* the quad-interleaved copy */
     const uint8_t *fillrow; /* iw bytes of the zero point: the rows of channels past C */
     uint8_t flip, zx;       /* zx: the XORed zero point, padding's byte */
-    size_t C, Q, hp, wp, plane, blocks, tiles, oh, ow, P;
+    size_t C, Q, hp, wp;    /* channels, channel quads, padded input dims */
+    size_t sd, hq, wq;      /* stride; each of the sd x sd phase planes: hq rows of wq positions (the grid) */
+    size_t pplane, plane;   /* bytes per phase plane and per quad (sd * sd phase planes) */
+    size_t blocks, tiles, oh, ow, P;
     const int32_t *off;
     const int32_t *bias;    /* [tiles * 16], folded */
     const float *mult;      /* [tiles * 16] */
     uint8_t *y;             /* image n's first output plane */
 } qconv_direct_job;
 
-/* Padded rows [begin, end) of every quad plane (and, with the last row, the planes' slack). Split by rows,
- * as the previous conv's columns and this conv's blocks are, so each thread copies the rows it wrote and
- * will read; split by channel quads, half the copy crossed between cores twice. */
+/* Positions [c0, c1) of a phase row: 4 channels' bytes per position, XORed, with pointwise channel rows rr
+ * read at column (c * sd + pc - pl); sd 1 straight through quad4, else through a gathered chunk. */
+static void qconv_direct_row(const qconv_direct_job *j, const uint8_t *const rr[4], size_t pc, size_t pl, size_t c0,
+                             size_t c1, uint8_t *d, nn_qquad4_fn quad4) {
+    uint8_t tmp[4][256];
+    while (c0 < c1) {
+        const size_t n = c1 - c0 < 256 ? c1 - c0 : 256, n16 = n & ~(size_t)15;
+        const uint8_t *r[4];
+        for (size_t b = 0; b < 4; b++) {
+            const uint8_t *src = rr[b] + c0 * j->sd + pc - pl;
+            if (j->sd == 1) { r[b] = src; continue; }
+            for (size_t i = 0; i < n; i++) tmp[b][i] = src[i * j->sd];
+            r[b] = tmp[b];
+        }
+        if (n16) quad4(r[0], r[1], r[2], r[3], n16, j->flip, d + 4 * c0, 64);
+        for (size_t c = n16; c < n; c++)
+            for (size_t b = 0; b < 4; b++) d[4 * (c0 + c) + b] = (uint8_t)(r[b][c] ^ j->flip);
+        c0 += n;
+    }
+}
+
+/* Padded rows [begin, end) of every quad plane (and, with the last row, what no row covers: phase rows
+ * past the input and each phase plane's slack). Split by rows, as the previous conv's columns and this
+ * conv's blocks are, so each thread copies the rows it wrote and will read; split by channel quads, half
+ * the copy crossed between cores twice. Padded row r, column c go to phase plane (r % sd, c % sd) at row
+ * r / sd, position c / sd. */
 static void qconv_direct_fill(void *arg, size_t begin, size_t end) {
     const qconv_direct_job *j = arg;
     const nn_geom *g = &j->cs->g;
     const size_t ih = (size_t)g->in[1], iw = (size_t)g->in[2], pt = (size_t)g->pb[1], pl = (size_t)g->pb[2];
-    const size_t n16 = iw & ~(size_t)15;
+    const size_t sd = j->sd, wq = j->wq;
     const uint32_t z4 = 0x01010101u * j->zx;
     const nn_qquad4_fn quad4 = nn_qconv_best_ops()->quad4;
     for (size_t q = 0; q < j->Q; q++) {
         uint8_t *dst = j->xq + q * j->plane;
-        for (size_t row = begin; row < end; row++) {
-            uint8_t *d = dst + row * j->wp * 4;
-            if (row < pt || row >= pt + ih) {
-                for (size_t c = 0; c < j->wp; c++) memcpy(d + 4 * c, &z4, 4);
-                continue;
+        for (size_t row = begin; row < end; row++)
+            for (size_t pc = 0; pc < sd; pc++) {
+                uint8_t *d = dst + ((row % sd) * sd + pc) * j->pplane + (row / sd) * wq * 4;
+                /* this phase's positions c with padded column c * sd + pc inside the input: [lo, hi) */
+                const size_t lo = pl > pc ? (pl - pc + sd - 1) / sd : 0, hi = pl + iw > pc ? (pl + iw - pc + sd - 1) / sd : 0;
+                if (row < pt || row >= pt + ih || lo >= hi) {
+                    for (size_t c = 0; c < wq; c++) memcpy(d + 4 * c, &z4, 4);
+                    continue;
+                }
+                const uint8_t *rr[4];
+                for (size_t b = 0; b < 4; b++)
+                    rr[b] = 4 * q + b < j->C ? j->x + ((4 * q + b) * ih + row - pt) * iw : j->fillrow;
+                for (size_t c = 0; c < lo; c++) memcpy(d + 4 * c, &z4, 4);
+                qconv_direct_row(j, rr, pc, pl, lo, hi, d, quad4);
+                for (size_t c = hi; c < wq; c++) memcpy(d + 4 * c, &z4, 4);
             }
-            const size_t ir = row - pt;
-            const uint8_t *rr[4];
-            for (size_t b = 0; b < 4; b++) rr[b] = 4 * q + b < j->C ? j->x + ((4 * q + b) * ih + ir) * iw : j->fillrow;
-            for (size_t c = 0; c < pl; c++) memcpy(d + 4 * c, &z4, 4);
-            if (n16) quad4(rr[0], rr[1], rr[2], rr[3], n16, j->flip, d + 4 * pl, 64);
-            for (size_t c = n16; c < iw; c++)
-                for (size_t b = 0; b < 4; b++) d[4 * (pl + c) + b] = (uint8_t)(rr[b][c] ^ j->flip);
-            for (size_t c = pl + iw; c < j->wp; c++) memcpy(d + 4 * c, &z4, 4);
-        }
-        /* the slack past the last row: read by the last blocks' discarded positions */
-        if (end == j->hp) memset(dst + j->hp * j->wp * 4, j->zx, j->plane - j->hp * j->wp * 4);
+        if (end == j->hp)
+            for (size_t ph = 0; ph < sd * sd; ph++) {
+                const size_t have = j->hp > ph / sd ? (j->hp - ph / sd + sd - 1) / sd : 0;   /* rows of phase row ph / sd */
+                uint8_t *d = dst + ph * j->pplane;
+                memset(d + have * wq * 4, j->zx, j->pplane - have * wq * 4);
+            }
     }
 }
 
@@ -833,11 +864,11 @@ static void qconv_direct_range(void *arg, size_t begin, size_t end) {
     size_t seg_block = SIZE_MAX;
     for (size_t it = begin; it < end; it++) {
         const size_t b = it / j->tiles, tile = it % j->tiles, p0 = b * 16, m0 = tile * 16;
-        if (b != seg_block) {   /* grid position p0 + k is output (p / wp, p % wp) when p % wp < ow: a segment per grid row */
+        if (b != seg_block) {   /* grid position p0 + k is output (p / wq, p % wq) when p % wq < ow: a segment per grid row */
             seg_block = b;
             a.nseg = 0;
-            for (size_t k = 0, r = p0 / j->wp, c = p0 % j->wp; k < 16; r++, c = 0) {
-                const size_t run = j->wp - c < 16 - k ? j->wp - c : 16 - k;
+            for (size_t k = 0, r = p0 / j->wq, c = p0 % j->wq; k < 16; r++, c = 0) {
+                const size_t run = j->wq - c < 16 - k ? j->wq - c : 16 - k;
                 if (r < j->oh && c < j->ow) {
                     const size_t nv = j->ow - c < run ? j->ow - c : run;
                     a.delta[a.nseg] = (ptrdiff_t)(r * j->ow + c) - (ptrdiff_t)k;
@@ -858,31 +889,36 @@ static void qconv_direct_range(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* 1 if the direct path ran the conv (2-D, stride 1, no dilation, requantized output, rows wide enough
- * that 16 positions meet at most three grid rows), else 0. */
+/* 1 if the direct path ran the conv (2-D, equal strides up to 4 (each a phase plane per row and column
+ * phase, so the grid stays contiguous), no dilation, requantized output, grid rows wide enough that 16
+ * positions meet at most three), else 0. */
 static int qconv_direct(cort_kernel_ctx *ctx, const qconv_state *s, const nn_conv_shape *cs, const cort_value *x,
                         int32_t xzp, const qconv_rq *rq, cort_status **st) {
     const nn_geom *g = &cs->g;
     const nn_qcdirect_fn fn = nn_qconv_best_ops()->cdirect16;
     if (!fn || !s->wcd || !rq || cs->group != 1 || g->in[0] != 1 || g->k[0] != 1 || g->pb[0] || g->pe[0] ||
-        g->s[1] != 1 || g->s[2] != 1 || g->d[1] != 1 || g->d[2] != 1)
+        g->s[1] != g->s[2] || g->s[1] < 1 || g->s[1] > 4 || g->d[1] != 1 || g->d[2] != 1)
         return 0;
-    const size_t C = cs->C, M = cs->M, ih = (size_t)g->in[1], iw = (size_t)g->in[2];
+    const size_t C = cs->C, M = cs->M, ih = (size_t)g->in[1], iw = (size_t)g->in[2], sd = (size_t)g->s[1];
     const size_t hp = ih + (size_t)g->pb[1] + (size_t)g->pe[1], wp = iw + (size_t)g->pb[2] + (size_t)g->pe[2];
+    const size_t hq = (hp + sd - 1) / sd, wq = (wp + sd - 1) / sd;
     const size_t oh = (size_t)g->out[1], ow = (size_t)g->out[2], P = oh * ow;
     const size_t kh = (size_t)g->k[1], kw = (size_t)g->k[2], Q = (C + 3) / 4, tiles = M / 16 + (M % 16 != 0);
     /* late convs whose weights outweigh their input (the GEMM's row-major order) stay packed */
-    if (wp < 16 / (NN_QCDIRECT_MAX_SEG - 1) || kh * kw == 1 || nn_igemm_rows_major(s->qk, M, P) || Q * kh * kw != s->cd_nq)
+    /* (and convs of few channels, a 3-channel stem's above all: their quads carry a third of padding, and
+     * the packed K runs over taps and channels together) */
+    if (wq < 16 / (NN_QCDIRECT_MAX_SEG - 1) || kh * kw == 1 || nn_igemm_rows_major(s->qk, M, P) || Q * kh * kw != s->cd_nq ||
+        4 * Q * 4 > 5 * C)
         return 0;
     for (size_t m = 0; m < M; m++)
         if (!isfinite(rq->mult[m])) return 0;
-    /* positions per quad plane: the grid plus the reach of the last block's discarded positions */
-    size_t plane, xb, grid;
-    if (cort_mul_size_ovf(hp, wp, &grid) || grid > SIZE_MAX / 8 - 64 || cort_mul_size_ovf((grid + 32 + kw) * 4, Q, &xb) ||
-        (grid + 32 + kw) * 4 * Q > INT32_MAX)
+    /* positions per phase plane: its grid plus the reach of the last block's discarded positions */
+    size_t grid, pplane, plane, xb;
+    if (cort_mul_size_ovf(hq, wq, &grid) || grid > SIZE_MAX / 64 - 64 ||
+        cort_mul_size_ovf((grid + 32 + kw) * 4, sd * sd, &plane) || cort_mul_size_ovf(plane, Q, &xb) || xb > INT32_MAX)
         return 0;
-    plane = (grid + 32 + kw) * 4;
-    const size_t blocks = (oh * wp + 15) / 16;
+    pplane = (grid + 32 + kw) * 4;
+    const size_t blocks = (oh * wq + 15) / 16;
     /* On one thread the packed path costs only its im2col copy, so the direct one must not compute much
      * more: the grid's extra columns and the rounding to 16 within 4 % of the outputs and a K long enough
      * (576) that a tile's epilogue and the copy are small. On more threads the packed path's phases move
@@ -898,7 +934,8 @@ static int qconv_direct(cort_kernel_ctx *ctx, const qconv_state *s, const nn_con
     }
     for (size_t q = 0, t = 0; q < Q; q++)
         for (size_t i = 0; i < kh; i++)
-            for (size_t jj = 0; jj < kw; jj++) off[t++] = (int32_t)(q * plane + (i * wp + jj) * 4);
+            for (size_t jj = 0; jj < kw; jj++)
+                off[t++] = (int32_t)(q * plane + ((i % sd) * sd + jj % sd) * pplane + ((i / sd) * wq + jj / sd) * 4);
     int32_t *bias = off + s->cd_nq;
     float *mult = (float *)(void *)(bias + tiles * 16);
     const int sgn = x->type == CORT_TYPE_INT8;
@@ -913,7 +950,7 @@ static int qconv_direct(cort_kernel_ctx *ctx, const qconv_state *s, const nn_con
     memset(fillrow, (uint8_t)xzp, iw + 16);
     for (size_t n = 0; n < cs->N; n++) {
         qconv_direct_job j = { s, cs, rq, fn, (const uint8_t *)x->data + n * C * ih * iw, xq, fillrow, flip, zx, C, Q,
-                               hp, wp, plane, blocks, tiles, oh, ow, P, off, bias, mult,
+                               hp, wp, sd, hq, wq, pplane, plane, blocks, tiles, oh, ow, P, off, bias, mult,
                                (uint8_t *)rq->y->data + n * M * P };
         cort_parallel_for(ctx->pool, hp, grain_for(wp * 4 * Q), qconv_direct_fill, &j);
         const size_t per = 16 * 16 * 4 * s->cd_nq;
