@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-200}
-cmake -S . -B build-broken -DCMAKE_BUILD_TYPE=Release -DCORT_BROKEN_ONCE=ON -DCORT_XNNPACK=OFF >/dev/null
+# XNNPACK as found (AUTO): scripts/xnnpack_negative_control.sh builds its test in this same folder,
+# so the broken library is compiled once for both
+cmake -S . -B build-broken -DCMAKE_BUILD_TYPE=Release -DCORT_BROKEN_ONCE=ON -DCORT_XNNPACK=AUTO >/dev/null
 make --no-print-directory -C build-broken -j"$(nproc)" test_race >/dev/null
 echo "broken once-guard build:"
 build-broken/bin/test_race --trials "$trials" --expect-failures 2>/dev/null

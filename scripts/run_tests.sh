@@ -44,8 +44,14 @@ else
     esac
 fi
 echo "ISA levels of this CPU: $levels; unit tests at: $unit_isas; suites at: $suite_isas"
+# The fresh-process race tests (200 trials of 32 threads each, the longest unit tests under the
+# sanitizers and qemu) test one-time initialization, which no kernel table changes: they run at the
+# first level only.
+first=1
 for isa in $unit_isas; do
-    step "unit tests ($lane, isa $isa)" env CORT_ISA="$isa" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900
+    skip=(); if [ $first = 0 ]; then skip=(-E '^test_(xnnpack_)?race$'); fi
+    step "unit tests ($lane, isa $isa)" env CORT_ISA="$isa" ctest --test-dir "$build" --output-on-failure -j2 --timeout 900 "${skip[@]}"
+    first=0
 done
 if [ -x tests/test_cli.sh ] && [ -z "$emu" ]; then step "cli ($lane)" tests/test_cli.sh "$build"; fi
 for isa in $suite_isas; do
@@ -73,8 +79,12 @@ if [ "$lane" = release ]; then
     step "race test negative control" scripts/negative_control.sh 200
 fi
 if [ -z "$emu" ] && [ -x "$build/bin/test_xnnpack" ] && grep -q "CORT_XNNPACK_ENABLED:INTERNAL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
-    if [ "$lane" != tsan ]; then
+    # under ASan the provider's glue runs through ONNX 1.23's suites only (they hold the 1.12 tests' ops
+    # at newer opsets; the release lane runs both)
+    if [ "$lane" = release ]; then
         step "conformance with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" scripts/conformance.sh "$build"
+    fi
+    if [ "$lane" != tsan ]; then
         suites123=""; case "$lane" in asan) suites123="node pytorch-converted pytorch-operator simple" ;; esac
         step "conformance 1.23 with the xnnpack provider ($lane)" env CORT_CONFORMANCE_ARGS="--provider xnnpack" \
             CORT_CONFORMANCE_SUITES="$suites123" scripts/conformance.sh "$build" 1.23
