@@ -105,7 +105,7 @@ int main(void) {
     CHECK(nk >= 1 && ks[0] == nn_igemm_best_kernel());
     static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 67 };
     static const size_t Ks[] = { 1, 2, 3, 8, 31, 64, 300 };
-    static const size_t Ns[] = { 1, 7, 15, 16, 17, 33, 130 };
+    static const size_t Ns[] = { 1, 7, 15, 16, 17, 32, 33, 130 };
     for (size_t ki = 0; ki < nk; ki++)
         for (size_t mi = 0; mi < sizeof Ms / sizeof Ms[0]; mi++)
             for (size_t kk = 0; kk < sizeof Ks / sizeof Ks[0]; kk++)

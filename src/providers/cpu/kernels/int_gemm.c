@@ -20,6 +20,10 @@ static const nn_igemm_kernel k_avx512vnni = NN_IK("i8_avx512vnni_16x16", CORT_IS
 static const nn_igemm_kernel k_u8s8_avx512vnni = { .name = "u8s8_avx512vnni_16x16", .isa = CORT_ISA_AVX512, .mr = 16,
                                                    .nr = 16, .quad = 1, .qukr = nn_igemm_qukr_avx512vnni_16x16,
                                                    .qukr1 = nn_igemm_qukr_avx512vnni_1x16 };
+static const nn_igemm_kernel k_u8s8_avx512vnni_8x32 = { .name = "u8s8_avx512vnni_8x32", .isa = CORT_ISA_AVX512,
+                                                        .mr = 8, .nr = 32, .quad = 1,
+                                                        .qukr = nn_igemm_qukr_avx512vnni_8x32,
+                                                        .qukr1 = nn_igemm_qukr_avx512vnni_1x32 };
 static const nn_igemm_kernel k_u8s8_avxvnni = { .name = "u8s8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6, .nr = 16,
                                                 .quad = 1, .qukr = nn_igemm_qukr_avxvnni_6x16,
                                                 .qukr1 = nn_igemm_qukr_avxvnni_1x16 };
@@ -27,7 +31,7 @@ static const nn_igemm_kernel *const kernels_avx2[] = { &k_avx2, &k_generic };
 static const nn_igemm_kernel *const kernels_avxvnni[] = { &k_avxvnni, &k_avx2, &k_generic, &k_u8s8_avxvnni };
 static const nn_igemm_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_generic };
 static const nn_igemm_kernel *const kernels_avx512vnni[] = { &k_avx512vnni, &k_avx512, &k_avx2, &k_generic,
-                                                              &k_u8s8_avx512vnni };
+                                                              &k_u8s8_avx512vnni, &k_u8s8_avx512vnni_8x32 };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
 
@@ -49,7 +53,7 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
 static const igemm_config *igemm_config_in_use(void) {
     const cort_isa_level l = cort_cpu_isa();
 #ifdef NN_HAVE_X86_IGEMM
-    static const igemm_config vnni512 = { kernels_avx512vnni, 5 }, vnni256 = { kernels_avxvnni, 4 };
+    static const igemm_config vnni512 = { kernels_avx512vnni, 6 }, vnni256 = { kernels_avxvnni, 4 };
     const uint32_t f = cort_cpu_flags();
     if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) return &vnni512;
     if (l == CORT_ISA_AVX2 && (f & CORT_CPU_AVXVNNI)) return &vnni256;

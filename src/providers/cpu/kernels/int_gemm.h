@@ -321,6 +321,10 @@ void nn_igemm_qukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, co
                                     const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avx512vnni_1x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                    const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_avx512vnni_8x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                   const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_avx512vnni_1x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                                   const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                     const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_rq_avx512vnni_16x16(size_t kq4, const uint8_t *a, const int8_t *b, const int32_t *rz,

@@ -582,11 +582,11 @@ typedef struct qlmm_epi {
 static void qlmm_epi_tile(void *p, const int32_t *t, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
     const qlmm_epi *e = p;
     uint8_t *y = e->y + e->bt * e->MN + i0 * e->N + j0;
-    if (!e->per_col) {
-        e->rq->rq_tile(t, ldt, rows, cols, NULL, e->mrep, e->zp, e->is_signed, y, e->N);
-        return;
+    for (size_t c = 0; c < cols; c += 16) {   /* the requantizers take 16 columns at most; a tile may be wider */
+        const size_t n = cols - c < 16 ? cols - c : 16;
+        if (!e->per_col) e->rq->rq_tile(t + c, ldt, rows, n, NULL, e->mrep, e->zp, e->is_signed, y + c, e->N);
+        else e->rq->rq_tile_cols(t + c, ldt, rows, n, e->m + j0 + c, e->zp, e->is_signed, y + c, e->N);
     }
-    e->rq->rq_tile_cols(t, ldt, rows, cols, e->m + j0, e->zp, e->is_signed, y, e->N);
 }
 
 static cort_status *qlmm_run(cort_kernel_ctx *ctx) {
