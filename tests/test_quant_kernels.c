@@ -3,7 +3,7 @@
  * rounding ties, past the 8-bit range and past int32, NaN and infinities, scales below 1 and
  * denormal; the AVX2 kernels whenever the CPU has AVX2 and the level's entries through nn_isa().
  * Bytes past the end must stay untouched. The two-byte table lookup (QLinearAdd/Mul's creation-time
- * table) likewise, at every offset and length around its vector widths, dequantize8 and qbinary8. Then DynamicQuantizeLinear and QuantizeLinear through
+ * table) likewise, at every offset and length around its vector widths, dequantize8, i32_scale and qbinary8. Then DynamicQuantizeLinear and QuantizeLinear through
  * a session, long enough for several threaded chunks, against the same expressions. */
 #include <math.h>
 #include <stdlib.h>
@@ -182,6 +182,47 @@ static void check_dq8(const char *name, void (*f)(const void *, size_t, int, int
 }
 
 
+/* i32_scale against the portable loop of MatMulIntegerToFloat's tile epilogue, bit for bit: the
+ * product rounded, then the bias added and rounded (a fused multiply-add would differ on some of
+ * these), with and without bias, int32 values past 2^24 (inexact as floats) and at the ends,
+ * lengths and offsets around the vector widths; nothing written outside [y, y + n). Negative
+ * control: the fused reference fmaf must disagree somewhere. */
+static void check_i32s(const char *name, void (*f)(const int32_t *, size_t, const float *, const float *, float *)) {
+    if (!f) return;
+    enum { MAXN = 100 };
+    int32_t x[MAXN + 4];
+    float sc[MAXN + 4], bi[MAXN + 4], y[MAXN + 40];
+    size_t fused_differs = 0;
+    for (int wb = 0; wb < 2; wb++)
+        for (size_t n = 0; n <= MAXN; n += n < 40 ? 1 : 7)
+            for (size_t off = 0; off < 3; off++) {
+                for (size_t i = 0; i < n + off; i++) {
+                    const uint32_t r = next();
+                    x[i] = r % 4 == 0 ? (int32_t)(r * 2654435761u) : r % 4 == 1 ? (r & 1 ? INT32_MAX : INT32_MIN)
+                                                                    : (int32_t)(r % 20001) - 10000;
+                    sc[i] = ((float)(next() % 100000) + 1.0f) * 1.1920929e-07f * (r & 2 ? 1.0f : -3.0f);
+                    bi[i] = ((float)(next() % 200001) - 100000.0f) * 0.01234567f;
+                }
+                for (size_t i = 0; i < sizeof y / sizeof *y; i++) y[i] = -99.0f;
+                f(x + off, n, sc + off, wb ? bi + off : NULL, y + off);
+                size_t bad = 0;
+                for (size_t i = off; i < off + n; i++) {
+                    volatile float v = (float)x[i] * sc[i];
+                    const float want = wb ? v + bi[i] : v;
+                    bad += memcmp(&y[i], &want, sizeof want) != 0;
+                    if (wb) {
+                        const float fused = fmaf((float)x[i], sc[i], bi[i]);
+                        fused_differs += memcmp(&fused, &want, sizeof want) != 0;
+                    }
+                }
+                CHECK_MSG(bad == 0, "%s i32_scale n %zu bias %d: %zu wrong", name, n, wb, bad);
+                for (size_t i = 0; i < off; i++) CHECK_MSG(y[i] == -99.0f, "%s i32_scale wrote before", name);
+                for (size_t i = off + n; i < sizeof y / sizeof *y; i++)
+                    CHECK_MSG(y[i] == -99.0f, "%s i32_scale n %zu wrote past the end", name, n);
+            }
+    CHECK_MSG(fused_differs > 0, "%s i32_scale negative control: a fused multiply-add matched every value", name);
+}
+
 /* qbinary8 (QLinearAdd / QLinearMul in double) against the expression qlinear_ops.c tabulates:
  * both ops, both signednesses in and out, zero points at the type ends, scales that put many
  * quotients exactly on ties (0.5 steps), saturating ones past 2^30, a broadcast B, lengths and
@@ -301,6 +342,7 @@ static void check_lut8(const char *name, nn_lut8_fn f) {
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check_dq8("level", isa->dequantize8);
+    check_i32s("level", isa->i32_scale);
     check("level", isa->quantize8, isa->minmax);
     check_lut16("level", isa->lut16_u8);
     check_qbin8("level", isa->qbinary8);
@@ -316,12 +358,14 @@ int main(void) {
             check("avx2", nn_quantize8_f32_avx2, nn_minmax_f32_avx2);
             check_lut16("avx2", nn_lut16_u8_avx2);
             check_dq8("avx2", nn_dequantize8_f32_avx2);
+            check_i32s("avx2", nn_i32_scale_f32_avx2);
             check_qbin8("avx2 add", nn_qadd8_fixed_avx2);
             check_qbin8_pairs("avx2 add", nn_qadd8_fixed_avx2);
         } else if (lv[i] == CORT_ISA_AVX512) {
             check("avx512", nn_quantize8_f32_avx512, NULL);
             check_lut16("avx512", nn_lut16_u8_avx512);
             check_dq8("avx512", nn_dequantize8_f32_avx512);
+            check_i32s("avx512", nn_i32_scale_f32_avx512);
             check_qbin8("avx512", nn_qbinary8_avx512);
             check_qbin8_pairs("avx512", nn_qbinary8_avx512);
         }

@@ -22,7 +22,10 @@
  * nn_qadd8_fixed_params: A, B and k for an Add whose scales allow the form (A, B below 2^21 keep
  *   every sum inside int32; k >= 16 keeps the window a small share of 2^k), else 0.
  * qadd8_fixed: qbinary8 for an Add whose parameters nn_qadd8_fixed_params accepts.
- * lut8:      y[i] = lut[x[i]] for i < n, a 256-entry byte table (requantizing byte maps). */
+ * lut8:      y[i] = lut[x[i]] for i < n, a 256-entry byte table (requantizing byte maps).
+ * i32_scale: y[i] = (float)x[i] * scale[i], then + bias[i] when bias is not NULL, each step rounded
+ *            on its own (no fused multiply-add): the Cast, Mul and Add of the dynamic quantizer's tail
+ *            (MatMulIntegerToFloat's tiles). */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
@@ -50,6 +53,8 @@ void nn_dequantize8_f32_avx2(const void *x, size_t n, int is_signed, int32_t zp,
 void nn_dequantize8_f32_avx512(const void *x, size_t n, int is_signed, int32_t zp, float scale, float *y);
 void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 void nn_lut8_u8_avx512vbmi(const uint8_t *lut, const uint8_t *x, uint8_t *y, size_t n);
+void nn_i32_scale_f32_avx2(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);
+void nn_i32_scale_f32_avx512(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);
 void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 #endif
 #endif

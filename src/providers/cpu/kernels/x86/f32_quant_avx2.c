@@ -109,4 +109,40 @@ __attribute__((target("avx512f"))) void nn_dequantize8_f32_avx512(const void *x,
         y[i] = (float)(v - zp) * scale;
     }
 }
+/* i32_scale: the product, then the sum, each rounded once (no FMA, as the Cast, Mul and Add nodes it
+ * replaces): GCC does not contract in ISO C mode, clang is told so */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+__attribute__((target("avx2"))) void nn_i32_scale_f32_avx2(const int32_t *x, size_t n, const float *scale,
+                                                          const float *bias, float *y) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(x + i))),
+                                 _mm256_loadu_ps(scale + i));
+        if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + i));
+        _mm256_storeu_ps(y + i, v);
+    }
+    for (; i < n; i++) {
+        const float v = (float)x[i] * scale[i];
+        y[i] = bias ? v + bias[i] : v;
+    }
+}
+
+__attribute__((target("avx512f"))) void nn_i32_scale_f32_avx512(const int32_t *x, size_t n, const float *scale,
+                                                              const float *bias, float *y) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512((const void *)(x + i))),
+                                 _mm512_loadu_ps(scale + i));
+        if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + i));
+        _mm512_storeu_ps(y + i, v);
+    }
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, x + i)), _mm512_maskz_loadu_ps(m, scale + i));
+        if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + i));
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
 #endif

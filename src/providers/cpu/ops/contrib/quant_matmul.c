@@ -22,6 +22,7 @@
 #include "../../kernels/gemm.h"
 #include "../../kernels/int_gemm.h"
 #include "../../kernels/q4_gemm.h"
+#include "../../kernels/isa_config.h"
 #include "../math/matmul.h"
 #include "../../../../core/alloc.h"
 
@@ -71,15 +72,21 @@ static cort_status *mm_infer(cort_infer_ctx *ctx) {
 
 /* Each finished int32 tile to float in y: float(acc) * scale[n], then + bias[n], one rounding each as
  * the Cast, Mul and Add nodes the dynamic quantizer writes (passes/fuse_int_matmul.c relies on it). */
-typedef struct itf_epi { float *y; size_t N; const float *scale, *bias; } itf_epi;
+typedef struct itf_epi {
+    float *y;
+    size_t N;
+    const float *scale, *bias;
+    void (*rows)(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);   /* or NULL */
+} itf_epi;
 static void itf_tile(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
     const itf_epi *e = ctx;
-    const float *sc = e->scale + j0;
+    const float *sc = e->scale + j0, *b = e->bias ? e->bias + j0 : NULL;
     for (size_t r = 0; r < rows; r++) {
         float *y = e->y + (i0 + r) * e->N + j0;
         const int32_t *t = tile + r * ldt;
-        if (e->bias) {
-            const float *b = e->bias + j0;
+        if (e->rows) {
+            e->rows(t, cols, sc, b, y);
+        } else if (b) {
             for (size_t c = 0; c < cols; c++) {
                 const float v = (float)t[c] * sc[c];
                 y[c] = v + b[c];
@@ -122,7 +129,7 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
     nn_igemm_pack_a(k, rows, K, qa, ap);
     if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
     for (size_t n = 0; n < N; n++) sc[n] = a_scale * nn_q_scale(bs, bs->count == 1 ? 0 : n);
-    itf_epi e = { y->data, N, sc, bias };
+    itf_epi e = { y->data, N, sc, bias, nn_isa()->i32_scale };
     nn_igemm_epi(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, itf_tile, &e);
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
