@@ -143,6 +143,48 @@ static void test_int_matmul(int threads) {
     cort_session_release(s2);
 }
 
+/* GELU and its bias into MatMulIntegerToFloat's tile epilogue: the N = 48 product fused (no cort.Gelu
+ * left for it), the N = 24 near miss kept, and both GELU outputs bit for bit those of the _ref model,
+ * whose products are graph outputs so its GELUs run as cort.Gelu. Negative control: one flipped bit. */
+static void test_int_matmul_gelu(int threads) {
+    cort_session *sf = open_at(MODEL("fuse_int_matmul_gelu.onnx"), 2, threads),
+                 *sr = open_at(MODEL("fuse_int_matmul_gelu_ref.onnx"), 2, threads);
+    if (!sf || !sr) { CHECK(0); cort_session_release(sf); cort_session_release(sr); return; }
+    CHECK_MSG(count_op(sf, "Gelu") == 1 && count_op(sf, "MatMulIntegerToFloat") == 2 && count_op(sr, "Gelu") == 2,
+              "int matmul gelu: %zu Gelu (want 1), %zu MatMulIntegerToFloat (want 2); reference %zu Gelu (want 2)",
+              count_op(sf, "Gelu"), count_op(sf, "MatMulIntegerToFloat"), count_op(sr, "Gelu"));
+    int64_t shape[8];
+    cort_value_type vt;
+    cort_value *x = NULL;
+    CHECK_OK(cort_session_input_type(sf, 0, &vt, shape, 8));
+    CHECK_OK(cort_tensor_create(CORT_TYPE_FLOAT, shape, vt.rank, &x));
+    const char *in_name = cort_session_input_name(sf, 0), *names[2];
+    CHECK(cort_session_output_count(sf) == 2 && cort_session_output_count(sr) == 4);
+    for (size_t i = 0; i < 2; i++) names[i] = cort_session_output_name(sf, i);
+    for (unsigned seed = 1; x && seed <= 3; seed++) {
+        unsigned st = seed;
+        float *xd = cort_tensor_data(x);
+        for (size_t i = 0; i < cort_tensor_element_count(x); i++) xd[i] = (seed == 3 ? 40.0f : 2.0f) * frand(&st);
+        cort_value *yf[2] = { 0 }, *yr[2] = { 0 };
+        CHECK_OK(cort_session_run(sf, NULL, &in_name, &x, 1, names, 2, yf));
+        CHECK_OK(cort_session_run(sr, NULL, &in_name, &x, 1, names, 2, yr));
+        for (size_t i = 0; i < 2; i++) {
+            if (!yf[i] || !yr[i]) { CHECK(0); continue; }
+            CHECK_MSG(same_bytes(yf[i], yr[i]), "int matmul gelu output %zu, seed %u, %d threads: fused differs",
+                      i, seed, threads);
+            if (i == 0 && seed == 1) {
+                ((uint32_t *)cort_tensor_data(yr[i]))[7] ^= 1u;
+                CHECK_MSG(!same_bytes(yf[i], yr[i]), "negative control: a flipped bit went unnoticed");
+            }
+            cort_value_release(yf[i]);
+            cort_value_release(yr[i]);
+        }
+    }
+    cort_value_release(x);
+    cort_session_release(sf);
+    cort_session_release(sr);
+}
+
 static void test_models(void) {
     for (int threads = 1; threads <= 2; threads++) {
         /* scores * scale, and the Q/K/V projections' biases (constant B); two LayerNorms with
@@ -286,6 +328,16 @@ static void test_gelu_kernel(void (*gelu)(const float *, float *, size_t), const
     gelu(y, r, N);
     gelu(y, y, N);   /* in place */
     CHECK(tu_max_ulp(y, r, N, NULL) == 0);
+    /* rows whose length is a multiple of 16, whole or in pieces of 16 and 32 (MatMulIntegerToFloat's
+     * GELU per tile, passes/fuse_int_matmul.c, relies on it): the same bits */
+    static const size_t rows[] = { 16, 48, 512, 784, 3072 };
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+        for (size_t piece = 16; piece <= 32; piece += 16) {
+            gelu(x, r, rows[k]);
+            for (size_t i = 0; i < rows[k]; i += piece) gelu(x + i, y + i, rows[k] - i < piece ? rows[k] - i : piece);
+            CHECK_MSG(!memcmp(y, r, rows[k] * sizeof *y), "gelu %s: a row of %zu in pieces of %zu differs", name,
+                      rows[k], piece);
+        }
 }
 
 static void test_layernorm_kernel(cort_pool *pool) {
@@ -373,6 +425,8 @@ int main(void) {
     test_models();
     test_int_matmul(1);
     test_int_matmul(2);
+    test_int_matmul_gelu(1);
+    test_int_matmul_gelu(3);
     test_bad_inputs();
     test_oom(MODEL("fuse_encoder.onnx"));
     test_oom(MODEL("fuse_variants.onnx"));
@@ -383,6 +437,7 @@ int main(void) {
     test_oom(MODEL("fuse_conv_act.onnx"));
     test_oom(MODEL("fuse_gelu_bias.onnx"));
     test_oom(MODEL("fuse_int_matmul.onnx"));
+    test_oom(MODEL("fuse_int_matmul_gelu.onnx"));
     cort_pool_free(pool);
     return tu_finish();
 }

@@ -1,7 +1,7 @@
 /* Saving the optimized graph (cort_session_options_set_optimized_model_path): for models that
  * exercise each fusion (activation, residual, BatchNorm folding, GELU, LayerNorm, FusedMatMul,
- * PwDwConv, HardSwish), the saved file loads in a new session and gives the outputs of the
- * session that wrote it, for random inputs; and errors are reported. */
+ * MatMulIntegerToFloat and its GELU, PwDwConv, HardSwish), the saved file loads in a new session and
+ * gives the outputs of the session that wrote it, for random inputs; and errors are reported. */
 #include "testutil.h"
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +114,7 @@ int main(void) {
     static const char *models[] = { "mlp.onnx", "relu_add.onnx", "fuse_conv_act.onnx", "fuse_conv_bn.onnx",
                                     "fuse_conv_epilogue.onnx", "fuse_encoder.onnx", "fuse_gelu_bias.onnx",
                                     "fuse_hardswish.onnx", "fuse_pwdw.onnx", "fuse_variants.onnx", "fuse_concat.onnx",
+                                    "fuse_int_matmul.onnx", "fuse_int_matmul_gelu.onnx",
                                     /* BatchNorm folding names several folded weights alike */
                                     "realworld/ocr_tiny_det/model.onnx" };
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) check_model(models[i]);

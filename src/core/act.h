@@ -6,6 +6,7 @@
 enum { CORT_ACT_NONE = 0, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SIGMOID, CORT_ACT_HARD_SIGMOID,
        CORT_ACT_SILU /* x * sigmoid(x) */, CORT_ACT_HARD_SWISH /* x * clamp(x / 6 + 0.5, 0, 1) */,
        CORT_ACT_GELU /* x * (1 + erf(x / sqrt(2))) / 2: only in kernels' epilogues (cort.FusedMatMul's
-                      * activation), never in node->act; no micro-kernel applies it on registers */ };
+                      * activation; in node->act only of MatMulIntegerToFloat, whose tile epilogue runs
+                      * it); no micro-kernel applies it on registers */ };
 
 #endif

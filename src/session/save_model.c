@@ -1,7 +1,8 @@
 /* Writes the graph a session runs (after constant folding and the level-2 passes) as an ONNX model
  * (ONNX Runtime's optimized_model_filepath). What cort fused is written back in standard operators
  * so any ONNX runtime loads it, cort included (which fuses it again):
- *   node->act (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, SiLU, HardSwish) -> an activation node
+ *   node->act (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, SiLU, HardSwish, -> an activation node
+ *             GELU of a MatMulIntegerToFloat)
  *   a residual summed in a conv's epilogue (sum_input)                       -> Add
  *   cort.FusedMatMul(A, B, bias?, residual?; alpha, activation)              -> MatMul, Mul, Add, Add, GELU
  *   cort.Gelu(X, bias?)                                                      -> Add, x * 0.5 * (1 + erf(x / sqrt 2))

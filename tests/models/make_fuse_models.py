@@ -350,3 +350,24 @@ y2 = int_mm(b, rng.integers(-128, 128, (D, N2)).astype(np.int8), rng.integers(-3
 kept = []
 y3 = int_mm(b, rng.integers(0, 256, (D, N2)).astype(np.uint8), np.uint8(7), np.float32(0.031), keep_cast=kept)
 b.save("fuse_int_matmul.onnx", [y1, y2, y3, kept[0]], opset=14, out_shapes=[[1, S, N2]] * 4)
+
+# GELU (with its bias) into MatMulIntegerToFloat's tile epilogue (src/graph/passes/fuse_int_matmul.c):
+# N = 48 (a multiple of 16: fused; a full 32-column tile and a 16-column edge), and a near miss with
+# N = 24 (not a multiple of 16: cort.Gelu stays). The _ref model also outputs the products, so its
+# GELUs cannot fuse: test_fuse compares the two bit for bit.
+for ref in (False, True):
+    rng = np.random.default_rng(29)
+    b = B()
+    b.nodes.append(helper.make_node("DynamicQuantizeLinear", ["x"], [xq, xs, xz], name="dql"))
+    outs, shapes, prods = [], [], []
+    for n in (48, 24):
+        p = int_mm(b, rng.integers(-128, 128, (D, n)).astype(np.int8), np.int8(0),
+                   (rng.random(n) * 0.02 + 0.001).astype(np.float32))
+        prods.append(p)
+        h = b.op("Add", [p, b.const((rng.standard_normal(n) * 0.5).astype(np.float32), "b")])
+        outs.append(b.gelu(h, "a"))
+        shapes.append([1, S, n])
+    if ref:
+        outs += prods
+        shapes += shapes[:2]
+    b.save("fuse_int_matmul_gelu_ref.onnx" if ref else "fuse_int_matmul_gelu.onnx", outs, opset=14, out_shapes=shapes)

@@ -85,3 +85,33 @@ cort_status *cort_pass_fuse_int_matmul(cort_graph *g, cort_pass_index *x) {
     }
     return NULL;
 }
+
+/* cort.Gelu(MatMulIntegerToFloat(...) (, bias)) -> MatMulIntegerToFloat(..., bias) with node->act GELU:
+ * the tile epilogue adds the bias and applies GELU to each tile while it is in L1 (a transformer's
+ * FFN), instead of a pass over the product. The same float operations in the same order, per
+ * element, as cort.Gelu's row pass; GELU's kernels compute every element of a vector the same way
+ * but the last elements of a row may take a scalar tail, so the product's width (the row) must be a
+ * multiple of 16: then every tile's columns (multiples of 16 wide) and every row split alike run in
+ * vectors only (test_fuse checks the bytes against the unfused node). */
+cort_status *cort_pass_fuse_int_matmul_gelu(cort_graph *g, cort_pass_index *x) {
+    CORT_TRY(pat_index_build(g, x));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        cort_node *n = &g->nodes[i];
+        if (g->skip[i] || !pat_is_op(g, n, "cort", "Gelu") || n->n_inputs < 1 || n->n_inputs > 2) continue;
+        cort_node *mm = pat_producer_of(g, x, n->in_slot[0], "com.microsoft", "MatMulIntegerToFloat", 1);
+        if (!mm || mm->act || mm->n_inputs < 4 || mm->n_inputs > 7 || mm->n_implicit) continue;
+        const cort_tinfo *t = &g->slot_info[n->in_slot[0]];
+        if (t->rank < 1 || !cort_tinfo_shape_known(t) || t->dims[t->rank - 1] <= 0 || t->dims[t->rank - 1] % 16) continue;
+        const int32_t gb = n->n_inputs == 2 ? n->in_slot[1] : -1, mb = mm->n_inputs == 7 ? mm->in_slot[6] : -1;
+        if (gb >= 0 && (mb >= 0 || !slot_count_is(g, gb, (size_t)t->dims[t->rank - 1]))) continue;
+        int32_t in[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        for (size_t k = 0; k < mm->n_inputs; k++) in[k] = mm->in_slot[k];
+        if (gb >= 0) in[6] = gb;
+        CORT_TRY(pat_rewrite_as(g, n, "com.microsoft", "MatMulIntegerToFloat", mm->opset, in, 7, mm->ir->attrs,
+                                mm->ir->n_attrs, mm));
+        n->act = CORT_ACT_GELU;
+        pat_drop(g, mm);
+        CORT_TRY(pat_index_build(g, x));
+    }
+    return NULL;
+}

@@ -19,6 +19,7 @@ static const pass passes[] = {
     { "fuse_matmul_gelu", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_matmul_gelu },
     { "fuse_skip_layernorm", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_skip_layernorm },
     { "fuse_bias_gelu", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_bias_gelu },
+    { "fuse_int_matmul_gelu", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_int_matmul_gelu },
     { "fuse_packed_matmul_gelu", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_packed_matmul_gelu },
     { "fuse_hardswish", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_hardswish },
     { "fuse_matmul_bias_packed", CORT_PASSES_AFTER_KERNELS, 0, cort_pass_fuse_matmul_bias_packed },

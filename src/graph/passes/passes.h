@@ -44,6 +44,7 @@ cort_status *cort_pass_fuse_qdq(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_qdq_lut(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fold_bn(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_int_matmul(cort_graph *g, cort_pass_index *x);
+cort_status *cort_pass_fuse_int_matmul_gelu(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_lower_contrib(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_layernorm(cort_graph *g, cort_pass_index *x);
 cort_status *cort_pass_fuse_gelu(cort_graph *g, cort_pass_index *x);

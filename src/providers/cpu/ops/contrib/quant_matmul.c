@@ -24,6 +24,7 @@
 #include "../../kernels/q4_gemm.h"
 #include "../../kernels/isa_config.h"
 #include "../math/matmul.h"
+#include "../fused/fused.h"
 #include "../../../../core/alloc.h"
 
 /* ---- shared ---- */
@@ -77,6 +78,7 @@ typedef struct itf_epi {
     size_t N;
     const float *scale, *bias;
     void (*rows)(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);   /* or NULL */
+    int gelu;   /* node->act GELU (passes/fuse_int_matmul.c): applied to each finished row piece */
 } itf_epi;
 static void itf_tile(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size_t rows, size_t j0, size_t cols) {
     const itf_epi *e = ctx;
@@ -94,6 +96,7 @@ static void itf_tile(void *ctx, const int32_t *tile, size_t ldt, size_t i0, size
         } else {
             for (size_t c = 0; c < cols; c++) y[c] = (float)t[c] * sc[c];
         }
+        if (e->gelu) fu_gelu_f32(y, y, cols);
     }
 }
 
@@ -105,9 +108,11 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
     cort_value *y;
     CORT_TRY(cort_kernel_output(ctx, 0, CORT_TYPE_FLOAT, ydims, yrank, &y));
     if (!y->count) return NULL;
+    const int gelu = ctx->node->act == CORT_ACT_GELU;
     if (!K) {
         for (size_t r = 0; r < rows; r++)
             for (size_t n = 0; n < N; n++) ((float *)y->data)[r * N + n] = bias ? bias[n] : 0.0f;
+        if (gelu) fu_gelu_f32(y->data, y->data, y->count);
         return NULL;
     }
     const nn_igemm_kernel *k = nn_igemm_best_mm_kernel();
@@ -129,7 +134,7 @@ static cort_status *int_to_float(cort_kernel_ctx *ctx, const nn_i8_operand *qa, 
     nn_igemm_pack_a(k, rows, K, qa, ap);
     if (!pre) nn_igemm_pack_b(k, K, N, &ob, bp);
     for (size_t n = 0; n < N; n++) sc[n] = a_scale * nn_q_scale(bs, bs->count == 1 ? 0 : n);
-    itf_epi e = { y->data, N, sc, bias, nn_isa()->i32_scale };
+    itf_epi e = { y->data, N, sc, bias, nn_isa()->i32_scale, gelu };
     nn_igemm_epi(ctx->pool, k, rows, N, K, ap, pre ? pre : bp, itf_tile, &e);
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
