@@ -265,7 +265,8 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     }
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
     uint8_t *at = ta ? cort_kernel_scratch(ctx, M * K + 1) : NULL, *bt = tb && !pre ? cort_kernel_scratch(ctx, K * N + 1) : NULL;
-    cort_status *st = !acc || !ap || !bp || (ta && !at) || (tb && !pre && !bt) ? cort_error_oom() : NULL;
+    float *f = cort_kernel_scratch(ctx, (N + 1) * sizeof(float));
+    cort_status *st = !acc || !ap || !bp || !f || (ta && !at) || (tb && !pre && !bt) ? cort_error_oom() : NULL;
     if (!st) {
         const uint8_t *ad = a->data, *bd = b->data;
         if (ta)
@@ -285,19 +286,24 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
         } else {
             memset(acc, 0, M * N * sizeof *acc);
         }
-        /* the same float expression as before on the (exact) sums */
+        /* the same float expression as before on the (exact) sums; each column's factor
+         * alpha * b_scale[n] once, and the rounding without a libm call (nn_q_round_fast: the same
+         * value) */
         const float alpha = cort_attr_float(ctx->node, "alpha", 1.0f) * *(const float *)as->data;
         const float ysc = ys ? *(const float *)ys->data : 1.0f;
         const int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
+        const int32_t *cd = c ? (const int32_t *)c->data : NULL;
+        for (size_t n = 0; n < N; n++) f[n] = alpha * nn_q_scale(bs, bs->count == 1 ? 0 : n);
         for (size_t m = 0; m < M; m++)
             for (size_t n = 0; n < N; n++) {
                 float v = (float)acc[m * N + n];
-                if (c) v += (float)((const int32_t *)c->data)[m * cstr[0] + n * cstr[1]];
-                v *= alpha * nn_q_scale(bs, bs->count == 1 ? 0 : n);
-                if (ys) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round(v / ysc), yzp));
+                if (cd) v += (float)cd[m * cstr[0] + n * cstr[1]];
+                v *= f[n];
+                if (ys) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round_fast(v / ysc), yzp));
                 else ((float *)y->data)[m * N + n] = v;
             }
     }
+    cort_kernel_scratch_free(ctx, f);
     cort_kernel_scratch_free(ctx, acc);
     cort_kernel_scratch_free(ctx, ap);
     cort_kernel_scratch_free(ctx, bp);
