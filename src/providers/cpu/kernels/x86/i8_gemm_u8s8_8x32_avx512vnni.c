@@ -6,33 +6,7 @@
 #include "../int_gemm.h"
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
-
-#define NN_Q_TARGET "avx512f,avx512bw,avx512vnni"
-
-static inline int32_t nn_q_word(const uint8_t *p) {
-    int32_t w;
-    __builtin_memcpy(&w, p, 4);
-    return w;
-}
-
-/* vpdpbusd through asm under GCC, which otherwise rotates the accumulators through copies (see the
- * 16x16 kernel) */
-__attribute__((target(NN_Q_TARGET))) static inline __m512i nn_q_dot(__m512i acc, __m512i a, __m512i b) {
-#if defined(__GNUC__) && !defined(__clang__)
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-    return acc;
-#else
-    return _mm512_dpbusd_epi32(acc, a, b);
-#endif
-}
-
-/* acc - (sum_k (a - za) * zb + za * sum_k b) for one row (rz: za, sum_k (a - za)) */
-__attribute__((target(NN_Q_TARGET))) static inline __m512i nn_q_fix(__m512i acc, const int32_t *rz, __m512i zb,
-                                                                    __m512i cs) {
-    const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_set1_epi32(rz[1]), zb),
-                                       _mm512_mullo_epi32(_mm512_set1_epi32(rz[0]), cs));
-    return _mm512_sub_epi32(acc, t);
-}
+#include "i8_vnni_avx512.h"
 
 __attribute__((target(NN_Q_TARGET))) void nn_igemm_qukr_avx512vnni_8x32(size_t kq4, const uint8_t *a, size_t lda,
                                                                          const int8_t *b, int32_t *c, size_t ldc,
