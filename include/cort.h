@@ -65,7 +65,10 @@ CORT_API const char *cort_code_name(cort_code code);
  * kernel family (ISA level) cort uses; unset or empty means the widest this CPU supports (docs/isa.md).
  * Writes one line, e.g.
  *   "isa: avx2 (detected: avx512; flags: avx2 fma f16c avx512f avx512bw avx512dq avx512vl; capped by CORT_ISA=avx2)"
- * (level in use, highest level the CPU supports, its extensions, and whether CORT_ISA is set) into
+ * (level in use, highest level the CPU supports, its extensions, whether CORT_ISA is set, and
+ * "; amx tiles in use" when the int8 matrix kernels use AMX: CPU with AMX, level avx512, the
+ * environment variable CORT_AMX not "0"; on Linux the probe then asks the kernel for the tile state
+ * with arch_prctl(ARCH_REQ_XCOMP_PERM), a process-wide grant that enlarges signal frames) into
  * buf like snprintf: at most `size` bytes including the terminating NUL, truncated if longer (buf
  * may be NULL when size is 0). If length is not NULL it receives the full length without the NUL.
  * Fails with CORT_ERROR_INVALID_ARGUMENT when CORT_ISA is unknown, names a level above what the CPU

@@ -2,7 +2,8 @@
  * with the flags, and CORT_ISA caps the level, checked in fresh child processes (the variable is
  * read once per process): generic and every supported level work; an unknown value, a level above
  * the CPU's and another architecture's level fail at cort_cpu_info_get, cort_cpu_describe and
- * session creation with an error naming CORT_ISA and the value, every time it is asked. */
+ * session creation with an error naming CORT_ISA and the value, every time it is asked. AMX tiles
+ * are in use exactly where the CPU has them at level avx512 and CORT_AMX is not 0. */
 #include <pthread.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -22,9 +23,9 @@ static int child(void) {
     if (!st) {
         char line[512];
         cort_status *d = cort_cpu_describe(line, sizeof line, NULL);
-        printf("level=%s\ndetected=%s\ncapped=%d\nflags=%u\nisa=%s\n%s\n", cort_isa_name(info->level),
+        printf("level=%s\ndetected=%s\ncapped=%d\nflags=%u\nisa=%s\namx_tiles=%d\n%s\n", cort_isa_name(info->level),
                cort_isa_name(info->detected), info->capped, (unsigned)info->flags, cort_isa_name(cort_cpu_isa()),
-               d ? "describe-failed" : line);
+               info->amx_tiles, d ? "describe-failed" : line);
         cort_status_free(d);
     } else {
         printf("error=%s\ncode=%s\n", cort_status_message(st), cort_code_name(cort_status_code(st)));
@@ -203,6 +204,18 @@ static void expect_level(const char *value, const char *level) {
         CHECK(!strcmp(field(out, "detected"), cort_isa_name(info->detected)));
         CHECK((uint32_t)strtoul(field(out, "flags"), NULL, 10) == info->flags);
         CHECK(atoi(field(out, "capped")) == (strcmp(level, cort_isa_name(info->detected)) != 0));
+        /* AMX tiles only at level avx512 of a CPU with AMX, never with CORT_AMX=0; on Linux x86-64 the
+         * kernel grants the tile state to any process that asks */
+        const char *amx_env = getenv("CORT_AMX");
+        const int amx_want = (info->flags & CORT_CPU_AMX) && !strcmp(level, "avx512") && !(amx_env && !strcmp(amx_env, "0"));
+        const int amx = atoi(field(out, "amx_tiles"));
+#if defined(__linux__) && defined(__x86_64__)
+        CHECK_MSG(amx == amx_want, "CORT_ISA=%s CORT_AMX=%s: amx_tiles %d, expected %d", value ? value : "(unset)",
+                  amx_env ? amx_env : "(unset)", amx, amx_want);
+#else
+        CHECK(amx <= amx_want);
+#endif
+        CHECK((strstr(out, "; amx tiles in use)") != NULL) == (amx == 1));
     }
     CHECK_MSG(!strcmp(field(out, "session"), "OK"), "CORT_ISA=%s: session %s: %s", value ? value : "(unset)",
               field(out, "session"), field(out, "session_error"));
@@ -241,6 +254,14 @@ int main(int argc, char **argv) {
     expect_level("", cort_isa_name(lv[n - 1]));
     for (int i = 0; i < n; i++) expect_level(cort_isa_name(lv[i]), cort_isa_name(lv[i]));
     expect_level("GENERIC", "generic");
+    /* CORT_AMX=0 keeps the tiles off at every level */
+    const char *amx_env = getenv("CORT_AMX");
+    char *saved = amx_env ? strdup(amx_env) : NULL;
+    setenv("CORT_AMX", "0", 1);
+    for (int i = 0; i < n; i++) expect_level(cort_isa_name(lv[i]), cort_isa_name(lv[i]));
+    if (saved) setenv("CORT_AMX", saved, 1);
+    else unsetenv("CORT_AMX");
+    free(saved);
     expect_error("bogus", "unknown ISA level");
     expect_error("avx", "unknown ISA level");
     int has[CORT_ISA_LEVEL_COUNT] = { 0 };

@@ -103,6 +103,11 @@ int main(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_kernels(&ks);
     CHECK(nk >= 1 && ks[0] == nn_igemm_best_kernel());
+    /* the matmul ops run the AMX tile exactly where the probe allows it (and it is tested below) */
+    const nn_igemm_kernel *mm = nn_igemm_best_mm_kernel();
+    CHECK_MSG((strstr(mm->name, "amx") != NULL) == (cort_cpu_amx_tiles() == 1), "matmul kernel %s, amx tiles %d",
+              mm->name, cort_cpu_amx_tiles());
+    CHECK(mm == ks[nk - 1] || !mm->quad);
     static const size_t Ms[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 15, 16, 17, 31, 33, 67 };
     static const size_t Ks[] = { 1, 2, 3, 8, 31, 64, 300 };
     static const size_t Ns[] = { 1, 7, 15, 16, 17, 32, 33, 130 };

@@ -10,6 +10,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define CORT_CPU_X86 1
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #define CORT_CPU_ARM64 1
@@ -137,6 +141,22 @@ static int levels_string(uint32_t f, char *buf, size_t size) {
     return (int)len;
 }
 
+/* Linux hands out the 8 KB of AMX tile state only to processes that ask (arch_prctl
+ * ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a tile instruction before that faults. The grant is
+ * process-wide and permanent, and it enlarges every signal frame, so it is asked only where the tile
+ * kernels will run: level avx512 in use and CORT_AMX not 0. Returns whether tiles may be used. */
+static int amx_usable(cort_isa_level level) {
+#if CORT_CPU_X86 && defined(__linux__) && defined(SYS_arch_prctl)
+    if (level != CORT_ISA_AVX512) return 0;
+    const char *env = getenv("CORT_AMX");
+    if (env && !strcmp(env, "0")) return 0;
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    (void)level;
+    return 0;
+#endif
+}
+
 /* ---- the once-probe ---- */
 static cort_once     g_once = CORT_ONCE_INIT;
 static cort_cpu_info g_info;
@@ -178,6 +198,7 @@ static cort_status *probe(void *arg) {
             g_failed = 1;
         }
     }
+    g_info.amx_tiles = (f & CORT_CPU_AMX) && !g_failed && amx_usable(g_info.level);
     return NULL;   /* a bad CORT_ISA is a remembered result, not a retryable failure */
 }
 
@@ -197,6 +218,13 @@ cort_isa_level cort_cpu_isa(void) {
     return info->level;
 }
 
+int cort_cpu_amx_tiles(void) {
+    const cort_cpu_info *info;
+    cort_status *st = cort_cpu_info_get(&info);
+    if (st) { cort_status_free(st); return 0; }
+    return info->amx_tiles;
+}
+
 uint32_t cort_cpu_flags(void) {
     cort_status *st = ensure();
     if (st) { cort_status_free(st); return 0; }
@@ -213,8 +241,9 @@ cort_status *cort_cpu_describe(char *buf, size_t size, size_t *length) {
     char flags[256];
     cort_cpu_flag_names(info->flags, flags, sizeof flags);
     const char *cap = info->capped ? "; capped by CORT_ISA" : *g_env ? "; CORT_ISA" : "";
-    int n = snprintf(buf, size, "isa: %s (detected: %s; flags: %s%s%s%s)", cort_isa_name(info->level),
-                     cort_isa_name(info->detected), *flags ? flags : "none", cap, *g_env ? "=" : "", g_env);
+    const char *amx = info->amx_tiles ? "; amx tiles in use" : "";
+    int n = snprintf(buf, size, "isa: %s (detected: %s; flags: %s%s%s%s%s)", cort_isa_name(info->level),
+                     cort_isa_name(info->detected), *flags ? flags : "none", cap, *g_env ? "=" : "", g_env, amx);
     if (length) *length = (size_t)n;
     return NULL;
 }

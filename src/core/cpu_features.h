@@ -33,8 +33,8 @@ enum {
     CORT_CPU_AVX512BW = 1u << 4, CORT_CPU_AVX512DQ = 1u << 5, CORT_CPU_AVX512VL = 1u << 6,
     CORT_CPU_AVX512VNNI = 1u << 7, CORT_CPU_AVX512BF16 = 1u << 8, CORT_CPU_AVXVNNI = 1u << 9,
     CORT_CPU_AVX512FP16 = 1u << 10,
-    CORT_CPU_AMX = 1u << 11,        /* AMX-TILE + AMX-INT8 + AMX-BF16 with XTILE state in XCR0; Linux also
-                                     * needs arch_prctl(ARCH_REQ_XCOMP_PERM) before the first tile op */
+    CORT_CPU_AMX = 1u << 11,        /* AMX-TILE + AMX-INT8 + AMX-BF16 with XTILE state in XCR0 (whether cort
+                                     * may use the tiles: cort_cpu_info.amx_tiles) */
     CORT_CPU_AVX512VBMI = 1u << 12, /* byte permutes across a zmm (vpermb, vpermi2b) */
     CORT_CPU_NEON = 1u << 16, CORT_CPU_DOTPROD = 1u << 17,
     CORT_CPU_FP16ARITH = 1u << 18   /* FP16 scalar and vector arithmetic (HWCAP_FPHP + HWCAP_ASIMDHP) */
@@ -45,6 +45,10 @@ typedef struct cort_cpu_info {
     cort_isa_level detected;   /* the highest level this CPU (and OS) supports */
     int            capped;     /* level < detected because of CORT_ISA */
     uint32_t       flags;      /* CORT_CPU_* of this CPU, whatever CORT_ISA says */
+    /* 1: the AMX kernels may run: the CPU has AMX, level avx512 is in use, CORT_AMX is not "0", and
+     * (Linux) the process was granted the tile state (arch_prctl ARCH_REQ_XCOMP_PERM, asked by the
+     * probe only under those conditions: the grant is process-wide and enlarges signal frames) */
+    int            amx_tiles;
 } cort_cpu_info;
 
 /* Probes once (thread-safe). On success *out points to a static, immutable structure (the same
@@ -58,6 +62,8 @@ const char *cort_isa_name(cort_isa_level l);
 /* The levels this CPU supports, lowest first (generic always first), ignoring CORT_ISA. Writes at
  * most `max` entries (out may be NULL when max is 0) and returns how many there are. */
 int cort_cpu_levels(cort_isa_level *out, int max);
+/* cort_cpu_info.amx_tiles; 0 when cort_cpu_info_get fails. */
+int cort_cpu_amx_tiles(void);
 /* The CPU's flags (whatever CORT_ISA says; valid even when cort_cpu_info_get fails). */
 uint32_t cort_cpu_flags(void);
 /* Writes the space-separated names of `flags` ("avx2 fma f16c ...") like snprintf; returns the

@@ -24,6 +24,12 @@ static const nn_igemm_kernel k_u8s8_avx512vnni_8x32 = { .name = "u8s8_avx512vnni
                                                         .mr = 8, .nr = 32, .quad = 1,
                                                         .qukr = nn_igemm_qukr_avx512vnni_8x32,
                                                         .qukr1 = nn_igemm_qukr_avx512vnni_1x32 };
+/* AMX: 32x32 tiles from tdpbusd, the 8x32 tile's packs (so its one-row kernel for 1-2 row tiles) */
+static const nn_igemm_kernel k_u8s8_amx = { .name = "u8s8_amx_32x32", .isa = CORT_ISA_AVX512, .mr = 32, .nr = 32,
+                                            .quad = 1, .qukr = nn_igemm_qukr_amx_32x32,
+                                            .qukr1 = nn_igemm_qukr_avx512vnni_1x32,
+                                            .qukr_top = nn_igemm_qukr_amx_16x32, .qbegin = nn_igemm_amx_begin,
+                                            .qend = nn_igemm_amx_end };
 static const nn_igemm_kernel k_u8s8_avxvnni = { .name = "u8s8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6, .nr = 16,
                                                 .quad = 1, .qukr = nn_igemm_qukr_avxvnni_6x16,
                                                 .qukr1 = nn_igemm_qukr_avxvnni_1x16 };
@@ -32,6 +38,9 @@ static const nn_igemm_kernel *const kernels_avxvnni[] = { &k_avxvnni, &k_avx2, &
 static const nn_igemm_kernel *const kernels_avx512[] = { &k_avx512, &k_avx2, &k_generic };
 static const nn_igemm_kernel *const kernels_avx512vnni[] = { &k_avx512vnni, &k_avx512, &k_avx2, &k_generic,
                                                               &k_u8s8_avx512vnni, &k_u8s8_avx512vnni_8x32 };
+static const nn_igemm_kernel *const kernels_avx512amx[] = { &k_avx512vnni, &k_avx512, &k_avx2, &k_generic,
+                                                             &k_u8s8_avx512vnni, &k_u8s8_avx512vnni_8x32,
+                                                             &k_u8s8_amx };
 #endif
 static const nn_igemm_kernel *const kernels_generic[] = { &k_generic };
 
@@ -53,8 +62,10 @@ static const igemm_config igemm_configs[CORT_ISA_LEVEL_COUNT] = {
 static const igemm_config *igemm_config_in_use(void) {
     const cort_isa_level l = cort_cpu_isa();
 #ifdef NN_HAVE_X86_IGEMM
-    static const igemm_config vnni512 = { kernels_avx512vnni, 6 }, vnni256 = { kernels_avxvnni, 4 };
+    static const igemm_config vnni512 = { kernels_avx512vnni, 6 }, vnni256 = { kernels_avxvnni, 4 },
+                              amx = { kernels_avx512amx, 7 };
     const uint32_t f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI) && cort_cpu_amx_tiles()) return &amx;
     if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) return &vnni512;
     if (l == CORT_ISA_AVX2 && (f & CORT_CPU_AVXVNNI)) return &vnni256;
 #endif
@@ -302,6 +313,8 @@ typedef struct igemm_job {
 static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
     const size_t mr = j->k->mr, nr = j->k->nr, kq = j->kp;
     int32_t tile[16 * 64];
+    const int tiles = j->k->qbegin && j->M > 2;   /* 1-2 rows run qukr1 alone */
+    if (tiles) j->k->qbegin();
     for (size_t t = begin; t < end; t++) {
         const size_t jp = j->rows_major ? t % j->panels : t / j->mtiles, it = j->rows_major ? t / j->panels : t % j->mtiles;
         const size_t i0 = it * mr, j0 = jp * nr;
@@ -309,7 +322,11 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
         const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
         const int8_t *b = (const int8_t *)(const void *)j->b + jp * nr * kq;
         const int32_t *rz = j->arz + 2 * i0, *cz = j->bcz + jp * 2 * nr;
-        if (rows * 2 <= mr && j->k->qukr1) {   /* few rows: one pass per real row, no zero rows */
+        if (rows > 2 && rows * 2 <= mr && j->k->qukr_top) {   /* the top half of the tile */
+            j->k->qukr_top(kq / 4, a, kq, b, tile, nr, rz, cz);
+            if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
+            else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
+        } else if (rows * 2 <= mr && j->k->qukr1) {   /* few rows: one pass per real row, no zero rows */
             for (size_t r = 0; r < rows; r++) {
                 int32_t *dst = j->epi ? tile + r * nr : cols == nr ? j->c + (i0 + r) * j->ldc + j0 : tile;
                 j->k->qukr1(kq / 4, a + r * kq, kq, b, dst, nr, rz + 2 * r, cz);
@@ -331,6 +348,7 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
             else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));
         }
     }
+    if (tiles) j->k->qend();
 }
 
 /* Items are tiles ordered panel-major: a worker's consecutive tiles share one B panel (kept in L1)

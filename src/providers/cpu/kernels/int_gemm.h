@@ -78,6 +78,13 @@ typedef struct nn_igemm_kernel {
     size_t           cols_max;
     /* quad 2 only, optional: the full-width tile requantized in registers (nn_igemm_rq) */
     nn_igemm_rq_fn   qukr_rq;
+    /* quad 1 only, optional: the tile for the first mr / 2 rows (edge tiles of 3 .. mr / 2 rows, where
+     * qukr1 per row would reread the panel too often) */
+    nn_igemm_qukr_fn qukr_top;
+    /* optional: called on the worker's thread before and after each range of tiles (AMX loads its tile
+     * configuration and releases the tile state there) */
+    void (*qbegin)(void);
+    void (*qend)(void);
 } nn_igemm_kernel;
 
 /* The int16-pair kernel the ISA level in use picks first (the conv code builds int16 packs itself). */
@@ -325,6 +332,12 @@ void nn_igemm_qukr_avx512vnni_8x32(size_t kq4, const uint8_t *a, size_t lda, con
                                    const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_avx512vnni_1x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                    const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_amx_32x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                             const int32_t *rz, const int32_t *cz);
+void nn_igemm_qukr_amx_16x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                             const int32_t *rz, const int32_t *cz);
+void nn_igemm_amx_begin(void);
+void nn_igemm_amx_end(void);
 void nn_igemm_cukr_avx512vnni_16x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                                     const int32_t *rz, const int32_t *cz);
 void nn_igemm_cukr_rq_avx512vnni_16x16(size_t kq4, const uint8_t *a, const int8_t *b, const int32_t *rz,
