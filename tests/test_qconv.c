@@ -788,6 +788,8 @@ static void test_igemm_half(void) {
 /* The conv byte kernels (int_gemm.h quad 2) against a plain loop: int8 weights in the interleaved tiles,
  * uint8 activation panels, zero points on both sides (the corrections), K quads 1..80; a corrupted weight
  * must show up (the comparison can fail). Also each ISA's quad4 against the portable one. */
+/* byte p of weight row i in the kernel's A: interleaved by quad, or whole rows (a_rows) */
+#define AIDX(i, p) (k->a_rows ? (i) * kq + (p) : ((p) / 4) * 4 * mr + 4 * (i) + (p) % 4)
 static void test_conv_byte_kernels(void) {
     const nn_igemm_kernel *const *ks;
     const size_t nk = nn_igemm_conv_kernels(&ks);
@@ -798,7 +800,7 @@ static void test_conv_byte_kernels(void) {
         for (int trial = 0; trial < 60; trial++) {
             const size_t kq4 = 1 + rnd() % 80, kq = 4 * kq4;
             int8_t *a = malloc(mr * kq), *b = malloc(nr * kq);
-            int32_t *c = malloc(mr * (nr + 3) * sizeof *c), rz[2 * 16], cz[2 * 16];
+            int32_t *c = malloc(mr * (nr + 3) * sizeof *c), rz[2 * 64], cz[2 * 16];
             for (size_t i = 0; i < mr * kq; i++) a[i] = (int8_t)rnd();
             for (size_t i = 0; i < nr * kq; i++) b[i] = (int8_t)rnd();
             if (trial % 3 == 0)
@@ -808,7 +810,7 @@ static void test_conv_byte_kernels(void) {
             for (size_t i = 0; i < mr; i++) {
                 rz[2 * i] = trial & 1 ? (int32_t)(rnd() % 256) - 128 : 0;
                 uint32_t sa = 0;
-                for (size_t p = 0; p < kq; p++) sa += (uint32_t)(a[(p / 4) * 4 * mr + 4 * i + p % 4] - rz[2 * i]);
+                for (size_t p = 0; p < kq; p++) sa += (uint32_t)(a[AIDX(i, p)] - rz[2 * i]);
                 rz[2 * i + 1] = (int32_t)sa;
             }
             for (size_t j = 0; j < nr; j++) {
@@ -819,13 +821,15 @@ static void test_conv_byte_kernels(void) {
             }
             for (int neg = 0; neg < 2; neg++) {
                 if (neg) a[rnd() % (mr * kq)] ^= 0x11;   /* the negative control: one weight changed */
+                if (k->qbegin) k->qbegin();
                 k->qukr(kq4, (const uint8_t *)a, kq, b, c, nr + 3, rz, cz);
+                if (k->qend) k->qend();
                 size_t diff = 0;
                 for (size_t i = 0; i < mr; i++)
                     for (size_t j = 0; j < nr; j++) {
                         uint32_t want = 0;
                         for (size_t p = 0; p < kq; p++)
-                            want += (uint32_t)((a[(p / 4) * 4 * mr + 4 * i + p % 4] - rz[2 * i]) *
+                            want += (uint32_t)((a[AIDX(i, p)] - rz[2 * i]) *
                                                ((int32_t)((const uint8_t *)b)[(p / 4) * 4 * nr + 4 * j + p % 4] - cz[j]));
                         diff += c[i * (nr + 3) + j] != (int32_t)want;
                     }
@@ -867,6 +871,19 @@ static void test_conv_byte_kernels(void) {
                     k->qukr_rq(kq4, (const uint8_t *)a, b, rz, cz, &frq, 0, frows, 2);
                     CHECK_MSG(!memcmp(got, want, sizeof got), "%s: the folded tile requantized in registers differs "
                               "(%zu rows)", k->name, frows);
+                }
+                if (k->qukr_top) {   /* the top half: the full tile's first mr / 2 rows, nothing below them */
+                    int32_t *top = malloc(mr * (nr + 3) * sizeof *top);
+                    for (size_t i = 0; i < mr * (nr + 3); i++) top[i] = 0x5a5a5a5a;
+                    if (k->qbegin) k->qbegin();
+                    k->qukr_top(kq4, (const uint8_t *)a, kq, b, top, nr + 3, rz, cz);
+                    if (k->qend) k->qend();
+                    size_t tbad = 0;
+                    for (size_t i = 0; i < mr; i++)
+                        for (size_t j = 0; j < nr; j++)
+                            tbad += top[i * (nr + 3) + j] != (i < mr / 2 ? c[i * (nr + 3) + j] : 0x5a5a5a5a);
+                    CHECK_MSG(tbad == 0, "%s: %zu values of the top-half tile wrong", k->name, tbad);
+                    free(top);
                 }
                 if (k->qukr_cols) {   /* the narrow-edge tile: its first n columns, nothing past them */
                     const size_t n = 1 + (size_t)trial % k->cols_max;

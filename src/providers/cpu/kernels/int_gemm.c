@@ -140,7 +140,12 @@ static const nn_igemm_kernel k_conv_avx512vnni = { .name = "i8_qconv_s8u8_avx512
                                                    .qukr_rq = nn_igemm_cukr_rq_avx512vnni_16x16 };
 static const nn_igemm_kernel k_conv_avxvnni = { .name = "i8_qconv_s8u8_avxvnni_6x16", .isa = CORT_ISA_AVX2, .mr = 6,
                                                 .nr = 16, .quad = 2, .qukr = nn_igemm_cukr_avxvnni_6x16 };
+static const nn_igemm_kernel k_conv_amx = { .name = "i8_qconv_s8u8_amx_64x16", .isa = CORT_ISA_AVX512, .mr = 64,
+                                            .nr = 16, .quad = 2, .a_rows = 1, .qukr = nn_igemm_cukr_amx_64x16,
+                                            .qukr_top = nn_igemm_cukr_amx_32x16, .qbegin = nn_igemm_amx_begin,
+                                            .qend = nn_igemm_amx_end };
 static const nn_igemm_kernel *const conv_kernels_avx512vnni[] = { &k_conv_avx512vnni, &k_conv_avxvnni };
+static const nn_igemm_kernel *const conv_kernels_avx512amx[] = { &k_conv_amx, &k_conv_avx512vnni, &k_conv_avxvnni };
 static const nn_igemm_kernel *const conv_kernels_avxvnni[] = { &k_conv_avxvnni };
 #endif
 size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out) {
@@ -148,6 +153,10 @@ size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out) {
 #ifdef NN_HAVE_X86_IGEMM
     const cort_isa_level l = cort_cpu_isa();
     const uint32_t f = cort_cpu_flags();
+    if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI) && cort_cpu_amx_tiles()) {
+        *out = conv_kernels_avx512amx;
+        return (f & CORT_CPU_AVXVNNI) ? 3 : 2;
+    }
     if (l == CORT_ISA_AVX512 && (f & CORT_CPU_AVX512VNNI)) {
         *out = conv_kernels_avx512vnni;
         return (f & CORT_CPU_AVXVNNI) ? 2 : 1;
@@ -162,6 +171,16 @@ size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out) {
 const nn_igemm_kernel *nn_igemm_conv_kernel(void) {
     const nn_igemm_kernel *const *ks;
     return nn_igemm_conv_kernels(&ks) ? ks[0] : NULL;
+}
+const nn_igemm_kernel *nn_igemm_conv_kernel_for(size_t M, size_t K) {
+    const nn_igemm_kernel *const *ks;
+    const size_t n = nn_igemm_conv_kernels(&ks);
+    if (!n) return NULL;
+    /* AMX only where a tile has work: at least 64 output channels and K 256. Below that the VNNI tile
+     * won on every mobilenet_v2 and squeezenet layer measured (a K of 16-96 is one zero-padded tile
+     * step; docs/performance.md). */
+    if (ks[0]->a_rows && n > 1 && (M < NN_AMX_CONV_MIN_M || K < NN_AMX_CONV_MIN_K)) return ks[1];
+    return ks[0];
 }
 
 size_t nn_igemm_kernels(const nn_igemm_kernel *const **out) {
@@ -313,7 +332,7 @@ typedef struct igemm_job {
 static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
     const size_t mr = j->k->mr, nr = j->k->nr, kq = j->kp;
     int32_t tile[16 * 64];
-    const int tiles = j->k->qbegin && j->M > 2;   /* 1-2 rows run qukr1 alone */
+    const int tiles = j->k->qbegin && (j->M > 2 || !j->k->qukr1);   /* 1-2 rows run qukr1 alone */
     if (tiles) j->k->qbegin();
     for (size_t t = begin; t < end; t++) {
         const size_t jp = j->rows_major ? t % j->panels : t / j->mtiles, it = j->rows_major ? t / j->panels : t % j->mtiles;
@@ -322,7 +341,7 @@ static void igemm_range_quad(const igemm_job *j, size_t begin, size_t end) {
         const uint8_t *a = (const uint8_t *)(const void *)j->a + i0 * kq;
         const int8_t *b = (const int8_t *)(const void *)j->b + jp * nr * kq;
         const int32_t *rz = j->arz + 2 * i0, *cz = j->bcz + jp * 2 * nr;
-        if (rows > 2 && rows * 2 <= mr && j->k->qukr_top) {   /* the top half of the tile */
+        if (rows * 2 <= mr && j->k->qukr_top && (rows > 2 || !j->k->qukr1)) {   /* the top half of the tile */
             j->k->qukr_top(kq / 4, a, kq, b, tile, nr, rz, cz);
             if (j->epi) j->epi(j->epi_ctx, tile, nr, i0, rows, j0, cols);
             else for (size_t r = 0; r < rows; r++) memcpy(j->c + (i0 + r) * j->ldc + j0, tile + r * nr, cols * sizeof(int32_t));

@@ -78,9 +78,12 @@ typedef struct nn_igemm_kernel {
     size_t           cols_max;
     /* quad 2 only, optional: the full-width tile requantized in registers (nn_igemm_rq) */
     nn_igemm_rq_fn   qukr_rq;
-    /* quad 1 only, optional: the tile for the first mr / 2 rows (edge tiles of 3 .. mr / 2 rows, where
-     * qukr1 per row would reread the panel too often) */
+    /* optional: the tile for the first mr / 2 rows (edge tiles of at most mr / 2 rows; with a qukr1,
+     * those of 3 or more: qukr1 per row would reread the panel too often) */
     nn_igemm_qukr_fn qukr_top;
+    /* quad 2 only: 1 when A's rows are stored whole (row i of a tile at i * kq bytes, the K quads in
+     * order) instead of interleaved by quad (the AMX tile reads rows) */
+    int              a_rows;
     /* optional: called on the worker's thread before and after each range of tiles (AMX loads its tile
      * configuration and releases the tile state there) */
     void (*qbegin)(void);
@@ -98,6 +101,15 @@ size_t nn_igemm_kernels(const nn_igemm_kernel *const **out);
 
 /* The conv byte kernel (quad 2) the level in use offers, or NULL (then the int16-pair kernels). */
 const nn_igemm_kernel *nn_igemm_conv_kernel(void);
+/* The conv byte kernel for a group's M output channels of K taps: nn_igemm_conv_kernel, except that an
+ * AMX tile is used only from NN_AMX_CONV_MIN_M channels and NN_AMX_CONV_MIN_K taps (else the next). */
+#ifndef NN_AMX_CONV_MIN_M
+#define NN_AMX_CONV_MIN_M 64
+#endif
+#ifndef NN_AMX_CONV_MIN_K
+#define NN_AMX_CONV_MIN_K 256
+#endif
+const nn_igemm_kernel *nn_igemm_conv_kernel_for(size_t M, size_t K);
 /* Every conv byte kernel the level in use may run (tests run each); may be 0. */
 size_t nn_igemm_conv_kernels(const nn_igemm_kernel *const **out);
 
@@ -335,6 +347,10 @@ void nn_igemm_qukr_avx512vnni_1x32(size_t kq4, const uint8_t *a, size_t lda, con
 void nn_igemm_qukr_amx_32x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                              const int32_t *rz, const int32_t *cz);
 void nn_igemm_qukr_amx_16x32(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                             const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_amx_64x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
+                             const int32_t *rz, const int32_t *cz);
+void nn_igemm_cukr_amx_32x16(size_t kq4, const uint8_t *a, size_t lda, const int8_t *b, int32_t *c, size_t ldc,
                              const int32_t *rz, const int32_t *cz);
 void nn_igemm_amx_begin(void);
 void nn_igemm_amx_end(void);

@@ -113,7 +113,7 @@ static cort_status *qconv_prepare_wino(qconv_state *s, const cort_value *w, cons
 }
 
 /* The byte kernel's weights: per group Mg rows (padded to mr with zeros) of kq int8 (uint8 moved down by 128,
- * zero point alike, zeros past K) in its interleaved tiles (int_gemm.h, quad 2), then per row its zero point
+ * zero point alike, zeros past K) in its interleaved tiles (int_gemm.h, quad 2; whole rows for an a_rows kernel), then per row its zero point
  * and sum_k (w - zw), wrapping. */
 static cort_status *qconv_prepare_quad(qconv_state *s, const nn_igemm_kernel *k, const void *d, int sgn,
                                        const int32_t *zp, size_t group, size_t Mg, size_t Kg) {
@@ -134,7 +134,8 @@ static cort_status *qconv_prepare_quad(qconv_state *s, const nn_igemm_kernel *k,
             uint32_t sum = 0;
             for (size_t p = 0; p < Kg; p++) {
                 const int32_t v = sgn ? (int32_t)(int8_t)src[p] : (int32_t)src[p] - 128;
-                dst[(i / mr) * mr * kq + (p / 4) * 4 * mr + 4 * (i % mr) + p % 4] = (uint8_t)(int8_t)v;
+                dst[k->a_rows ? i * kq + p : (i / mr) * mr * kq + (p / 4) * 4 * mr + 4 * (i % mr) + p % 4] =
+                    (uint8_t)(int8_t)v;
                 sum += (uint32_t)v;
             }
             rz[2 * i] = z;
@@ -240,7 +241,7 @@ static cort_status *qconv_prepare_weights(const cort_node *node, qconv_state *s,
     } else {
         /* the byte kernel where the CPU has one: it beat the int16 Winograd path on every 3x3 layer of
          * resnet50 and squeezenet measured (docs/performance.md), so that path is not prepared then */
-        const nn_igemm_kernel *qk = nn_igemm_conv_kernel();
+        const nn_igemm_kernel *qk = nn_igemm_conv_kernel_for(Mg, Kg);
         if (qk && qk->nr == 16 &&
             ((st = qconv_prepare_quad(s, qk, d, sgn, zp, group, Mg, Kg)) || (s->wq && (st = qconv_prepare_direct(s, w, d, sgn))))) {
             cort_free(zp);
