@@ -15,8 +15,7 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include "i8_vnni_avx512.h"
-
-#define NN_AMX_TARGET "amx-tile,amx-int8,avx512f,avx512bw,avx512vnni"
+#include "i8_amx.h"
 
 /* The 64-byte tile configuration (palette 1): tiles 0..3 accumulate 16 rows x 16 int32, 4..5 hold A
  * (16 rows x 64 bytes), 6..7 B (16 quad rows x 64 bytes). */
@@ -69,6 +68,7 @@ __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_til
         for (size_t i = 0; i < rows; i++) memcpy(at + 64 * i, a + i * lda + 4 * q, n);
         memcpy(bt, b + 128 * q, 32 * n);
         memset(bt + 32 * n, 0, sizeof bt - 32 * n);
+        NN_AMX_MEMORY_BARRIER();
         _tile_loadd(4, at, 64);
         _tile_loadd(6, bt, 128);
         _tile_loadd(7, bt + 64, 128);
@@ -87,6 +87,7 @@ __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_til
         _tile_stored(2, c + 16 * ldc, st);
         _tile_stored(3, c + 16 * ldc + 16, st);
     }
+    NN_AMX_MEMORY_BARRIER();
     const __m512i zb0 = _mm512_loadu_si512((const void *)cz), zb1 = _mm512_loadu_si512((const void *)(cz + 16));
     const __m512i cs0 = _mm512_loadu_si512((const void *)(cz + 32)), cs1 = _mm512_loadu_si512((const void *)(cz + 48));
     for (size_t i = 0; i < 16 * (size_t)halves; i++) {

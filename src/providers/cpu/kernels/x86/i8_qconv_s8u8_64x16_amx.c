@@ -11,8 +11,7 @@
 #ifdef NN_HAVE_X86_IGEMM
 #include <immintrin.h>
 #include "i8_vnni_avx512.h"
-
-#define NN_AMX_TARGET "amx-tile,amx-int8,avx512f,avx512bw,avx512vnni"
+#include "i8_amx.h"
 
 /* quarters: 4 for 64 rows, 2 for the first 32 (edge tiles of at most 32 rows) */
 __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_conv_tile(size_t kq4, const uint8_t *a,
@@ -50,6 +49,7 @@ __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_con
         for (size_t i = 0; i < rows; i++) memcpy(at + 64 * i, a + i * lda + 4 * q, n);
         memcpy(bt, b + 64 * q, 16 * n);
         memset(bt + 16 * n, 0, sizeof bt - 16 * n);
+        NN_AMX_MEMORY_BARRIER();
         _tile_loadd(6, bt, 64);
         _tile_loadd(4, at, 64);
         _tile_dpbsud(0, 4, 6);
@@ -69,6 +69,7 @@ __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_con
         _tile_stored(2, c + 32 * ldc, st);
         _tile_stored(3, c + 48 * ldc, st);
     }
+    NN_AMX_MEMORY_BARRIER();
     const __m512i zb = _mm512_loadu_si512((const void *)cz), cs = _mm512_loadu_si512((const void *)(cz + 16));
     for (size_t i = 0; i < 16 * (size_t)quarters; i++) {
         int32_t *r = c + i * ldc;
