@@ -339,10 +339,40 @@ static void check_lut8(const char *name, nn_lut8_fn f) {
     CHECK_MSG(ctl > 0, "%s lut8 negative control: a changed entry went unnoticed", name);
 }
 
+/* u8_sum against the plain loop: lengths around every vector width, offsets, all-255 runs */
+static void check_u8sum(const char *name, uint32_t (*f)(const uint8_t *, size_t)) {
+    if (!f) return;
+    enum { MAXN = 700 };
+    static uint8_t x[MAXN + 64 + 3];
+    size_t bad = 0, caught = 0, cases = 0;
+    for (size_t n = 0; n <= MAXN; n += n < 260 ? 1 : 37)
+        for (size_t off = 0; off < 3; off++) {
+            const int ones = (n + off) % 5 == 0;
+            for (size_t i = 0; i < sizeof x; i++) x[i] = ones ? 255 : (uint8_t)next();
+            uint32_t want = 0;
+            for (size_t i = 0; i < n; i++) want += x[off + i];
+            bad += f(x + off, n) != want;
+            if (n) {   /* the negative control: one byte of the range changed, one just past it */
+                x[off + n] = (uint8_t)(x[off + n] + 1);
+                bad += f(x + off, n) != want;
+                x[off + n - 1] = (uint8_t)(x[off + n - 1] ^ 1);
+                caught += f(x + off, n) != want;
+                cases++;
+            }
+        }
+    CHECK_MSG(bad == 0, "%s u8_sum: %zu wrong", name, bad);
+    CHECK_MSG(caught == cases, "%s u8_sum: a changed byte went unnoticed in %zu of %zu cases", name, cases - caught,
+              cases);
+    static uint8_t big[70000];
+    memset(big, 255, sizeof big);
+    CHECK_MSG(f(big, sizeof big) == 255u * 70000u, "%s u8_sum: long run of 255", name);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
     check_dq8("level", isa->dequantize8);
     check_i32s("level", isa->i32_scale);
+    check_u8sum("level", isa->u8_sum);
     check("level", isa->quantize8, isa->minmax);
     check_lut16("level", isa->lut16_u8);
     check_qbin8("level", isa->qbinary8);
@@ -359,6 +389,7 @@ int main(void) {
             check_lut16("avx2", nn_lut16_u8_avx2);
             check_dq8("avx2", nn_dequantize8_f32_avx2);
             check_i32s("avx2", nn_i32_scale_f32_avx2);
+            check_u8sum("avx2", nn_u8_sum_avx2);
             check_qbin8("avx2 add", nn_qadd8_fixed_avx2);
             check_qbin8_pairs("avx2 add", nn_qadd8_fixed_avx2);
         } else if (lv[i] == CORT_ISA_AVX512) {
@@ -366,6 +397,7 @@ int main(void) {
             check_lut16("avx512", nn_lut16_u8_avx512);
             check_dq8("avx512", nn_dequantize8_f32_avx512);
             check_i32s("avx512", nn_i32_scale_f32_avx512);
+            check_u8sum("avx512", nn_u8_sum_avx512);
             check_qbin8("avx512", nn_qbinary8_avx512);
             check_qbin8_pairs("avx512", nn_qbinary8_avx512);
         }

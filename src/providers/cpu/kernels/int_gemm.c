@@ -1,6 +1,7 @@
 /* Exact int GEMM driver: kernel tables per ISA level, packing, threaded tiling (see int_gemm.h). */
 #include <string.h>
 #include "int_gemm.h"
+#include "isa_config.h"
 #include "../../../core/checked.h"
 
 #define NN_IK(NAME, ISA, MR, UKR, HALF, ONE) \
@@ -252,25 +253,24 @@ static void pack_a_quad(const nn_igemm_kernel *k, size_t M, size_t K, const nn_i
     uint8_t *dst = (uint8_t *)out;
     int32_t *rz = (int32_t *)(void *)(dst + rows * kq);
     const int32_t shift = a->is_signed ? 128 : 0;
+    uint32_t (*const u8_sum)(const uint8_t *, size_t) = nn_isa()->u8_sum;
     for (size_t i = 0; i < rows; i++) {
         uint8_t *d = dst + i * kq;
-        memset(d, 0, kq);
         rz[2 * i] = rz[2 * i + 1] = 0;
-        if (i >= M) continue;
-        const int32_t z = zp_at(a, i) + shift;
-        uint32_t sum = 0;   /* sum_k a, then less K * za: one loop per type, vectorized */
-        if (a->is_signed) {
-            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
-            for (size_t p = 0; p < K; p++) {
-                const uint8_t v = (uint8_t)(src[p] ^ 0x80u);   /* int8 + 128 */
-                d[p] = v;
-                sum += v;
-            }
-        } else {
-            const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
-            memcpy(d, src, K);
-            for (size_t p = 0; p < K; p++) sum += src[p];
+        if (i >= M) {
+            memset(d, 0, kq);
+            continue;
         }
+        memset(d + K, 0, kq - K);
+        const int32_t z = zp_at(a, i) + shift;
+        const uint8_t *src = (const uint8_t *)a->data + i * a->ld;
+        if (a->is_signed)
+            for (size_t p = 0; p < K; p++) d[p] = (uint8_t)(src[p] ^ 0x80u);   /* int8 + 128 */
+        else
+            memcpy(d, src, K);
+        uint32_t sum = 0;   /* sum_k a, then less K * za */
+        if (u8_sum) sum = u8_sum(d, K);
+        else for (size_t p = 0; p < K; p++) sum += d[p];
         rz[2 * i] = z;
         rz[2 * i + 1] = (int32_t)(sum - (uint32_t)K * (uint32_t)z);
     }

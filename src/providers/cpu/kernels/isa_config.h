@@ -30,6 +30,7 @@ typedef struct nn_isa_config {
     /* QLinearAdd where nn_qadd8_fixed_params accepts the scales and qbinary8 is NULL */
     void (*qadd8_fixed)(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
     void (*i32_scale)(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);
+    uint32_t (*u8_sum)(const uint8_t *x, size_t n);
     /* pooling (pool_ukernels.h) */
     void (*pool_rows_max)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);
     void (*pool_rows_sum)(const float *x, size_t stride, size_t nrows, size_t n, float *buf);

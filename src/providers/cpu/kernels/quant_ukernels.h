@@ -25,7 +25,8 @@
  * lut8:      y[i] = lut[x[i]] for i < n, a 256-entry byte table (requantizing byte maps).
  * i32_scale: y[i] = (float)x[i] * scale[i], then + bias[i] when bias is not NULL, each step rounded
  *            on its own (no fused multiply-add): the Cast, Mul and Add of the dynamic quantizer's tail
- *            (MatMulIntegerToFloat's tiles). */
+ *            (MatMulIntegerToFloat's tiles).
+ * u8_sum:    the sum of n bytes, wrapping mod 2^32 (the byte GEMM's row sums when it packs A). */
 #ifndef CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #define CORT_CPU_KERNELS_QUANT_UKERNELS_H
 #include <stddef.h>
@@ -55,6 +56,8 @@ void nn_qbinary8_avx512(const nn_qbinary8_params *p, const uint8_t *a, const uin
 void nn_lut8_u8_avx512vbmi(const uint8_t *lut, const uint8_t *x, uint8_t *y, size_t n);
 void nn_i32_scale_f32_avx2(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);
 void nn_i32_scale_f32_avx512(const int32_t *x, size_t n, const float *scale, const float *bias, float *y);
+uint32_t nn_u8_sum_avx2(const uint8_t *x, size_t n);
+uint32_t nn_u8_sum_avx512(const uint8_t *x, size_t n);
 void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n);
 #endif
 #endif
