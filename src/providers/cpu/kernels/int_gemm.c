@@ -230,20 +230,30 @@ static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i
     const size_t nr = k->nr, kq = nn_igemm_kq(K), panels = N / nr + (N % nr != 0);
     int8_t *dst = (int8_t *)out;
     int32_t *cz = (int32_t *)(void *)(dst + panels * nr * kq);
-    const int32_t shift = b->is_signed ? 0 : 128;
-    for (size_t jp = 0; jp < panels; jp++)
-        for (size_t j = 0; j < nr; j++) {
-            const size_t col = jp * nr + j;
-            int8_t *d = dst + jp * nr * kq + 4 * j;
-            uint32_t sum = 0;
-            for (size_t p = 0; p < kq; p++) {
-                const int32_t v = col < N && p < K ? ld8(b->data, b->is_signed, p * b->ld + col) - shift : 0;
-                d[(p >> 2) * 4 * nr + (p & 3)] = (int8_t)v;
-                sum += (uint32_t)v;
+    const uint8_t flip = b->is_signed ? 0 : 0x80;   /* uint8 - 128 as a byte: the top bit flipped */
+    uint32_t sum[64];
+    /* row by row of B within a panel: each row's nr columns are adjacent in memory (a column walk
+     * strided by ld cost most of a BERT session's creation) */
+    for (size_t jp = 0; jp < panels; jp++) {
+        const size_t j0 = jp * nr, w = N - j0 < nr ? N - j0 : nr;
+        int8_t *d = dst + jp * nr * kq;
+        memset(sum, 0, sizeof sum);
+        for (size_t p = 0; p < kq; p++) {
+            int8_t *q = d + (p >> 2) * 4 * nr + (p & 3);
+            const uint8_t *row = (const uint8_t *)b->data + p * b->ld + j0;
+            const size_t n = p < K ? w : 0;
+            for (size_t j = 0; j < n; j++) {
+                const int8_t v = (int8_t)(row[j] ^ flip);
+                q[4 * j] = v;
+                sum[j] += (uint32_t)(int32_t)v;
             }
-            cz[jp * 2 * nr + j] = col < N ? zp_at(b, col) - shift : 0;
-            cz[jp * 2 * nr + nr + j] = (int32_t)sum;
+            for (size_t j = n; j < nr; j++) q[4 * j] = 0;
         }
+        for (size_t j = 0; j < nr; j++) {
+            cz[jp * 2 * nr + j] = j < w ? zp_at(b, j0 + j) - (b->is_signed ? 0 : 128) : 0;
+            cz[jp * 2 * nr + nr + j] = (int32_t)sum[j];
+        }
+    }
 }
 
 /* Byte A: uint8 (int8 moved up by 128), rows of kq bytes; then per row its zero point and
