@@ -61,14 +61,8 @@ __attribute__((target(NN_AMX_TARGET), always_inline)) static inline void amx_til
     }
     if (q < kq4) {
         /* the last quads, zero-padded to a full step (zero bytes add nothing) */
-        _Alignas(64) uint8_t at[32 * 64];
-        _Alignas(64) int8_t bt[16 * 128];
-        const size_t n = 4 * (kq4 - q), rows = 16 * (size_t)halves;
-        memset(at, 0, 64 * rows);
-        for (size_t i = 0; i < rows; i++) memcpy(at + 64 * i, a + i * lda + 4 * q, n);
-        memcpy(bt, b + 128 * q, 32 * n);
-        memset(bt + 32 * n, 0, sizeof bt - 32 * n);
-        NN_AMX_MEMORY_BARRIER();
+        _Alignas(64) uint8_t at[32 * 64], bt[16 * 128];
+        nn_amx_pad_tail(at, a, lda, 16 * (size_t)halves, 4 * q, 4 * (kq4 - q), bt, b + 128 * q, 128);
         _tile_loadd(4, at, 64);
         _tile_loadd(6, bt, 128);
         _tile_loadd(7, bt + 64, 128);
