@@ -215,7 +215,7 @@ static void expect_level(const char *value, const char *level) {
 #else
         CHECK(amx <= amx_want);
 #endif
-        CHECK((strstr(out, "; amx tiles in use)") != NULL) == (amx == 1));
+        CHECK((strstr(out, "; amx tiles in use") != NULL) == (amx == 1));
     }
     CHECK_MSG(!strcmp(field(out, "session"), "OK"), "CORT_ISA=%s: session %s: %s", value ? value : "(unset)",
               field(out, "session"), field(out, "session_error"));

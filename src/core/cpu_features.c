@@ -243,7 +243,7 @@ cort_status *cort_cpu_describe(char *buf, size_t size, size_t *length) {
     const char *cap = info->capped ? "; capped by CORT_ISA" : *g_env ? "; CORT_ISA" : "";
     const char *amx = info->amx_tiles ? "; amx tiles in use" : "";
     int n = snprintf(buf, size, "isa: %s (detected: %s; flags: %s%s%s%s%s)", cort_isa_name(info->level),
-                     cort_isa_name(info->detected), *flags ? flags : "none", cap, *g_env ? "=" : "", g_env, amx);
+                     cort_isa_name(info->detected), *flags ? flags : "none", amx, cap, *g_env ? "=" : "", g_env);
     if (length) *length = (size_t)n;
     return NULL;
 }
