@@ -226,28 +226,48 @@ static inline int32_t zp_at(const nn_i8_operand *o, size_t idx) {
 
 /* Byte B: int8 (uint8 moved down by 128), per panel quad 4 bytes per column; then per panel the nr zero
  * points and the nr column sums. */
+/* sum[j] += the four rows' bytes of column j as int8 (top bit flipped by flip), for a fixed width n
+ * so that the compiler vectorizes it */
+static inline void colsum4(uint32_t *sum, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                           const uint8_t *r3, uint8_t flip, size_t n) {
+    for (size_t j = 0; j < n; j++)
+        sum[j] += (uint32_t)((int32_t)(int8_t)(r0[j] ^ flip) + (int8_t)(r1[j] ^ flip) + (int8_t)(r2[j] ^ flip) +
+                             (int8_t)(r3[j] ^ flip));
+}
+
 static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out) {
     const size_t nr = k->nr, kq = nn_igemm_kq(K), panels = N / nr + (N % nr != 0);
     int8_t *dst = (int8_t *)out;
     int32_t *cz = (int32_t *)(void *)(dst + panels * nr * kq);
     const uint8_t flip = b->is_signed ? 0 : 0x80;   /* uint8 - 128 as a byte: the top bit flipped */
+    const nn_qquad4_fn quad4 = nn_qconv_best_ops()->quad4;
     uint32_t sum[64];
     /* row by row of B within a panel: each row's nr columns are adjacent in memory (a column walk
-     * strided by ld cost most of a BERT session's creation) */
+     * strided by ld cost most of a BERT session's creation); full quads of full-width panels go
+     * through the level's quad interleave (the conv packs' quad4) */
     for (size_t jp = 0; jp < panels; jp++) {
         const size_t j0 = jp * nr, w = N - j0 < nr ? N - j0 : nr;
         int8_t *d = dst + jp * nr * kq;
         memset(sum, 0, sizeof sum);
-        for (size_t p = 0; p < kq; p++) {
-            int8_t *q = d + (p >> 2) * 4 * nr + (p & 3);
+        for (size_t p = 0; p < kq; p += 4) {
             const uint8_t *row = (const uint8_t *)b->data + p * b->ld + j0;
-            const size_t n = p < K ? w : 0;
-            for (size_t j = 0; j < n; j++) {
-                const int8_t v = (int8_t)(row[j] ^ flip);
-                q[4 * j] = v;
-                sum[j] += (uint32_t)(int32_t)v;
+            if (p + 4 <= K && w == nr && (nr == 16 || nr == 32)) {
+                const uint8_t *r1 = row + b->ld, *r2 = r1 + b->ld, *r3 = r2 + b->ld;
+                quad4(row, r1, r2, r3, nr, flip, (uint8_t *)d + p * nr, 64);
+                if (nr == 32) colsum4(sum, row, r1, r2, r3, flip, 32);
+                else colsum4(sum, row, r1, r2, r3, flip, 16);
+                continue;
             }
-            for (size_t j = n; j < nr; j++) q[4 * j] = 0;
+            for (size_t pp = p; pp < p + 4; pp++, row += b->ld) {
+                int8_t *q = d + (pp >> 2) * 4 * nr + (pp & 3);
+                const size_t n = pp < K ? w : 0;
+                for (size_t j = 0; j < n; j++) {
+                    const int8_t v = (int8_t)(row[j] ^ flip);
+                    q[4 * j] = v;
+                    sum[j] += (uint32_t)(int32_t)v;
+                }
+                for (size_t j = n; j < nr; j++) q[4 * j] = 0;
+            }
         }
         for (size_t j = 0; j < nr; j++) {
             cz[jp * 2 * nr + j] = j < w ? zp_at(b, j0 + j) - (b->is_signed ? 0 : 128) : 0;
