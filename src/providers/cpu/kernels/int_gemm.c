@@ -224,8 +224,6 @@ static inline int32_t zp_at(const nn_i8_operand *o, size_t idx) {
     return !o->zp ? 0 : ld8(o->zp, o->zp_signed, o->zp_count > 1 ? idx : 0);
 }
 
-/* Byte B: int8 (uint8 moved down by 128), per panel quad 4 bytes per column; then per panel the nr zero
- * points and the nr column sums. */
 /* sum[j] += the four rows' bytes of column j as int8 (top bit flipped by flip), for a fixed width n
  * so that the compiler vectorizes it */
 static inline void colsum4(uint32_t *sum, const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
@@ -235,6 +233,8 @@ static inline void colsum4(uint32_t *sum, const uint8_t *r0, const uint8_t *r1, 
                              (int8_t)(r3[j] ^ flip));
 }
 
+/* Byte B: int8 (uint8 moved down by 128), per panel quad 4 bytes per column; then per panel the nr zero
+ * points and the nr column sums. */
 static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i8_operand *b, int16_t *out) {
     const size_t nr = k->nr, kq = nn_igemm_kq(K), panels = N / nr + (N % nr != 0);
     int8_t *dst = (int8_t *)out;
@@ -250,7 +250,7 @@ static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i
         int8_t *d = dst + jp * nr * kq;
         memset(sum, 0, sizeof sum);
         for (size_t p = 0; p < kq; p += 4) {
-            const uint8_t *row = (const uint8_t *)b->data + p * b->ld + j0;
+            const uint8_t *row = (const uint8_t *)b->data + (p < K ? p : 0) * b->ld + j0;   /* no pointer past B */
             if (p + 4 <= K && w == nr && (nr == 16 || nr == 32)) {
                 const uint8_t *r1 = row + b->ld, *r2 = r1 + b->ld, *r3 = r2 + b->ld;
                 quad4(row, r1, r2, r3, nr, flip, (uint8_t *)d + p * nr, 64);
@@ -258,9 +258,10 @@ static void pack_b_quad(const nn_igemm_kernel *k, size_t K, size_t N, const nn_i
                 else colsum4(sum, row, r1, r2, r3, flip, 16);
                 continue;
             }
-            for (size_t pp = p; pp < p + 4; pp++, row += b->ld) {
+            for (size_t pp = p; pp < p + 4; pp++) {
                 int8_t *q = d + (pp >> 2) * 4 * nr + (pp & 3);
                 const size_t n = pp < K ? w : 0;
+                if (n) row = (const uint8_t *)b->data + pp * b->ld + j0;
                 for (size_t j = 0; j < n; j++) {
                     const int8_t v = (int8_t)(row[j] ^ flip);
                     q[4 * j] = v;
