@@ -11,6 +11,8 @@
 #include "core/threadpool.h"
 #include "providers/cpu/ops/fused/fused.h"
 #include "providers/cpu/kernels/vec.h"
+#include "providers/cpu/kernels/act_ukernels.h"
+#include "core/cpu_features.h"
 
 #define MODEL(name) "tests/models/" name
 
@@ -420,6 +422,10 @@ int main(void) {
     test_vec_levels();
     test_gelu_kernel(fu_gelu_f32, "dispatched");
     test_gelu_kernel(fu_gelu_f32_chunks, "chunks");
+#ifdef NN_HAVE_X86_UKERNELS
+    if (cort_cpu_isa() == CORT_ISA_AVX2 || cort_cpu_isa() == CORT_ISA_AVX512) test_gelu_kernel(nn_gelu_avx2, "avx2");
+    if (cort_cpu_isa() == CORT_ISA_AVX512) test_gelu_kernel(nn_gelu_avx512, "avx512");
+#endif
     test_layernorm_kernel(pool);
     test_layernorm_kernel(NULL);
     test_models();

@@ -31,6 +31,9 @@ float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m);
 /* y = x * erfc(-x / sqrt(2)) / 2 (the exact GELU) in one pass: kernels/vec_body.h's erfc (t = 1/(1 + z/2)
  * from rcp14 + one Newton step instead of a division) with the exp inlined. y may be x. */
 void nn_gelu_avx512(const float *x, float *y, size_t n);
+/* The same with AVX2 (rcpps + one Newton step); a tail goes through the same vector math, so
+ * any split of a row gives the same bits. */
+void nn_gelu_avx2(const float *x, float *y, size_t n);
 #endif
 
 /* Register-level forms, for kernels that apply the activation before their store. Only files

@@ -71,4 +71,45 @@ float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m) {
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     return _mm_cvtss_f32(h);
 }
+
+/* GELU in one pass (erf through Numerical Recipes' erfc as in f32_act_avx512.c): t = 1 / (1 + z/2) by
+ * rcpps and one Newton step (relative 2^-22), exp by exp_nonpos256 (its argument is <= -1.2655). */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 gelu256(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
+    const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), one);
+    __m256 t = _mm256_rcp_ps(d);
+    t = _mm256_fmadd_ps(t, _mm256_fnmadd_ps(d, t, one), t);
+    __m256 p = _mm256_fmadd_ps(t, _mm256_set1_ps(0.17087277f), _mm256_set1_ps(-0.82215223f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.48851587f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.13520398f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.27886807f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.18628806f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.09678418f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.37409196f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.00002368f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.26551223f));
+    p = _mm256_fnmadd_ps(z, z, p);
+    const __m256 h = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), t), exp_nonpos256(p));
+    /* x < 0: x * h; else x * (1 - h) (h = erfc(|x| / sqrt(2)) / 2) */
+    const __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    return _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(one, h), h, neg));
+}
+
+__attribute__((target("avx2,fma")))
+void nn_gelu_avx2(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 a = gelu256(_mm256_loadu_ps(x + i)), b = gelu256(_mm256_loadu_ps(x + i + 8));
+        _mm256_storeu_ps(y + i, a);
+        _mm256_storeu_ps(y + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu256(_mm256_loadu_ps(x + i)));
+    if (i < n) {   /* the tail through a buffer, so it gets the same math as the body */
+        float tmp[8] = { 0 };
+        for (size_t k = 0; k < n - i; k++) tmp[k] = x[i + k];
+        _mm256_storeu_ps(tmp, gelu256(_mm256_loadu_ps(tmp)));
+        for (size_t k = 0; k < n - i; k++) y[i + k] = tmp[k];
+    }
+}
 #endif

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include "../../../../graph/op.h"
 
-/* y = x * 0.5 * (1 + erf(x / sqrt(2))) over n floats; y may equal x. AVX-512 in one pass
- * (nn_gelu_avx512), else fu_gelu_f32_chunks: erfc's argument, exp and the product as three
+/* y = x * 0.5 * (1 + erf(x / sqrt(2))) over n floats; y may equal x. AVX-512 or AVX2 in one pass
+ * (nn_gelu_avx512, nn_gelu_avx2), else fu_gelu_f32_chunks: erfc's argument, exp and the product as three
  * passes over 512-value chunks through the dispatched fu_vec / ew_simd kernels. */
 void fu_gelu_f32(const float *x, float *y, size_t n);
 void fu_gelu_f32_chunks(const float *x, float *y, size_t n);
