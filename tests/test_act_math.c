@@ -76,6 +76,44 @@ static void via_apply(int kind, float *y, size_t n) {
 }
 #ifdef NN_HAVE_X86_UKERNELS
 static void via_avx512(int kind, float *y, size_t n) { nn_act_avx512(kind, 0.0f, 0.0f, y, n); }
+static void via_avx2_all(int kind, float *y, size_t n) { nn_act_all_avx2(kind, 0.0f, 0.0f, y, n); }
+
+/* The piecewise-linear kinds of a level's act_all against their definitions, through every tail
+ * length: ReLU, Clip and LeakyReLU exact, HardSigmoid and HardSwish within 2 ulp-ish of double. */
+typedef void (*act_all_fn)(int kind, float lo, float hi, float *y, size_t n);
+static void check_act_all_cheap(const char *name, act_all_fn fn) {
+    enum { M = 1003 };
+    static float x[M], y[M];
+    for (size_t i = 0; i < M; i++) x[i] = -9.0f + 18.0f * (float)i / (float)(M - 1);
+    x[0] = -0.0f;
+    x[1] = 0.0f;
+    static const struct { int kind; float lo, hi; } cases[] = {
+        { CORT_ACT_RELU, 0.0f, 0.0f }, { CORT_ACT_CLIP, -1.5f, 2.25f }, { CORT_ACT_LEAKY_RELU, 0.1f, 0.0f },
+        { CORT_ACT_HARD_SIGMOID, 0.2f, 0.5f }, { CORT_ACT_HARD_SWISH, 0.0f, 0.0f } };
+    static const size_t lens[] = { M, 1, 7, 8, 15, 17, 33 };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            memcpy(y, x, sizeof y);
+            for (size_t i = 0; i < M; i += lens[l]) fn(cases[c].kind, cases[c].lo, cases[c].hi, y + i, M - i < lens[l] ? M - i : lens[l]);
+            int bad = 0;
+            for (size_t i = 0; i < M; i++) {
+                const float v = x[i], lo = cases[c].lo, hi = cases[c].hi;
+                double want;
+                switch (cases[c].kind) {
+                case CORT_ACT_RELU: want = v > 0.0f ? v : 0.0f; break;
+                case CORT_ACT_CLIP: want = v < lo ? lo : v > hi ? hi : v; break;
+                case CORT_ACT_LEAKY_RELU: want = v >= 0.0f ? v : v * lo; break;
+                case CORT_ACT_HARD_SIGMOID: want = fmin(1.0, fmax(0.0, (double)lo * v + hi)); break;
+                default: want = v * fmin(1.0, fmax(0.0, (double)v / 6.0 + 0.5)); break;
+                }
+                const int exact = cases[c].kind <= CORT_ACT_LEAKY_RELU;
+                if (exact ? (float)want != y[i] || (want == 0.0 && !signbit(want) != !signbit(y[i]))
+                          : fabs(y[i] - want) > 2.4e-7 * (fabs(want) + fabs((double)v)))
+                    bad++;
+            }
+            CHECK_MSG(bad == 0, "%s act_all kind %d, pieces of %zu: %d values wrong", name, cases[c].kind, lens[l], bad);
+        }
+}
 #endif
 
 static void run_entry(const char *name, act_fn fn, const float *x, float *y, size_t n) {
@@ -164,7 +202,14 @@ int main(void) {
     run_entry("nn_act_apply", via_apply, x, y, n);
 #ifdef NN_HAVE_X86_UKERNELS
     /* the kernels of the level in use (CORT_ISA selects it; the per-ISA lanes run every level) */
-    if (nn_isa()->act_all == nn_act_avx512) run_entry("avx512", via_avx512, x, y, n);
+    if (nn_isa()->act_all == nn_act_avx512) {
+        run_entry("avx512", via_avx512, x, y, n);
+        check_act_all_cheap("avx512", nn_act_avx512);
+    }
+    if (nn_isa()->act_all == nn_act_all_avx2) {
+        run_entry("avx2 act_all", via_avx2_all, x, y, n);
+        check_act_all_cheap("avx2", nn_act_all_avx2);
+    }
     if (nn_isa()->act_sigmoid_silu == nn_act_avx2) run_entry("avx2", nn_act_avx2, x, y, n);
 #endif
     free(x);

@@ -23,6 +23,8 @@
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n);
 /* Sigmoid and SiLU only (the kinds whose scalar form needs expf). */
 void nn_act_avx2(int kind, float *y, size_t n);
+/* Every kind up to CORT_ACT_HARD_SWISH (nn_act256's math), the avx2 level's act_all. */
+void nn_act_all_avx2(int kind, float lo, float hi, float *y, size_t n);
 /* y[i] = exp(x[i] - m) for x[i] <= m (a softmax row; the same polynomial exp, relative error
  * < 2.5e-7 where the result is a normal float; NaN propagates), returning their sum. y may be x. */
 float nn_exp_shift_sum_avx512(const float *x, float *y, size_t n, float m);

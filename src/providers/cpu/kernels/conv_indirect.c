@@ -80,7 +80,10 @@ static void ind_geom_make(const nn_conv_shape *s, ind_geom *q) {
  * most ~6% more columns. */
 static void ind_geom_tiling(ind_geom *q, size_t nr) {
     const size_t rem = q->OW % nr, rowcols = q->OW / nr * nr + (rem == 0 ? 0 : rem <= nr / 2 ? nr / 2 : nr);
-    q->rowtile = rowcols * 16 <= q->Wp * 17;
+    /* Wp == OW (no junk columns: a k x 1 conv with no side padding) tiles the plane as one run of
+     * full panels, each stored straight into Y; row tiling would end every row in an edge panel
+     * (cnn_batch's 3x1 convs at 16x24: 16 + 8 columns a row, the 8-column tile half as fast) */
+    q->rowtile = q->Wp != q->OW && rowcols * 16 <= q->Wp * 17;
     q->row_panels = (q->OW + nr - 1) / nr;
     q->npanels = q->rowtile ? q->OH * q->row_panels : (q->ncols + nr - 1) / nr;
 }
@@ -157,13 +160,11 @@ static size_t tap_offset(const ind_geom *q, size_t c, size_t kh, size_t kw) {
     return (c * 4 + ph) * q->plane + (r >> 1) * q->Wp + (s >> 1);
 }
 
-/* Each task computes its tiles one at a time over all of K (the tile stays in registers or L1
- * between K slices), A panels outside and column panels inside, so Y is written as MR row
- * streams. A tile inside one output row is stored straight into Y; one straddling two rows goes
- * through a stack tile and its valid columns are copied out (a cold virtual-output buffer and a
- * compaction pass cost more than the copy). */
-static void ind_run(void *arg, size_t begin, size_t end) {
-    const ind_job *j = arg;
+/* A panel ip against column panels [p0, p1): each tile over all of K (the tile stays in registers
+ * or L1 between K slices). A tile inside one output row is stored straight into Y; one straddling
+ * two rows goes through a stack tile and its valid columns are copied out (a cold virtual-output
+ * buffer and a compaction pass cost more than the copy). */
+static void ind_tiles(const ind_job *j, size_t ip, size_t p0, size_t p1, float *tile) {
     const ind_geom *q = j->q;
     const nn_gemm_kernel *k = j->w->k;
     const size_t mr = k->mr, nr = k->nr, mpanels = (q->M + mr - 1) / mr, plane = q->OH * q->OW;
@@ -171,154 +172,163 @@ static void ind_run(void *arg, size_t begin, size_t end) {
     const int reg_act = j->act && ((j->act->kind >= CORT_ACT_RELU && j->act->kind <= CORT_ACT_LEAKY_RELU) ||
                                    j->act->kind == CORT_ACT_HARD_SWISH ||
                                    (q->K <= 64 /* stems: SiLU too */ && j->act->kind < CORT_ACT_GELU));
+    const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
+    float bias_pad[NN_MAX_MR];
+    const float *bias = NULL;
+    if (j->bias) {
+        for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
+        bias = bias_pad;
+    }
+    nn_ukr_args u;
+    memset(&u, 0, sizeof u);
+    u.a_rs = 1; u.a_cs = mr;
+    u.rows = nrows;
+    /* panel position advanced incrementally: (oh, ow) of its first column, b = its B offset */
+    size_t oh, ow, b;
+    if (q->rowtile) { oh = p0 / q->row_panels; ow = p0 % q->row_panels * nr; b = oh * q->Wp + ow; }
+    else { b = p0 * nr; oh = b / q->Wp; ow = b % q->Wp; }
+    for (size_t pi = p0; pi < p1; pi++) {
+        const size_t c0 = b, yo = oh * q->OW + ow, ow0 = ow;
+        size_t cols;
+        int direct;
+        if (q->rowtile) {
+            cols = q->OW - ow < nr ? q->OW - ow : nr;
+            direct = 1;
+            ow += nr; b += nr;
+            if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
+        } else {
+            cols = q->ncols - b < nr ? q->ncols - b : nr;
+            /* no junk columns at all (Wp == OW, e.g. a 1x1 stride-2 conv): the virtual rows are
+             * Y's rows, so even a straddling panel is stored straight into Y */
+            direct = ow + cols <= q->OW || q->Wp == q->OW;
+            b += nr; ow += nr;
+            while (ow >= q->Wp) { ow -= q->Wp; oh++; }
+        }
+        /* one K slice: the full tiles left in this output row go to the kernel in one call that
+         * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144, gained); the stems
+         * (K = 27) measured no better or slightly worse, so they keep a call per tile */
+        size_t run = 1;
+        if (j->multi && direct && cols == nr && q->K >= 64 && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
+            /* full panels from here to the row's end (to the plane's when the rows have no junk) */
+            const size_t left = q->Wp == q->OW && !q->rowtile ? (q->ncols - c0) / nr : (q->OW - ow0) / nr;
+            run = left < p1 - pi ? left : p1 - pi;
+            if (run < 1) run = 1;
+            for (size_t e = 1; e < run; e++) {   /* advance past the panels the call takes */
+                if (q->rowtile) {
+                    ow += nr; b += nr;
+                    if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
+                } else {
+                    b += nr; ow += nr;
+                    while (ow >= q->Wp) { ow -= q->Wp; oh++; }
+                }
+            }
+        }
+        u.panels = run;
+        u.b_off = c0;
+        u.cols = cols;
+        u.c_add = NULL;
+        u.act = 0;
+        u.perm = NULL;
+        u.kept = 0;
+        /* a tile straddling output rows: a 32-column ext kernel drops its junk columns itself
+         * and stores the rest as one run (those columns are consecutive in Y), instead of a
+         * stack tile copied out fragment by fragment (squeezenet's 16->64 3x3 conv at 55x55) */
+        int32_t perm[32];
+        size_t yo_run = yo;
+        if (!direct && j->multi && nr == 32) {
+            size_t kept = 0, first = SIZE_MAX;
+            for (size_t v = 0, pos = c0 % q->Wp, r = c0 / q->Wp; v < cols; v++, pos++) {
+                if (pos == q->Wp) { pos = 0; r++; }
+                if (pos < q->OW) {
+                    if (first == SIZE_MAX) first = r * q->OW + pos;
+                    perm[kept++] = (int32_t)v;
+                }
+            }
+            for (size_t p = kept; p < 32; p++) perm[p] = 0;
+            if (kept) {
+                direct = 1;
+                yo_run = first;
+                u.perm = perm;
+                u.kept = kept;
+            }
+        }
+        if (direct) { u.c = j->y + r0 * plane + yo_run; u.ldc = plane; }
+        else { u.c = tile; u.ldc = nr; }
+        for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
+            const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
+            const int last = k0 + kc == q->K;
+            u.kc = kc;
+            u.a = j->w->data + k0 * mpanels * mr + ip * mr * kc;
+            /* the first tile of a row panel reads its weights cold: it fetches the next
+             * panel's meanwhile (resnet50's 3x3 stride-2 conv at 56x56, squeezenet's 3x3
+             * expand convs) */
+            u.b_prefetch = pi == p0 && ip + 1 < mpanels ? u.a + mr * kc : NULL;
+            u.b_prefetch_ld = mr;
+            u.b_ind = j->taps + k0;
+            u.bias = k0 == 0 ? bias : NULL;
+            u.accumulate = k0 > 0;
+            if (last && direct && j->sum) u.c_add = j->sum + r0 * plane + yo_run;
+            if (last && reg_act && (direct || !j->sum)) {
+                u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta;
+            }
+            k->ukr(&u);
+        }
+        /* the next tile's output rows, for writing: Y is cold in a model and its rows are
+         * M streams the hardware prefetcher does not follow (MobileNetV2's stem; prefetching
+         * 2 or 4 tiles ahead measured no better) */
+        pi += run - 1;
+        if (direct && !u.perm && pi + 1 < p1) {
+            const float *cf = j->y + r0 * plane + yo + run * nr;
+            for (size_t r = 0; r < nrows; r++) {
+                __builtin_prefetch(cf + r * plane, 1, 3);
+                __builtin_prefetch(cf + r * plane + 16, 1, 3);
+            }
+        }
+        if (direct) {
+            const size_t width = u.perm ? u.kept : cols;
+            if (j->act && !reg_act)
+                for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo_run, width);
+            continue;
+        }
+        /* the valid columns of the straddling tile, row fragment by row fragment */
+        const int act_done = reg_act && !j->sum;
+        for (size_t v = c0; v < c0 + cols;) {
+            const size_t voh = v / q->Wp, vow = v % q->Wp;
+            size_t run = q->Wp - vow;
+            if (run > c0 + cols - v) run = c0 + cols - v;
+            if (vow < q->OW) {
+                const size_t n = q->OW - vow < run ? q->OW - vow : run, off = voh * q->OW + vow;
+                for (size_t r = 0; r < nrows; r++) {
+                    const float *src = tile + r * nr + (v - c0);
+                    float *d = j->y + (r0 + r) * plane + off;
+                    if (j->sum) {
+                        const float *a = j->sum + (r0 + r) * plane + off;
+                        for (size_t e = 0; e < n; e++) d[e] = src[e] + a[e];
+                    } else {
+                        for (size_t e = 0; e < n; e++) d[e] = src[e];   /* short: no libc call */
+                    }
+                    if (!act_done) nn_act_apply(j->act, d, n);
+                }
+            }
+            v += run;
+        }
+    }
+}
+
+/* Tasks are (block of A panels, block of column panels); A panels outside and column panels inside,
+ * so Y is written as MR row streams (column panels outside, each kept in L1 while the A panels
+ * stream past, measured 5-10 % slower on cnn_batch's K = 192 and 384 convs on Zen 3). */
+static void ind_run(void *arg, size_t begin, size_t end) {
+    const ind_job *j = arg;
+    const ind_geom *q = j->q;
+    const size_t mr = j->w->k->mr, mpanels = (q->M + mr - 1) / mr;
     float tile[NN_MAX_TILE];
     for (size_t t = begin; t < end; t++) {
         if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
         const size_t ip0 = t / j->tasks_n * j->bm, ip1 = ip0 + j->bm < mpanels ? ip0 + j->bm : mpanels;
         const size_t p0 = t % j->tasks_n * j->bp;
         const size_t p1 = p0 + j->bp < q->npanels ? p0 + j->bp : q->npanels;
-        for (size_t ip = ip0; ip < ip1; ip++) {
-            const size_t r0 = ip * mr, nrows = q->M - r0 < mr ? q->M - r0 : mr;
-            float bias_pad[NN_MAX_MR];
-            const float *bias = NULL;
-            if (j->bias) {
-                for (size_t r = 0; r < mr; r++) bias_pad[r] = r < nrows ? j->bias[r0 + r] : 0.0f;
-                bias = bias_pad;
-            }
-            nn_ukr_args u;
-            memset(&u, 0, sizeof u);
-            u.a_rs = 1; u.a_cs = mr;
-            u.rows = nrows;
-            /* panel position advanced incrementally: (oh, ow) of its first column, b = its B offset */
-            size_t oh, ow, b;
-            if (q->rowtile) { oh = p0 / q->row_panels; ow = p0 % q->row_panels * nr; b = oh * q->Wp + ow; }
-            else { b = p0 * nr; oh = b / q->Wp; ow = b % q->Wp; }
-            for (size_t pi = p0; pi < p1; pi++) {
-                const size_t c0 = b, yo = oh * q->OW + ow, ow0 = ow;
-                size_t cols;
-                int direct;
-                if (q->rowtile) {
-                    cols = q->OW - ow < nr ? q->OW - ow : nr;
-                    direct = 1;
-                    ow += nr; b += nr;
-                    if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
-                } else {
-                    cols = q->ncols - b < nr ? q->ncols - b : nr;
-                    /* no junk columns at all (Wp == OW, e.g. a 1x1 stride-2 conv): the virtual rows are
-                     * Y's rows, so even a straddling panel is stored straight into Y */
-                    direct = ow + cols <= q->OW || q->Wp == q->OW;
-                    b += nr; ow += nr;
-                    while (ow >= q->Wp) { ow -= q->Wp; oh++; }
-                }
-                /* one K slice: the full tiles left in this output row go to the kernel in one call that
-                 * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144, gained); the stems
-                 * (K = 27) measured no better or slightly worse, so they keep a call per tile */
-                size_t run = 1;
-                if (j->multi && direct && cols == nr && q->K >= 64 && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
-                    const size_t left = (q->OW - ow0) / nr;   /* full panels from here to the row's end */
-                    run = left < p1 - pi ? left : p1 - pi;
-                    if (run < 1) run = 1;
-                    for (size_t e = 1; e < run; e++) {   /* advance past the panels the call takes */
-                        if (q->rowtile) {
-                            ow += nr; b += nr;
-                            if (ow >= q->OW) { ow = 0; oh++; b = oh * q->Wp; }
-                        } else {
-                            b += nr; ow += nr;
-                            while (ow >= q->Wp) { ow -= q->Wp; oh++; }
-                        }
-                    }
-                }
-                u.panels = run;
-                u.b_off = c0;
-                u.cols = cols;
-                u.c_add = NULL;
-                u.act = 0;
-                u.perm = NULL;
-                u.kept = 0;
-                /* a tile straddling output rows: a 32-column ext kernel drops its junk columns itself
-                 * and stores the rest as one run (those columns are consecutive in Y), instead of a
-                 * stack tile copied out fragment by fragment (squeezenet's 16->64 3x3 conv at 55x55) */
-                int32_t perm[32];
-                size_t yo_run = yo;
-                if (!direct && j->multi && nr == 32) {
-                    size_t kept = 0, first = SIZE_MAX;
-                    for (size_t v = 0, pos = c0 % q->Wp, r = c0 / q->Wp; v < cols; v++, pos++) {
-                        if (pos == q->Wp) { pos = 0; r++; }
-                        if (pos < q->OW) {
-                            if (first == SIZE_MAX) first = r * q->OW + pos;
-                            perm[kept++] = (int32_t)v;
-                        }
-                    }
-                    for (size_t p = kept; p < 32; p++) perm[p] = 0;
-                    if (kept) {
-                        direct = 1;
-                        yo_run = first;
-                        u.perm = perm;
-                        u.kept = kept;
-                    }
-                }
-                if (direct) { u.c = j->y + r0 * plane + yo_run; u.ldc = plane; }
-                else { u.c = tile; u.ldc = nr; }
-                for (size_t k0 = 0; k0 < q->K; k0 += NN_GEMM_KC) {
-                    const size_t kc = q->K - k0 < NN_GEMM_KC ? q->K - k0 : NN_GEMM_KC;
-                    const int last = k0 + kc == q->K;
-                    u.kc = kc;
-                    u.a = j->w->data + k0 * mpanels * mr + ip * mr * kc;
-                    /* the first tile of a row panel reads its weights cold: it fetches the next
-                     * panel's meanwhile (resnet50's 3x3 stride-2 conv at 56x56, squeezenet's 3x3
-                     * expand convs) */
-                    u.b_prefetch = pi == p0 && ip + 1 < mpanels ? u.a + mr * kc : NULL;
-                    u.b_prefetch_ld = mr;
-                    u.b_ind = j->taps + k0;
-                    u.bias = k0 == 0 ? bias : NULL;
-                    u.accumulate = k0 > 0;
-                    if (last && direct && j->sum) u.c_add = j->sum + r0 * plane + yo_run;
-                    if (last && reg_act && (direct || !j->sum)) {
-                        u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta;
-                    }
-                    k->ukr(&u);
-                }
-                /* the next tile's output rows, for writing: Y is cold in a model and its rows are
-                 * M streams the hardware prefetcher does not follow (MobileNetV2's stem; prefetching
-                 * 2 or 4 tiles ahead measured no better) */
-                pi += run - 1;
-                if (direct && !u.perm && pi + 1 < p1) {
-                    const float *cf = j->y + r0 * plane + yo + run * nr;
-                    for (size_t r = 0; r < nrows; r++) {
-                        __builtin_prefetch(cf + r * plane, 1, 3);
-                        __builtin_prefetch(cf + r * plane + 16, 1, 3);
-                    }
-                }
-                if (direct) {
-                    const size_t width = u.perm ? u.kept : cols;
-                    if (j->act && !reg_act)
-                        for (size_t r = 0; r < nrows; r++) nn_act_apply(j->act, j->y + (r0 + r) * plane + yo_run, width);
-                    continue;
-                }
-                /* the valid columns of the straddling tile, row fragment by row fragment */
-                const int act_done = reg_act && !j->sum;
-                for (size_t v = c0; v < c0 + cols;) {
-                    const size_t voh = v / q->Wp, vow = v % q->Wp;
-                    size_t run = q->Wp - vow;
-                    if (run > c0 + cols - v) run = c0 + cols - v;
-                    if (vow < q->OW) {
-                        const size_t n = q->OW - vow < run ? q->OW - vow : run, off = voh * q->OW + vow;
-                        for (size_t r = 0; r < nrows; r++) {
-                            const float *src = tile + r * nr + (v - c0);
-                            float *d = j->y + (r0 + r) * plane + off;
-                            if (j->sum) {
-                                const float *a = j->sum + (r0 + r) * plane + off;
-                                for (size_t e = 0; e < n; e++) d[e] = src[e] + a[e];
-                            } else {
-                                for (size_t e = 0; e < n; e++) d[e] = src[e];   /* short: no libc call */
-                            }
-                            if (!act_done) nn_act_apply(j->act, d, n);
-                        }
-                    }
-                    v += run;
-                }
-            }
-        }
+        for (size_t ip = ip0; ip < ip1; ip++) ind_tiles(j, ip, p0, p1, tile);
     }
 }
 

@@ -30,6 +30,7 @@ static const nn_isa_config avx2_config = {
     .pool_max = nn_pool_max_avx2,
     .pool_rows_max8 = nn_pool_rows_max8_avx2,
     .pool_window_max8 = nn_pool_window_max8_avx2,
+    .act_all = nn_act_all_avx2,
     .act_sigmoid_silu = nn_act_avx2,
     .gelu = nn_gelu_avx2,
     .exp_shift_sum = nn_exp_shift_sum_avx2,
