@@ -1,7 +1,7 @@
 /* AVX2 QLinearAdd in the fixed-point form (quant_ukernels.h): eight int32 lanes per step, two vpmulld
- * and an add per eight results where the 64 KB table costs eight gathered loads. Lanes near a tie,
- * the tail and parameters the form does not take are computed one by one in double, the reference
- * expression. */
+ * and an add per eight results where the 64 KB table costs eight gathered loads. Lanes near a tie
+ * (each on its own, not the 16 around it), the tail and parameters the form does not take are
+ * computed one by one in double, the reference expression. */
 #include "../quant_ukernels.h"
 #ifdef NN_HAVE_X86_UKERNELS
 #include <immintrin.h>
@@ -54,17 +54,19 @@ QA2_T void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, co
             /* near a tie: (w + win) mod 2^k <= 2 win, as signed compares (both sides below 2^30) */
             const __m256i n0 = _mm256_cmpgt_epi32(over, _mm256_and_si256(_mm256_add_epi32(w[0], win), fmask));
             const __m256i n1 = _mm256_cmpgt_epi32(over, _mm256_and_si256(_mm256_add_epi32(w[1], win), fmask));
-            const __m256i nr = _mm256_or_si256(n0, n1);
-            if (!_mm256_testz_si256(nr, nr)) {
-                for (size_t q = i; q < i + 16; q++) y[q] = qa2_ref1(p, a[q], p->b_scalar ? b[0] : b[q]);
-                continue;
-            }
+            const unsigned near = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(n0)) |
+                                  (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(n1)) << 8;
             const __m256i r0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(_mm256_sra_epi32(w[0], shift), zy), lo), hi);
             const __m256i r1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(_mm256_sra_epi32(w[1], shift), zy), lo), hi);
             /* in range already, so the packs only narrow; then the 4-byte groups back in order */
             const __m256i t = _mm256_packs_epi32(r0, r1);
             const __m256i u = p->out_signed ? _mm256_packs_epi16(t, t) : _mm256_packus_epi16(t, t);
             _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(u, order)));
+            /* the lanes near a tie again in double, one by one (the others keep the vector result) */
+            for (unsigned m = near; m; m &= m - 1) {
+                const size_t q = i + (size_t)__builtin_ctz(m);
+                y[q] = qa2_ref1(p, a[q], p->b_scalar ? b[0] : b[q]);
+            }
         }
     }
     for (; i < n; i++) y[i] = qa2_ref1(p, a[i], p->b_scalar ? b[0] : b[i]);
