@@ -287,6 +287,7 @@ static void test_conv_indirect_kernels(cort_pool *pool) {
     static const struct { size_t n, c, m, h, w, k, s, pb; } cases[] = {
         { 1, 3, 16, 31, 33, 3, 2, 1 }, { 2, 5, 13, 9, 7, 3, 1, 1 }, { 1, 16, 20, 20, 70, 3, 1, 1 },
         { 1, 8, 9, 15, 16, 1, 2, 0 }, { 1, 70, 7, 6, 6, 3, 1, 1 }, { 1, 4, 12, 40, 80, 3, 1, 1 },
+        { 2, 64, 24, 50, 70, 1, 2, 0 },   /* no junk columns, K = 64: runs cross output rows */
     };
     const nn_gemm_kernel *const *kernels;
     const size_t nk = nn_gemm_kernels(&kernels);

@@ -343,6 +343,9 @@ static void test_conv_indirect(cort_pool *pool) {
         {1, 3, 24, 224, 224, 3, 2, 1, 0, 0}, {1, 4, 12, 40, 80, 3, 1, 1, 1, 1}, {2, 6, 20, 9, 100, 3, 2, 1, 1, 1}, {1, 40, 30, 17, 51, 3, 1, 1, 1, 1},
         /* 64 <= K <= 256 on wide rows: runs of full tiles in one kernel call (squeezenet's expand3x3) */
         {1, 16, 64, 20, 70, 3, 1, 1, 1, 1}, {2, 8, 20, 11, 99, 3, 1, 1, 1, 1},
+        /* no junk columns (1x1 stride 2: virtual rows = output rows) with 64 <= K <= 256: panels and
+         * runs of full tiles cross output rows (35 and 25 columns a row) */
+        {2, 64, 24, 50, 70, 1, 2, 1, 0, 0}, {1, 100, 40, 30, 50, 1, 2, 1, 0, 0},
     };
     const int acts[] = { CORT_ACT_NONE, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SILU,
                          CORT_ACT_HARD_SIGMOID, CORT_ACT_HARD_SWISH };
