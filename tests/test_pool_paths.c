@@ -160,6 +160,22 @@ static void test_avx2_direct(void) {
             CHECK_MSG(tu_max_ulp(y, r, count, &at) == 0, "avx2 window %s k %zu s %zu count %zu at %zu",
                       is_max ? "max" : "avg", k, sw, count, at);
         }
+        /* stride-2 max windows of 2 columns over 1-4 rows, NaN anywhere: the window's first value
+         * decides NaN */
+        {
+            const size_t count = width / 2;
+            for (size_t i = 0; i < 4 * CAP; i++) if (urand(11) == 0) x[i] = NAN;
+            nn_pool_max_k2s2_avx2(x, CAP, nrows, count, y);
+            size_t bad = 0;
+            for (size_t o = 0; o < count; o++) {
+                float a = x[2 * o];
+                for (size_t q = 0; q < nrows; q++)
+                    for (size_t c = 0; c < 2; c++) a = x[q * CAP + 2 * o + c] > a ? x[q * CAP + 2 * o + c] : a;
+                bad += !same_float(y[o], a);
+            }
+            CHECK_MSG(bad == 0, "avx2 2-wide stride-2 max, %zu rows, %zu outputs: %zu differ", nrows, count, bad);
+            for (size_t i = 0; i < 4 * CAP; i++) if (isnan(x[i])) x[i] = frand();
+        }
         /* global pools: NaN first gives NaN, a later NaN is ignored */
         if (t % 3 == 1) x[urand((uint32_t)width)] = NAN;
         if (t % 7 == 2) x[0] = NAN;

@@ -39,6 +39,9 @@ typedef struct nn_isa_config {
     /* window step after pool_rows_* (NULL: the portable loop) */
     void (*pool_window_max)(const float *t, size_t k, size_t sw, size_t count, float *y);
     void (*pool_window_avg)(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
+    /* max windows of 2 columns at stride 2 over nrows rows (nn_pool_max_k2s2_avx2's contract); NULL:
+     * pool_rows_max and pool_window_max */
+    void (*pool_max_k2s2)(const float *x, size_t stride, size_t nrows, size_t count, float *y);
     float (*pool_sum)(const float *x, size_t n);
     float (*pool_max)(const float *x, size_t n);
     /* 8-bit MaxPool's row reduction and window step (strides 1 and 2); NULL: the portable loops */

@@ -109,6 +109,42 @@ POOL2_TARGET void nn_pool_window_avg_avx2(const float *t, size_t k, size_t sw, s
     else pool_window(t, k, sw, count, 0, scale, y);
 }
 
+/* 2-column MaxPool windows at stride 2 over nrows rows without a row buffer: 16 input columns of a
+ * row split into even and odd columns (vshufps; the lane order fixed once at the end with a
+ * vpermpd), folded in the reference's order, row by row and column by column, each value replacing
+ * the running one only if greater: a NaN at a window's first value gives NaN, any other is
+ * skipped, as in nn_pool_f32_ref. (The same for 3-column windows, the third column from a load two
+ * columns on, measured no faster than the row-buffer path on squeezenet's and resnet50's pools.) */
+POOL2_TARGET static inline void pool_max_k2s2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
+    size_t o = 0;
+    for (; o + 8 <= count; o += 8) {
+        __m256 best = _mm256_set1_ps(0.0f);
+        for (size_t r = 0; r < nrows; r++) {
+            const float *q = x + r * stride + 2 * o;
+            const __m256 a0 = _mm256_loadu_ps(q), a1 = _mm256_loadu_ps(q + 8);
+            const __m256 even = _mm256_shuffle_ps(a0, a1, 0x88);
+            best = r ? max_gt8(best, even) : even;
+            best = max_gt8(best, _mm256_shuffle_ps(a0, a1, 0xdd));
+        }
+        _mm256_storeu_ps(y + o, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(best), 0xd8)));
+    }
+    for (; o < count; o++) {
+        float best = x[2 * o];
+        for (size_t r = 0; r < nrows; r++)
+            for (size_t c = 0; c < 2; c++) {
+                const float v = x[r * stride + 2 * o + c];
+                best = v > best ? v : best;
+            }
+        y[o] = best;
+    }
+}
+
+POOL2_TARGET
+void nn_pool_max_k2s2_avx2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
+    if (nrows == 2) pool_max_k2s2(x, stride, 2, count, y);
+    else pool_max_k2s2(x, stride, nrows, count, y);
+}
+
 POOL2_TARGET
 float nn_pool_sum_avx2(const float *x, size_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
