@@ -205,10 +205,13 @@ static void ind_tiles(const ind_job *j, size_t ip, size_t p0, size_t p1, float *
             while (ow >= q->Wp) { ow -= q->Wp; oh++; }
         }
         /* one K slice: the full tiles left in this output row go to the kernel in one call that
-         * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144, gained); the stems
-         * (K = 27) measured no better or slightly worse, so they keep a call per tile */
+         * walks them (squeezenet's 16->64 3x3 convs at 55x55, K = 144, gained). With the 32-column
+         * AVX-512 tile the stems (K = 27) measured no better or slightly worse, so they keep a call
+         * per tile there; a 16-column tile of a stem is so little work that the call is a large
+         * share of it (Zen 3, avx2: cnn_batch's K = 9 stem 7.3 -> 3.7 ms, ocr_det's 3.4 -> 2.6,
+         * ocr_rec 3.76 -> 3.03 ms in all) */
         size_t run = 1;
-        if (j->multi && direct && cols == nr && q->K >= 64 && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
+        if (j->multi && direct && cols == nr && (q->K >= 64 || nr <= 16) && q->K <= NN_GEMM_KC && (!j->act || reg_act)) {
             /* full panels from here to the row's end (to the plane's when the rows have no junk) */
             const size_t left = q->Wp == q->OW && !q->rowtile ? (q->ncols - c0) / nr : (q->OW - ow0) / nr;
             run = left < p1 - pi ? left : p1 - pi;
