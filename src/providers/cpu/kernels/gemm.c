@@ -152,13 +152,18 @@ typedef struct gemm_job {
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* Block size (in panels) splitting n panels into threads..3*threads tasks so that the busiest
- * thread's share, ceil(tasks / threads) * block, is smallest; ties go to fewer, larger tasks
- * (each task re-reads the shared operand). 22 panels on 2 threads: 2 tasks of 11, not 6 of 4. */
-static size_t balanced_block(size_t n, size_t threads) {
+ * thread's share, ceil(tasks / threads) * block, is smallest. Ties go to fewer, larger tasks (each
+ * task re-reads the shared operand; 22 panels on 2 threads: 2 tasks of 11, not 6 of 4), except
+ * for big products (`big`), where more tasks let a thread that runs ahead take work from one that
+ * was held up (a core shared with other load, a VM's slow vCPU). On a Zen 3 VM whose second vCPU
+ * slows down for minutes at a time, bert_encoder's 2-thread sum of per-node minimums went 149 ->
+ * 144, 199 -> 184 and 160 -> 151 ms in three alternated A/Bs (resnet50 mixed, within the noise);
+ * with every product taking it, mobilenet_v2's small ones measured slower (7.7 -> 8.8 ms). */
+static size_t balanced_block(size_t n, size_t threads, int big) {
     size_t best = div_up(n, threads), best_cost = SIZE_MAX;
     for (size_t t = threads; t <= 3 * threads && t <= n; t++) {
         const size_t b = div_up(n, t), tasks = div_up(n, b), cost = div_up(tasks, threads) * b;
-        if (cost < best_cost) { best_cost = cost; best = b; }
+        if (cost < best_cost || (big && cost == best_cost)) { best_cost = cost; best = b; }
     }
     return best ? best : 1;
 }
@@ -584,6 +589,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     double flops = (double)M * (double)N * (double)K;
     cort_pool *p = flops < 64.0 * 64.0 * 64.0 ? NULL : pool;
     const size_t threads = (size_t)cort_pool_threads(p);
+    const int big = flops >= 33554432.0;   /* 2^25 multiply-adds: BERT's projections and up */
     /* One thread: a single task packs each K slice of A and B right before using it (both stay
      * in L2). Several threads: wide B (conv spatial dims, long sequences) -> tasks own column
      * blocks, pack their own B and share an A packed once for all of K; narrow B -> tasks own row
@@ -610,7 +616,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         j.bn = threads == 1 && j.b_direct ? j.npanels : div_up(NN_BLOCK_COLS, nr);
         /* rows-outer tasks span at least a sweep: short row runs per task would undo it */
         if (j.rows_outer && j.bn < j.sweep) j.bn = j.sweep;
-        if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads);
+        if (threads > 1 && div_up(j.npanels, j.bn) < 3 * threads) j.bn = balanced_block(j.npanels, threads, big);
         else if (threads > 1) j.bn = balanced_upto(j.npanels, threads, j.rows_outer ? j.sweep : (j.bn + 1) / 2, j.bn);
         /* a small A (or a single task) is cheaper to repack per task than to share behind a barrier
          * (a barrier costs about the time to pack 8-32K floats); one thread has no barrier, so it
@@ -622,7 +628,7 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
         j.pack_a_in_task = 1;
         j.bn = j.npanels;
         j.bm = div_up(NN_BLOCK_ROWS, mr);
-        if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = balanced_block(j.mpanels, threads);
+        if (div_up(j.mpanels, j.bm) < 3 * threads) j.bm = balanced_block(j.mpanels, threads, big);
         else j.bm = balanced_upto(j.mpanels, threads, (j.bm + 1) / 2, j.bm);
     }
     /* operands read in place only need their edge panel packed: cheaper per task than a barrier */
