@@ -80,11 +80,12 @@ static cort_status *qconv_prepare_wino(qconv_state *s, const cort_value *w, cons
     for (int i = 0; i < 2; i++)
         if ((win->has_strides && win->strides[i] != 1) || (win->has_dilations && win->dilations[i] != 1)) return NULL;
     int32_t maxg = 0;
-    for (size_t i = 0; i < w->count; i++) {
-        const int32_t v = (sgn ? (int32_t)((const int8_t *)d)[i] : (int32_t)((const uint8_t *)d)[i]) - zp[i / (C * 9)];
-        if (v > maxg) maxg = v;
-        if (-v > maxg) maxg = -v;
-    }
+    for (size_t m = 0, i = 0; m < M; m++)   /* per output channel: no division per weight */
+        for (size_t e = 0; e < C * 9; e++, i++) {
+            const int32_t v = (sgn ? (int32_t)((const int8_t *)d)[i] : (int32_t)((const uint8_t *)d)[i]) - zp[m];
+            if (v > maxg) maxg = v;
+            if (-v > maxg) maxg = -v;
+        }
     if ((double)9 * (double)C * 255.0 * (double)maxg >= 536870912.0) return NULL;
     const size_t per = nn_igemm_a_size(s->k, M, C), kp = nn_igemm_kp(C);
     size_t n;
