@@ -18,6 +18,38 @@
 #include "gemm_ukernels.h"
 #include "../../../core/act.h"
 
+/* LOOP(KIND, lo, hi, y, n) instantiated once per kind RELU .. HARD_SWISH and called for `kind` (others:
+ * nothing), so each per-ISA row loop is straight-line code for its kind. */
+#define NN_ACT_KIND_DISPATCH(LOOP, kind, lo, hi, y, n)                                   \
+    do {                                                                                 \
+        switch (kind) {                                                                  \
+        case CORT_ACT_RELU: LOOP(CORT_ACT_RELU, lo, hi, y, n); break;                    \
+        case CORT_ACT_CLIP: LOOP(CORT_ACT_CLIP, lo, hi, y, n); break;                    \
+        case CORT_ACT_LEAKY_RELU: LOOP(CORT_ACT_LEAKY_RELU, lo, hi, y, n); break;        \
+        case CORT_ACT_SIGMOID: LOOP(CORT_ACT_SIGMOID, lo, hi, y, n); break;              \
+        case CORT_ACT_HARD_SIGMOID: LOOP(CORT_ACT_HARD_SIGMOID, lo, hi, y, n); break;    \
+        case CORT_ACT_SILU: LOOP(CORT_ACT_SILU, lo, hi, y, n); break;                    \
+        case CORT_ACT_HARD_SWISH: LOOP(CORT_ACT_HARD_SWISH, lo, hi, y, n); break;        \
+        default: break;                                                                  \
+        }                                                                                \
+    } while (0)
+
+/* p = the polynomial of Numerical Recipes' erfc (erfc(z) = t * exp(p(t) - z^2), t = 1 / (1 + z/2),
+ * fractional error < 1.2e-7) in t by Horner's rule, for a vector width's FMA and broadcast: one list
+ * of coefficients for every ISA's GELU kernel (kernels/vec_body.h has the portable form). */
+#define NN_ERFC_POLY(FMA, SET1, p, t)                                   \
+    do {                                                                \
+        p = FMA(t, SET1(0.17087277f), SET1(-0.82215223f));              \
+        p = FMA(p, t, SET1(1.48851587f));                               \
+        p = FMA(p, t, SET1(-1.13520398f));                              \
+        p = FMA(p, t, SET1(0.27886807f));                               \
+        p = FMA(p, t, SET1(-0.18628806f));                              \
+        p = FMA(p, t, SET1(0.09678418f));                               \
+        p = FMA(p, t, SET1(0.37409196f));                               \
+        p = FMA(p, t, SET1(1.00002368f));                               \
+        p = FMA(p, t, SET1(-1.26551223f));                              \
+    } while (0)
+
 #ifdef NN_HAVE_X86_UKERNELS
 /* Every kind above; lo/hi are the activation's alpha/beta. */
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n);

@@ -45,16 +45,7 @@ static inline __attribute__((always_inline, target("avx2,fma"))) void act_loop(c
 
 __attribute__((target("avx2,fma")))
 void nn_act_all_avx2(int kind, float lo, float hi, float *y, size_t n) {
-    switch (kind) {
-    case CORT_ACT_RELU: act_loop(CORT_ACT_RELU, lo, hi, y, n); break;
-    case CORT_ACT_CLIP: act_loop(CORT_ACT_CLIP, lo, hi, y, n); break;
-    case CORT_ACT_LEAKY_RELU: act_loop(CORT_ACT_LEAKY_RELU, lo, hi, y, n); break;
-    case CORT_ACT_SIGMOID: act_loop(CORT_ACT_SIGMOID, lo, hi, y, n); break;
-    case CORT_ACT_HARD_SIGMOID: act_loop(CORT_ACT_HARD_SIGMOID, lo, hi, y, n); break;
-    case CORT_ACT_SILU: act_loop(CORT_ACT_SILU, lo, hi, y, n); break;
-    case CORT_ACT_HARD_SWISH: act_loop(CORT_ACT_HARD_SWISH, lo, hi, y, n); break;
-    default: break;
-    }
+    NN_ACT_KIND_DISPATCH(act_loop, kind, lo, hi, y, n);
 }
 
 /* exp(x) for x <= 0 (a softmax row minus its maximum): exp = 2^n * p(r) as in act_ukernels.h, with
@@ -116,15 +107,8 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 gelu256(
     const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), one);
     __m256 t = _mm256_rcp_ps(d);
     t = _mm256_fmadd_ps(t, _mm256_fnmadd_ps(d, t, one), t);
-    __m256 p = _mm256_fmadd_ps(t, _mm256_set1_ps(0.17087277f), _mm256_set1_ps(-0.82215223f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.48851587f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.13520398f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.27886807f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.18628806f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.09678418f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.37409196f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.00002368f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.26551223f));
+    __m256 p;
+    NN_ERFC_POLY(_mm256_fmadd_ps, _mm256_set1_ps, p, t);
     p = _mm256_fnmadd_ps(z, z, p);
     const __m256 h = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), t), exp_nonpos256(p));
     /* x < 0: x * h; else x * (1 - h) (h = erfc(|x| / sqrt(2)) / 2) */

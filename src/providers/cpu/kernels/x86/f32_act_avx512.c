@@ -58,15 +58,8 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512 gelu512(_
     const __m512 d = _mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), one);
     __m512 t = _mm512_rcp14_ps(d);
     t = _mm512_fmadd_ps(t, _mm512_fnmadd_ps(d, t, one), t);   /* Newton: 2^-28 relative */
-    __m512 p = _mm512_fmadd_ps(t, _mm512_set1_ps(0.17087277f), _mm512_set1_ps(-0.82215223f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.48851587f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.13520398f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.27886807f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.18628806f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.09678418f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.37409196f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.00002368f));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.26551223f));
+    __m512 p;
+    NN_ERFC_POLY(_mm512_fmadd_ps, _mm512_set1_ps, p, t);
     p = _mm512_fnmadd_ps(z, z, p);   /* <= -1.2655: exp_nonpos512's range */
     const __m512 h = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), t), exp_nonpos512(p));
     /* x < 0: x * h; else x * (1 - h) (h = erfc(|x| / sqrt(2)) / 2) */
@@ -90,15 +83,6 @@ void nn_gelu_avx512(const float *x, float *y, size_t n) {
 
 __attribute__((target("avx512f")))
 void nn_act_avx512(int kind, float lo, float hi, float *y, size_t n) {
-    switch (kind) {
-    case CORT_ACT_RELU: act_loop(CORT_ACT_RELU, lo, hi, y, n); break;
-    case CORT_ACT_CLIP: act_loop(CORT_ACT_CLIP, lo, hi, y, n); break;
-    case CORT_ACT_LEAKY_RELU: act_loop(CORT_ACT_LEAKY_RELU, lo, hi, y, n); break;
-    case CORT_ACT_SIGMOID: act_loop(CORT_ACT_SIGMOID, lo, hi, y, n); break;
-    case CORT_ACT_HARD_SIGMOID: act_loop(CORT_ACT_HARD_SIGMOID, lo, hi, y, n); break;
-    case CORT_ACT_SILU: act_loop(CORT_ACT_SILU, lo, hi, y, n); break;
-    case CORT_ACT_HARD_SWISH: act_loop(CORT_ACT_HARD_SWISH, lo, hi, y, n); break;
-    default: break;
-    }
+    NN_ACT_KIND_DISPATCH(act_loop, kind, lo, hi, y, n);
 }
 #endif
