@@ -847,7 +847,7 @@ static void test_winograd(cort_pool *pool) {
         for (int tile = 2; tile <= 4; tile += 2)
             for (int threaded = 0; threaded < 2; threaded++) {
             nn_wino_weights ww;
-            CHECK_OK(nn_wino_pack(w, s.M, s.C, tile, &ww));
+            CHECK_OK(nn_wino_pack(w, s.M, s.C, tile, NN_WINO_2D, &ww));
             for (size_t i = 0; i < yn; i++) y[i] = NAN;
             CHECK_OK(nn_wino_conv(threaded ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
             double err = max_rel_err(y, r, yn);
@@ -857,6 +857,82 @@ static void test_winograd(cort_pool *pool) {
                       s.M, (long long)s.g.in[1], (long long)s.g.in[2], threaded, err);
             nn_wino_free(&ww);
             }
+        free(x); free(w); free(b); free(y); free(r);
+    }
+}
+
+/* 1-D Winograd F(4, 3) for 3x1 and 1x3 convs against the reference: partial tiles along the axis,
+ * pads along it (none, symmetric, asymmetric, wider than a tile), tile rows shorter and longer
+ * than a vector of 16 tiles (runs that split a vector), batches, bias, fused activations, one
+ * thread and the pool (tile-parallel and phase-parallel), and 1-D convs (rank 3 input). */
+static void test_winograd_1d(cort_pool *pool) {
+    static const conv_case cases[] = {
+        {2, 1, 16, 16, 1, {8, 5}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 2, 3, 5, 1, {9, 7}, {3, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+        {2, 1, 17, 19, 1, {13, 24}, {3, 1}, {1, 1}, {1, 1}, {2, 0}, {1, 0}},
+        {2, 3, 64, 40, 1, {32, 48}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 2, 33, 70, 1, {16, 40}, {3, 1}, {1, 1}, {1, 1}, {0, 0}, {2, 0}},
+        {2, 1, 8, 8, 1, {6, 100}, {3, 1}, {1, 1}, {1, 1}, {5, 0}, {4, 0}},
+        {2, 1, 16, 16, 1, {5, 8}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 2, 3, 5, 1, {7, 9}, {1, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+        {2, 1, 17, 19, 1, {24, 13}, {1, 3}, {1, 1}, {1, 1}, {0, 2}, {0, 1}},
+        {2, 3, 32, 64, 1, {32, 48}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 2, 64, 33, 1, {16, 24}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 1, 24, 16, 1, {3, 150}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 0}},
+        {2, 1, 8, 8, 1, {4, 70}, {1, 3}, {1, 1}, {1, 1}, {0, 20}, {0, 19}},
+        {2, 2, 48, 48, 1, {96, 90}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 2, 48, 48, 1, {90, 96}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {1, 2, 40, 24, 1, {77}, {3}, {1}, {1}, {1}, {1}},
+        {1, 3, 16, 32, 1, {1000}, {3}, {1}, {1}, {0}, {2}},
+    };
+    /* 1-D picks: from 16 channels in and out and 8 outputs along the axis; no stride, dilation or
+     * padding across the axis */
+    static const conv_case picks[] = {
+        {2, 1, 64, 64, 1, {32, 48}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 1, 32, 64, 1, {32, 48}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 1, 8, 64, 1, {32, 48}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
+        {2, 1, 64, 8, 1, {32, 48}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 1, 64, 64, 1, {5, 48}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 1, 64, 64, 1, {32, 48}, {3, 1}, {2, 1}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 1, 64, 64, 1, {32, 48}, {3, 1}, {1, 2}, {1, 1}, {1, 0}, {1, 0}},
+        {2, 1, 64, 64, 1, {32, 48}, {1, 3}, {1, 1}, {1, 2}, {0, 2}, {0, 2}},
+        {2, 1, 64, 64, 1, {32, 48}, {3, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 64, 64, 1, {32, 48}, {1, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 1}},
+        {1, 1, 64, 64, 1, {300}, {3}, {1}, {1}, {1}, {1}},
+    };
+    static const int pick_tile[] = { 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 4 };
+    static const int pick_axis[] = { NN_WINO_H, NN_WINO_W, NN_WINO_W, NN_WINO_H, NN_WINO_H, NN_WINO_H, NN_WINO_H,
+                                     NN_WINO_W, NN_WINO_H, NN_WINO_W, NN_WINO_W };
+    for (size_t pi = 0; pi < sizeof picks / sizeof picks[0]; pi++) {
+        nn_conv_shape s;
+        CHECK(make_geom(&picks[pi], 0, &s));
+        CHECK_MSG(nn_wino_applies(&s) == pick_tile[pi], "1-D winograd pick %zu: %d, expected %d", pi,
+                  nn_wino_applies(&s), pick_tile[pi]);
+        CHECK_MSG(nn_wino_axis(&s) == pick_axis[pi], "1-D winograd pick %zu axis %d", pi, nn_wino_axis(&s));
+    }
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        nn_conv_shape s;
+        CHECK(make_geom(&cases[ci], 0, &s));
+        CHECK_MSG(nn_wino_geometry_ok(&s), "1-D winograd case %zu geometry", ci);
+        const int axis = nn_wino_axis(&s);
+        CHECK(axis != NN_WINO_2D);
+        const size_t xin = s.N * s.C * (size_t)nn_geom_in_size(&s.g), yn = s.N * s.M * (size_t)nn_geom_out_size(&s.g);
+        float *x = rand_buf(xin), *w = rand_buf(s.M * s.C * 3), *b = ci % 2 ? rand_buf(s.M) : NULL;
+        float *y = rand_buf(yn), *r = malloc(yn * sizeof(float));
+        nn_act act = { (int)(ci % 3 == 2 ? CORT_ACT_SILU : ci % 3 == 1 ? CORT_ACT_RELU : CORT_ACT_NONE), 0, 0 };
+        nn_conv_f32_ref(&s, x, w, b, r);
+        nn_act_apply(&act, r, yn);
+        for (int threaded = 0; threaded < 2; threaded++) {
+            nn_wino_weights ww;
+            CHECK_OK(nn_wino_pack(w, s.M, s.C, 4, axis, &ww));
+            CHECK(ww.ne == 6 && ww.axis == axis);
+            for (size_t i = 0; i < yn; i++) y[i] = NAN;
+            CHECK_OK(nn_wino_conv(threaded ? pool : NULL, &s, x, &ww, b, &act, y, NULL));
+            const double err = max_rel_err(y, r, yn);
+            CHECK_MSG(err < 2e-5 * sqrt((double)s.C * 3), "1-D winograd case %zu (axis %d C=%zu M=%zu %lldx%lld) threaded %d: err %g",
+                      ci, axis, s.C, s.M, (long long)s.g.in[1], (long long)s.g.in[2], threaded, err);
+            nn_wino_free(&ww);
+        }
         free(x); free(w); free(b); free(y); free(r);
     }
 }
@@ -872,6 +948,7 @@ int main(void) {
     test_conv_indirect(pool);
     test_pool(pool);
     test_winograd(pool);
+    test_winograd_1d(pool);
     g_pool = pool;
     test_op_conv_f16();
     test_op_matmul();

@@ -12,17 +12,42 @@
 
 #define WT 16   /* tiles per vector */
 typedef float wv __attribute__((vector_size(WT * sizeof(float))));
+typedef float hv __attribute__((vector_size(WT / 2 * sizeof(float))));
+/* unaligned, aliasing views for loads and stores that stay whole vector moves (a memcpy of a wv
+ * into an array element became 16-byte pieces, read back whole through a store-forward stall) */
+typedef float wvu __attribute__((vector_size(WT * sizeof(float)), aligned(4), may_alias));
+typedef float hvu __attribute__((vector_size(WT / 2 * sizeof(float)), aligned(4), may_alias));
+#define WV_LOAD(p) ((wv) * (const wvu *)(p))
+#define WV_STORE(p, v) (*(wvu *)(p) = (v))
+#define HV_LOAD(p) ((hv) * (const hvu *)(p))
+
+int nn_wino_axis(const nn_conv_shape *s) {
+    const nn_geom *g = &s->g;
+    return g->k[1] == 3 && g->k[2] == 1 ? NN_WINO_H : g->k[1] == 1 && g->k[2] == 3 ? NN_WINO_W : NN_WINO_2D;
+}
 
 int nn_wino_geometry_ok(const nn_conv_shape *s) {
     const nn_geom *g = &s->g;
-    return s->group == 1 && s->M >= 2 && s->C >= 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->in[0] == 1 && g->out[0] == 1 &&
-           g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 && g->pb[0] == 0 && g->pe[0] == 0 &&
-           g->out[1] >= 1 && g->out[2] >= 1;
+    if (s->group != 1 || s->M < 2 || s->C < 1 || g->k[0] != 1 || g->in[0] != 1 || g->out[0] != 1 || g->s[1] != 1 ||
+        g->s[2] != 1 || g->pb[0] != 0 || g->pe[0] != 0 || g->out[1] < 1 || g->out[2] < 1)
+        return 0;
+    if (g->k[1] == 3 && g->k[2] == 3) return g->d[1] == 1 && g->d[2] == 1;
+    /* 1-D: the one-tap axis must map input to output one to one (no padding there) */
+    if (g->k[1] == 3 && g->k[2] == 1) return g->d[1] == 1 && g->pb[2] == 0 && g->pe[2] == 0;
+    if (g->k[1] == 1 && g->k[2] == 3) return g->d[2] == 1 && g->pb[1] == 0 && g->pe[1] == 0;
+    return 0;
 }
 
 int nn_wino_applies(const nn_conv_shape *s) {
     if (!nn_wino_geometry_ok(s)) return 0;
     const size_t oh = (size_t)s->g.out[1], ow = (size_t)s->g.out[2];
+    const int axis = nn_wino_axis(s);
+    if (axis != NN_WINO_2D) {
+        /* 1-D F(4, 3) halves the products; its transforms cost 1.5 vector loads and stores per
+         * input and output element, which few channels do not pay back */
+        const size_t along = axis == NN_WINO_H ? oh : ow;
+        return s->C >= 16 && s->M >= 16 && along >= 8 ? 4 : 0;
+    }
     /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant:
      * since the transforms move whole vectors, 8 input channels win, 4 still lose, 8 outputs break
      * even (docs/performance.md, "Depthwise and Winograd measurements") */
@@ -95,20 +120,42 @@ static inline __attribute__((always_inline)) void wino2_filter_body(const float 
         }
 }
 
-static void wino_filter_isa(const float *w, size_t M, size_t C, int m, float *u);
+/* 1-D F(4, 3): u[e][m][c] for e = 0..5, u = G g of the 3 taps (3x1 and 1x3 filters store them
+ * alike: 3 consecutive floats per (m, c)). */
+static inline __attribute__((always_inline)) void wino1_filter_body(const float *w, size_t M, size_t C, float *u) {
+    for (size_t m = 0; m < M; m++)
+        for (size_t c0 = 0; c0 < C; c0 += WT) {
+            const size_t lanes = C - c0 < WT ? C - c0 : WT;
+            wv g[3];
+            for (int k = 0; k < 3; k++)
+                for (size_t l = 0; l < WT; l++) g[k][l] = l < lanes ? w[(m * C + c0 + l) * 3 + k] : 0.0f;
+            const wv g0 = g[0], g1 = g[1], g2 = g[2];
+            const wv o[6] = { g0 * (1.0f / 4), (g0 + g1 + g2) * (-1.0f / 6), (g0 - g1 + g2) * (-1.0f / 6),
+                              g0 * (1.0f / 24) + g1 * (1.0f / 12) + g2 * (1.0f / 6),
+                              g0 * (1.0f / 24) - g1 * (1.0f / 12) + g2 * (1.0f / 6), g2 };
+            for (int e = 0; e < 6; e++) memcpy(u + ((size_t)e * M + m) * C + c0, &o[e], lanes * sizeof(float));
+        }
+}
 
-static void wino_filter_generic(const float *w, size_t M, size_t C, int m, float *u) {
-    if (m == 2) wino2_filter_body(w, M, C, u);
-    else wino_filter_body(w, M, C, u);
+static void wino_filter_isa(const float *w, size_t M, size_t C, int m, int axis, float *u);
+
+#define WINO_FILTER_DISPATCH(w, M, C, m, axis, u)                                                                    \
+    do {                                                                                                             \
+        if (axis != NN_WINO_2D) wino1_filter_body(w, M, C, u);                                                       \
+        else if (m == 2) wino2_filter_body(w, M, C, u);                                                              \
+        else wino_filter_body(w, M, C, u);                                                                           \
+    } while (0)
+static void wino_filter_generic(const float *w, size_t M, size_t C, int m, int axis, float *u) {
+    WINO_FILTER_DISPATCH(w, M, C, m, axis, u);
 }
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2,fma"))) static void wino_filter_avx2(const float *w, size_t M, size_t C, int m, float *u) {
-    if (m == 2) wino2_filter_body(w, M, C, u);
-    else wino_filter_body(w, M, C, u);
+__attribute__((target("avx2,fma"))) static void wino_filter_avx2(const float *w, size_t M, size_t C, int m, int axis,
+                                                                float *u) {
+    WINO_FILTER_DISPATCH(w, M, C, m, axis, u);
 }
-__attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, int m, float *u) {
-    if (m == 2) wino2_filter_body(w, M, C, u);
-    else wino_filter_body(w, M, C, u);
+__attribute__((target("avx512f"))) static void wino_filter_avx512(const float *w, size_t M, size_t C, int m, int axis,
+                                                                 float *u) {
+    WINO_FILTER_DISPATCH(w, M, C, m, axis, u);
 }
 #endif
 
@@ -133,15 +180,18 @@ static void wino_pack_run(void *arg, size_t begin, size_t end) {
     }
 }
 
-cort_status *nn_wino_pack(const float *w, size_t M, size_t C, int m, nn_wino_weights *out) {
-    return nn_wino_pack_par(NULL, w, M, C, m, out);
+cort_status *nn_wino_pack(const float *w, size_t M, size_t C, int m, int axis, nn_wino_weights *out) {
+    return nn_wino_pack_par(NULL, w, M, C, m, axis, out);
 }
 
-cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, int m, nn_wino_weights *out) {
+cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t C, int m, int axis,
+                              nn_wino_weights *out) {
     memset(out, 0, sizeof *out);
     out->M = M; out->C = C;
-    out->m = m == 2 ? 2 : 4;
-    out->ne = (size_t)(out->m + 2) * (size_t)(out->m + 2);
+    out->axis = axis == NN_WINO_H || axis == NN_WINO_W ? axis : NN_WINO_2D;
+    out->m = m == 2 && out->axis == NN_WINO_2D ? 2 : 4;
+    out->ne = out->axis != NN_WINO_2D ? (size_t)out->m + 2 : (size_t)(out->m + 2) * (size_t)(out->m + 2);
+    const size_t taps = out->axis != NN_WINO_2D ? 3 : 9;
     const nn_gemm_kernel *k = nn_gemm_best_kernel();
     const size_t mr = k->mr, mpanels = (M + mr - 1) / mr, chunk = (WINO_PACK_ROWS + mr - 1) / mr * mr;
     if (C && mpanels > SIZE_MAX / sizeof(float) / mr / C / 36) return cort_error_oom();
@@ -155,7 +205,7 @@ cort_status *nn_wino_pack_par(cort_pool *pool, const float *w, size_t M, size_t 
     if (!u) { nn_wino_free(out); return cort_error_oom(); }
     for (size_t r0 = 0; r0 < M; r0 += chunk) {
         const size_t rows = M - r0 < chunk ? M - r0 : chunk;
-        wino_filter_isa(w + r0 * C * 9, rows, C, out->m, u);
+        wino_filter_isa(w + r0 * C * taps, rows, C, out->m, out->axis, u);
         /* the element matrices are packed independently: spread them over the session's threads */
         wino_pack_job j = { u, M, C, r0, rows, out };
         cort_parallel_for(pool, out->ne, 1, wino_pack_run, &j);
@@ -245,6 +295,29 @@ static inline __attribute__((always_inline)) void wino_out(const wv *m, wv *y) {
     }
 }
 
+/* 1-D F(4, 3): v = B^T d and y = A^T m with the matrices of the 2-D transforms above; macros so
+ * they run on whole (wv) and half (hv) vectors alike. */
+#define WINO1_IN(d, v)                                                                                               \
+    do {                                                                                                             \
+        (v)[0] = 4.0f * (d)[0] - 5.0f * (d)[2] + (d)[4];                                                             \
+        (v)[1] = -4.0f * ((d)[1] + (d)[2]) + (d)[3] + (d)[4];                                                        \
+        (v)[2] = 4.0f * ((d)[1] - (d)[2]) - (d)[3] + (d)[4];                                                         \
+        (v)[3] = -2.0f * ((d)[1] - (d)[3]) - (d)[2] + (d)[4];                                                        \
+        (v)[4] = 2.0f * ((d)[1] - (d)[3]) - (d)[2] + (d)[4];                                                         \
+        (v)[5] = 4.0f * (d)[1] - 5.0f * (d)[3] + (d)[5];                                                             \
+    } while (0)
+#define WINO1_OUT(m, y)                                                                                              \
+    do {                                                                                                             \
+        const __typeof__((m)[0]) s12_ = (m)[1] + (m)[2], d12_ = (m)[1] - (m)[2];                                     \
+        const __typeof__((m)[0]) s34_ = (m)[3] + (m)[4], d34_ = (m)[3] - (m)[4];                                     \
+        (y)[0] = (m)[0] + s12_ + s34_;                                                                               \
+        (y)[1] = d12_ + 2.0f * d34_;                                                                                 \
+        (y)[2] = s12_ + 4.0f * s34_;                                                                                 \
+        (y)[3] = d12_ + 8.0f * d34_ + (m)[5];                                                                        \
+    } while (0)
+static inline __attribute__((always_inline)) void wino1_in(const wv *d, wv *v) { WINO1_IN(d, v); }
+static inline __attribute__((always_inline)) void wino1_out(const wv *m, wv *y) { WINO1_OUT(m, y); }
+
 typedef struct wino_job {
     const nn_geom *g;
     size_t C, M, tw, tiles, t0, tb;   /* tiles per row, total, this block's first tile and width (multiple of WT) */
@@ -302,7 +375,7 @@ static inline __attribute__((always_inline)) void wino_in_body(const wino_job *j
             }
             if (MT == 2) wino2_in(d, v);
             else wino_in(d, v);
-            for (int e = 0; e < NE; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+            for (int e = 0; e < NE; e++) WV_STORE(j->v + (size_t)e * sv + c * j->tb + q, v[e]);
         }
     }
 }
@@ -318,7 +391,7 @@ static inline __attribute__((always_inline)) void wino_out_body(const wino_job *
         float *yk = j->y + k * (size_t)(OH * OW);
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
-            for (int e = 0; e < NE; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
+            for (int e = 0; e < NE; e++) m[e] = WV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q);
             if (MT == 2) wino2_out(m, o);
             else wino_out(m, o);
             if (j->act_tiles) {   /* + bias first: the activation sees the conv's output */
@@ -339,6 +412,98 @@ static inline __attribute__((always_inline)) void wino_out_body(const wino_job *
     }
 }
 
+
+/* Whether the 16 tiles from t fall in two 8-tile runs, each within one tile row. */
+static inline int wino_halves_in_rows(const wino_job *j, size_t t) {
+    const size_t h = WT / 2;
+    return t + WT <= j->tiles && t % j->tw + h <= j->tw && (t + h) % j->tw + h <= j->tw;
+}
+
+/* 1-D input transform of channels [begin, end). A 3x1 conv's tile t is 4 output rows of one
+ * column: tile row t / tw starts at input row 4 (t / tw) - pt, column t % tw, so each 8 tiles of a
+ * vector that share a tile row read 6 contiguous 8-float row segments (kept in registers: partial
+ * copies into a stack vector read back whole stall on store forwarding). A 1x3 conv's tile is 4
+ * columns of one row (input row t / tw, columns from 4 (t % tw) - pl): here per lane; the x86
+ * levels deinterleave whole runs instead (wino1w_in_*). */
+static inline __attribute__((always_inline)) void wino1_in_body(const wino_job *j, size_t begin, size_t end) {
+    const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const int axis = j->w->axis;
+    const size_t sv = wino_plane(j->C, j->tb);
+    for (size_t c = begin; c < end; c++) {
+        const float *xc = j->x + c * (size_t)(H * W);
+        for (size_t q = 0; q < j->tb; q += WT) {
+            const size_t t0 = j->t0 + q;
+            if (axis == NN_WINO_H && wino_halves_in_rows(j, t0)) {
+                for (size_t h = 0; h < WT; h += WT / 2) {
+                    const size_t t = t0 + h;
+                    const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt;
+                    const float *src = xc + (int64_t)(t % j->tw);
+                    hv d[6], hvv[6];
+                    for (int r = 0; r < 6; r++) d[r] = y0 + r >= 0 && y0 + r < H ? HV_LOAD(src + (y0 + r) * W) : (hv){ 0 };
+                    WINO1_IN(d, hvv);
+                    for (int e = 0; e < 6; e++) *(hvu *)(j->v + (size_t)e * sv + c * j->tb + q + h) = hvv[e];
+                }
+                continue;
+            }
+            wv d[6], v[6];
+            for (size_t l = 0; l < WT; l++) {
+                const size_t t = t0 + l;
+                const int64_t ty = (int64_t)(t / j->tw), tx = (int64_t)(t % j->tw);
+                for (int r = 0; r < 6; r++) {
+                    int64_t yy = ty, xx = tx * 4 - pl + r;
+                    if (axis == NN_WINO_H) yy = ty * 4 - pt + r, xx = tx;
+                    d[r][l] = t < j->tiles && yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
+                }
+            }
+            wino1_in(d, v);
+            for (int e = 0; e < 6; e++) WV_STORE(j->v + (size_t)e * sv + c * j->tb + q, v[e]);
+        }
+    }
+}
+
+/* 1-D output transform (+ bias) of output channels [begin, end); the tile layout of wino1_in_body. */
+static inline __attribute__((always_inline)) void wino1_out_body(const wino_job *j, size_t begin, size_t end) {
+    const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const int axis = j->w->axis;
+    const size_t sm = wino_plane(j->M, j->tb);
+    for (size_t k = begin; k < end; k++) {
+        float *yk = j->y + k * (size_t)(OH * OW);
+        const float b = j->bias ? j->bias[k] : 0.0f;
+        for (size_t q = 0; q < j->tb; q += WT) {
+            const size_t t0 = j->t0 + q;
+            if (axis == NN_WINO_H && wino_halves_in_rows(j, t0)) {
+                for (size_t h = 0; h < WT; h += WT / 2) {
+                    const size_t t = t0 + h;
+                    const int64_t y0 = (int64_t)(t / j->tw) * 4;
+                    float *dst = yk + (int64_t)(t % j->tw);
+                    hv m[6], o[4];
+                    for (int e = 0; e < 6; e++) m[e] = HV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q + h);
+                    WINO1_OUT(m, o);
+                    for (int e = 0; e < 4; e++) o[e] += b;
+                    if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(4 * WT / 2));
+                    for (int64_t r = 0; r < 4 && y0 + r < OH; r++) *(hvu *)(dst + (y0 + r) * OW) = o[r];
+                }
+                continue;
+            }
+            wv m[6], o[4];
+            for (int e = 0; e < 6; e++) m[e] = WV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q);
+            wino1_out(m, o);
+            for (int e = 0; e < 4; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(4 * WT));
+            for (size_t l = 0; l < WT && t0 + l < j->tiles; l++) {
+                const size_t t = t0 + l;
+                const int64_t ty = (int64_t)(t / j->tw), tx = (int64_t)(t % j->tw);
+                for (int64_t s = 0; s < 4; s++) {
+                    const int64_t yy = axis == NN_WINO_H ? ty * 4 + s : ty, xx = axis == NN_WINO_H ? tx : tx * 4 + s;
+                    if (yy < OH && xx < OW) yk[yy * OW + xx] = o[s][l];
+                }
+            }
+        }
+        /* the whole plane was just written (one block): activate it while it is in cache */
+        if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
+    }
+}
+
 typedef struct wino_act_job { const nn_act *act; float *y; size_t plane; } wino_act_job;
 
 static void wino_act_run(void *arg, size_t begin, size_t end) {
@@ -350,41 +515,72 @@ static void wino_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(
 static void wino_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 4); }
 static void wino2_in_generic(void *arg, size_t begin, size_t end) { wino_in_body(arg, begin, end, 2); }
 static void wino2_out_generic(void *arg, size_t begin, size_t end) { wino_out_body(arg, begin, end, 2); }
+static void wino1_in_generic(void *arg, size_t begin, size_t end) { wino1_in_body(arg, begin, end); }
+static void wino1_out_generic(void *arg, size_t begin, size_t end) { wino1_out_body(arg, begin, end); }
 #if defined(__x86_64__) || defined(__i386__)
+/* Tiles from t (in lane l of its group) that lie side by side in t's tile row: up to the group's
+ * last lane, the row's end and the last tile. */
+static size_t wino_run_len(const wino_job *j, size_t t, size_t l) {
+    size_t n = WT - l;
+    if (n > j->tw - t % j->tw) n = j->tw - t % j->tw;
+    if (n > j->tiles - t) n = j->tiles - t;
+    return n;
+}
+
 /* AVX2: the portable bodies on ymm pairs (the baseline x86-64 build runs each 16-lane vector
  * operation as four SSE ones). */
-static size_t wino_run_len(const wino_job *j, size_t t, size_t l);
 
-/* Lanes [lane, lane + m) (m <= 8, within one 8-lane half of the 16) of the 36 vectors d[r * 6 + s]
- * for m tiles side by side in one tile row, the first one's window at (y0, x0): d[r][s] of tile i
- * is input (y0 + r, x0 + 4 i + s). Per window row, 32 floats in four loads are split by columns
- * mod 4 with two rounds of unpacks and a lane permute (0 2 4 6 | 1 3 5 7 -> tile order); columns
- * 4 and 5 are columns 0 and 1 of the next tile, the last lane from floats 32 and 33. Rows or
- * columns outside the image go through a zeroed stack copy of the row, which is the padding. */
+/* Lanes [lane, lane + m) (m <= 8, within one 8-lane half of the 16) of the 6 * rows vectors
+ * d[r * 6 + s] (rows: 6 for 3x3 windows, 1 for a 1x3 conv's) for m tiles side by side in one tile
+ * row, the first one's window at (y0, x0): d[r][s] of tile i is input (y0 + r, x0 + 4 i + s). Per
+ * window row, 32 floats in four loads are split by columns mod 4 with two rounds of unpacks and a
+ * lane permute (0 2 4 6 | 1 3 5 7 -> tile order); columns 4 and 5 are columns 0 and 1 of the next
+ * tile, the last lane from floats 32 and 33. Rows or columns outside the image go through a zeroed
+ * stack copy of the row, which is the padding. A partial run is moved to its lanes and blended
+ * into the whole aligned half: a masked store there, read back by the transform's whole-half
+ * loads, stalled on store forwarding (1x3 convs whose rows are 12 tiles made most runs partial). */
 __attribute__((target("avx2,fma"))) static void wino_gather8_avx2(const float *xc, int64_t H, int64_t W, int64_t y0,
-                                                                 int64_t x0, size_t lane, size_t m, wv *d) {
+                                                                 int64_t x0, size_t lane, size_t m, int rows, wv *d) {
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const int64_t need = 4 * (int64_t)m + 2;
-    for (int r = 0; r < 6; r++) {
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int lo = (int)(lane % 8);
+    const __m256i to_lanes = _mm256_sub_epi32(iota, _mm256_set1_epi32(lo));
+    const __m256 mask = _mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpgt_epi32(iota, _mm256_set1_epi32(lo - 1)),
+                                                             _mm256_cmpgt_epi32(_mm256_set1_epi32(lo + (int)m), iota)));
+    for (int r = 0; r < rows; r++) {
         const int64_t y = y0 + r;
         __m256 v[6];
         if (y < 0 || y >= H) {
             for (int c = 0; c < 6; c++) v[c] = _mm256_setzero_ps();
         } else {
             const float *row = xc + y * W;
-            float buf[40];
-            const float *src = row + x0;
+            __m256 a0, a1, a2, a3;
+            float e32, e33;
             if (x0 < 0 || x0 + 34 > W) {
-                for (int64_t i = 0; i < 40; i++) {
-                    const int64_t col = x0 + i;
-                    buf[i] = i < need && col >= 0 && col < W ? row[col] : 0.0f;
+                /* columns outside [0, W) masked off (a masked-off lane is never read): a zeroed
+                 * stack copy of the row cost as much as the rest of the gather, and a 1x3 conv's
+                 * every row starts and ends in its padding */
+                const uintptr_t base = (uintptr_t)row + (uintptr_t)(x0 * (int64_t)sizeof(float));
+                /* valid columns relative to x0: [first, last) clamped to the 34 read */
+                const int first = x0 < 0 ? (int)(-x0 < 40 ? -x0 : 40) : 0;
+                const int last = W - x0 < 40 ? (int)(W - x0 > 0 ? W - x0 : 0) : 40;
+                __m256 a[4];
+                for (int k = 0; k < 4; k++) {
+                    const __m256i col = _mm256_add_epi32(iota, _mm256_set1_epi32(8 * k));
+                    const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(first), col),
+                                                           _mm256_cmpgt_epi32(_mm256_set1_epi32(last), col));
+                    a[k] = _mm256_maskload_ps((const float *)(base + (uintptr_t)(32 * k)), in);
                 }
-                src = buf;
+                a0 = a[0]; a1 = a[1]; a2 = a[2]; a3 = a[3];
+                e32 = first <= 32 && 32 < last ? row[x0 + 32] : 0.0f;
+                e33 = first <= 33 && 33 < last ? row[x0 + 33] : 0.0f;
+            } else {
+                const float *src = row + x0;
+                a0 = _mm256_loadu_ps(src); a1 = _mm256_loadu_ps(src + 8);
+                a2 = _mm256_loadu_ps(src + 16); a3 = _mm256_loadu_ps(src + 24);
+                e32 = src[32]; e33 = src[33];
             }
-            const __m256 a0 = _mm256_loadu_ps(src), a1 = _mm256_loadu_ps(src + 8);
-            const __m256 a2 = _mm256_loadu_ps(src + 16), a3 = _mm256_loadu_ps(src + 24);
             const __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
             const __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
             const __m256d p0 = _mm256_castps_pd(t0), p1 = _mm256_castps_pd(t1);
@@ -393,50 +589,66 @@ __attribute__((target("avx2,fma"))) static void wino_gather8_avx2(const float *x
             v[1] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p0, p2)), order);
             v[2] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(p1, p3)), order);
             v[3] = _mm256_permutevar8x32_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(p1, p3)), order);
-            v[4] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[0], next), _mm256_broadcast_ss(src + 32), 0x80);
-            v[5] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[1], next), _mm256_broadcast_ss(src + 33), 0x80);
+            v[4] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[0], next), _mm256_set1_ps(e32), 0x80);
+            v[5] = _mm256_blend_ps(_mm256_permutevar8x32_ps(v[1], next), _mm256_set1_ps(e33), 0x80);
         }
         for (int c = 0; c < 6; c++) {
-            float *dst = (float *)&d[r * 6 + c] + lane;
-            if (m == 8) _mm256_storeu_ps(dst, v[c]);
-            else _mm256_maskstore_ps(dst, mask, v[c]);
+            float *dst = (float *)&d[r * 6 + c] + (lane - (size_t)lo);
+            if (m == 8) {
+                _mm256_storeu_ps(dst, v[c]);
+            } else {
+                const __m256 moved = lo ? _mm256_permutevar8x32_ps(v[c], to_lanes) : v[c];
+                _mm256_storeu_ps(dst, _mm256_blendv_ps(_mm256_loadu_ps(dst), moved, mask));
+            }
         }
     }
 }
 
-/* wino_in_body for 4x4 tiles with the gather above for every run of tiles in one tile row, cut at
- * the 8-lane halves so the transform's vector loads forward from whole stores. */
-__attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t begin, size_t end) {
-    const wino_job *j = arg;
+/* wino_in_body for 4x4 tiles (ONED: the 1x4 tiles of a 1x3 conv, one input row each) with the
+ * gather above for every run of tiles in one tile row, cut at the 8-lane halves so the
+ * transform's vector loads forward from whole stores. */
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+wino_in_avx2_body(const wino_job *j, size_t begin, size_t end,
+                                                                    const int ONED) {
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const int NE = ONED ? 6 : 36;
     const size_t sv = wino_plane(j->C, j->tb);
     wv d[36], v[36];
     for (size_t c = begin; c < end; c++) {
         const float *xc = j->x + c * (size_t)(H * W);
         for (size_t q = 0; q < j->tb; q += WT) {
             /* lanes past the last tile must be zero */
-            if (j->t0 + q + WT > j->tiles) memset(d, 0, sizeof d);
+            if (j->t0 + q + WT > j->tiles) memset(d, 0, (size_t)NE * sizeof(wv));
             for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
                 const size_t t = j->t0 + q + l;
                 size_t n = wino_run_len(j, t, l);
                 if (n > 8 - l % 8) n = 8 - l % 8;
-                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
-                wino_gather8_avx2(xc, H, W, y0, x0, l, n, d);
+                const int64_t y0 = (int64_t)(t / j->tw) * (ONED ? 1 : 4) - pt, x0 = (int64_t)(t % j->tw) * 4 - pl;
+                wino_gather8_avx2(xc, H, W, y0, x0, l, n, ONED ? 1 : 6, d);
                 l += n;
             }
-            wino_in(d, v);
-            for (int e = 0; e < 36; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+            if (ONED) wino1_in(d, v);
+            else wino_in(d, v);
+            for (int e = 0; e < NE; e++) WV_STORE(j->v + (size_t)e * sv + c * j->tb + q, v[e]);
         }
     }
+}
+__attribute__((target("avx2,fma"))) static void wino_in_avx2(void *arg, size_t begin, size_t end) {
+    wino_in_avx2_body(arg, begin, end, 0);
+}
+__attribute__((target("avx2,fma"))) static void wino1w_in_avx2(void *arg, size_t begin, size_t end) {
+    wino_in_avx2_body(arg, begin, end, 1);
 }
 /* wino_out_body for 4x4 tiles: each run of tiles side by side in one tile row (cut at the 8-lane
  * halves) stores its output rows as whole vectors, two tiles (8 floats) per vector interleaved
  * from the 4 column vectors of a row by unpacks and a 128-bit lane exchange, instead of 16 scalar
  * stores per vector read back through the stack; floats outside the run (other tiles' lanes, the
  * columns past OW) are masked off. */
-__attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
-    const wino_job *j = arg;
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+wino_out_avx2_body(const wino_job *j, size_t begin, size_t end,
+                                                                     const int ONED) {
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const int NE = ONED ? 6 : 36, NO = ONED ? 4 : 16, ROWS = ONED ? 1 : 4;
     const size_t sm = wino_plane(j->M, j->tb);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     wv m[36], o[16];
@@ -444,18 +656,19 @@ __attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t 
         float *yk = j->y + k * (size_t)(OH * OW);
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
-            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
-            wino_out(m, o);
-            for (int e = 0; e < 16; e++) o[e] += b;
-            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
+            for (int e = 0; e < NE; e++) m[e] = WV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q);
+            if (ONED) wino1_out(m, o);
+            else wino_out(m, o);
+            for (int e = 0; e < NO; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)NO * WT);
             for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
                 const size_t t = j->t0 + q + l, lo = l % 8, half = l - lo;
                 size_t n = wino_run_len(j, t, l);
                 if (n > 8 - lo) n = 8 - lo;
-                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)(t % j->tw) * 4;
+                const int64_t y0 = (int64_t)(t / j->tw) * ROWS, x0 = (int64_t)(t % j->tw) * 4;
                 const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
                 const int full = lo == 0 && cols == 32;
-                for (int r = 0; r < 4 && y0 + r < OH; r++) {
+                for (int r = 0; r < ROWS && y0 + r < OH; r++) {
                     /* base[4 (i - lo) + s] = tile i's column s, for the run's tiles i in [lo, lo + n) */
                     float *base = yk + (y0 + r) * OW + x0;
                     const __m256 c0 = _mm256_loadu_ps((const float *)&o[r * 4] + half);
@@ -494,13 +707,26 @@ __attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t 
         if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
     }
 }
+__attribute__((target("avx2,fma"))) static void wino_out_avx2(void *arg, size_t begin, size_t end) {
+    wino_out_avx2_body(arg, begin, end, 0);
+}
+__attribute__((target("avx2,fma"))) static void wino1w_out_avx2(void *arg, size_t begin, size_t end) {
+    wino_out_avx2_body(arg, begin, end, 1);
+}
 __attribute__((target("avx2,fma"))) static void wino2_in_avx2(void *arg, size_t begin, size_t end) {
     wino_in_body(arg, begin, end, 2);
 }
 __attribute__((target("avx2,fma"))) static void wino2_out_avx2(void *arg, size_t begin, size_t end) {
     wino_out_body(arg, begin, end, 2);
 }
-/* The 6x6 windows of n tiles that lie side by side in one tile row (lanes [l0, l0 + n) of d[36]),
+__attribute__((target("avx2,fma"))) static void wino1h_in_avx2(void *arg, size_t begin, size_t end) {
+    wino1_in_body(arg, begin, end);
+}
+__attribute__((target("avx2,fma"))) static void wino1h_out_avx2(void *arg, size_t begin, size_t end) {
+    wino1_out_body(arg, begin, end);
+}
+/* The rows x 6 windows (rows: 6, or 1 for a 1x3 conv) of n tiles that lie side by side in one tile
+ * row (lanes [l0, l0 + n) of d[6 * rows]),
  * the first one's top-left input pixel at (y0, x0), x0 > -16. Row r of the input holds all their
  * row-r windows at columns x0 + 4 l + s, so each d[r][s] is a stride-4 deinterleave of 66 floats:
  * two permutes of register pairs and a 256-bit shuffle, instead of 16 scalar inserts through the
@@ -508,7 +734,7 @@ __attribute__((target("avx2,fma"))) static void wino2_out_avx2(void *arg, size_t
  * cost twice the gemms of a few-channel conv). Rows and columns outside the image read as zero
  * (masked loads, zeroed lanes), which is the padding. */
 __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, int64_t H, int64_t W, int64_t y0,
-                                                               int64_t x0, size_t l0, size_t n, wv *d,
+                                                               int64_t x0, size_t l0, size_t n, int rows, wv *d,
                                                                const float *xpf) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i quad = _mm512_slli_epi32(lane, 2);                  /* 0, 4, ..., 60: lanes 0..7 used */
@@ -520,11 +746,11 @@ __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, 
     const int64_t avail = W - from, need = 4 * (int64_t)n + 2 - p;
     const int64_t cnt = avail < need ? avail : need;
     if (cnt <= 0) {   /* windows wholly right of the image (a wide right pad) */
-        for (int e = 0; e < 36; e++) d[e] = (wv)_mm512_mask_mov_ps((__m512)d[e], lanes, _mm512_setzero_ps());
+        for (int e = 0; e < 6 * rows; e++) d[e] = (wv)_mm512_mask_mov_ps((__m512)d[e], lanes, _mm512_setzero_ps());
         return;
     }
     const __m512i up = _mm512_sub_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16)), _mm512_set1_epi32((int)p));
-    for (int r = 0; r < 6; r++) {
+    for (int r = 0; r < rows; r++) {
         const int64_t y = y0 + r;
         if (y < 0 || y >= H) {   /* padding rows */
             for (int c = 0; c < 6; c++) d[r * 6 + c] = (wv)_mm512_mask_mov_ps((__m512)d[r * 6 + c], lanes, _mm512_setzero_ps());
@@ -561,21 +787,14 @@ __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, 
     }
 }
 
-/* Tiles from t (in lane l of its group) that lie side by side in t's tile row: up to the group's
- * last lane, the row's end and the last tile. */
-static size_t wino_run_len(const wino_job *j, size_t t, size_t l) {
-    size_t n = WT - l;
-    if (n > j->tw - t % j->tw) n = j->tw - t % j->tw;
-    if (n > j->tiles - t) n = j->tiles - t;
-    return n;
-}
-
 #define WINO_PF_PLANES 2
-/* wino_in_body for 4x4 tiles with the vector gather above for every run of tiles in one tile row
- * (lanes past the last tile stay zero). */
-__attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
-    const wino_job *j = arg;
+/* wino_in_body for 4x4 tiles (ONED: a 1x3 conv's 1x4 tiles, one input row each) with the vector
+ * gather above for every run of tiles in one tile row (lanes past the last tile stay zero). */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+wino_in_avx512_body(const wino_job *j, size_t begin, size_t end,
+                                                                      const int ONED) {
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
+    const int ROWS = ONED ? 1 : 6, NE = ONED ? 6 : 36;
     const size_t sv = wino_plane(j->C, j->tb);
     wv d[36], v[36];
     for (size_t c = begin; c < end; c++) {
@@ -583,12 +802,12 @@ __attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t 
         for (size_t q = 0; q < j->tb; q += WT) {
             /* every lane of a tile is written below; the lanes past the last tile must be zero */
             if (j->t0 + q + WT > j->tiles)
-                for (int e = 0; e < 36; e++) d[e] = (wv)_mm512_setzero_ps();
+                for (int e = 0; e < NE; e++) d[e] = (wv)_mm512_setzero_ps();
             for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
                 const size_t t = j->t0 + q + l, tx = t % j->tw;
-                const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt, x0 = (int64_t)tx * 4 - pl;
+                const int64_t y0 = (int64_t)(t / j->tw) * (ONED ? 1 : 4) - pt, x0 = (int64_t)tx * 4 - pl;
                 if (x0 < -15) {   /* a left pad wider than a vector: one tile, scalar */
-                    for (int r = 0; r < 6; r++)
+                    for (int r = 0; r < ROWS; r++)
                         for (int s = 0; s < 6; s++) {
                             const int64_t yy = y0 + r, xx = x0 + s;
                             d[r * 6 + s][l] = yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
@@ -597,21 +816,31 @@ __attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t 
                     continue;
                 }
                 const size_t n = wino_run_len(j, t, l);
-                wino_gather_run(xc, H, W, y0, x0, l, n, d, c + WINO_PF_PLANES < end ? xc + WINO_PF_PLANES * (size_t)(H * W) : NULL);
+                wino_gather_run(xc, H, W, y0, x0, l, n, ROWS, d,
+                                c + WINO_PF_PLANES < end ? xc + WINO_PF_PLANES * (size_t)(H * W) : NULL);
                 l += n;
             }
-            wino_in(d, v);
-            for (int e = 0; e < 36; e++) memcpy(j->v + (size_t)e * sv + c * j->tb + q, &v[e], sizeof(wv));
+            if (ONED) wino1_in(d, v);
+            else wino_in(d, v);
+            for (int e = 0; e < NE; e++) WV_STORE(j->v + (size_t)e * sv + c * j->tb + q, v[e]);
         }
     }
+}
+__attribute__((target("avx512f"))) static void wino_in_avx512(void *arg, size_t begin, size_t end) {
+    wino_in_avx512_body(arg, begin, end, 0);
+}
+__attribute__((target("avx512f"))) static void wino1w_in_avx512(void *arg, size_t begin, size_t end) {
+    wino_in_avx512_body(arg, begin, end, 1);
 }
 /* wino_out_body for 4x4 tiles: each run of tiles side by side in one tile row stores its output
  * rows as whole vectors, 4 tiles (16 floats) at a time interleaved from the 4 column vectors of a
  * row by two permutes and a blend, instead of 16 scalar stores per vector read back through the
  * stack. */
-__attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t begin, size_t end) {
-    const wino_job *j = arg;
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+wino_out_avx512_body(const wino_job *j, size_t begin, size_t end,
+                                                                       const int ONED) {
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
+    const int NE = ONED ? 6 : 36, NO = ONED ? 4 : 16, ROWS = ONED ? 1 : 4;
     const size_t sm = wino_plane(j->M, j->tb);
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     /* output float i of a 4-tile vector: tile i / 4, column i % 4; columns 1 and 3 from the second
@@ -623,16 +852,17 @@ __attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t
         float *yk = j->y + k * (size_t)(OH * OW);
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
-            for (int e = 0; e < 36; e++) memcpy(&m[e], j->mo + (size_t)e * sm + k * j->tb + q, sizeof(wv));
-            wino_out(m, o);
-            for (int e = 0; e < 16; e++) o[e] += b;
-            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(16 * WT));
+            for (int e = 0; e < NE; e++) m[e] = WV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q);
+            if (ONED) wino1_out(m, o);
+            else wino_out(m, o);
+            for (int e = 0; e < NO; e++) o[e] += b;
+            if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)NO * WT);
             for (size_t l = 0; l < WT && j->t0 + q + l < j->tiles;) {
                 const size_t t = j->t0 + q + l, tx = t % j->tw;
                 const size_t n = wino_run_len(j, t, l);
-                const int64_t y0 = (int64_t)(t / j->tw) * 4, x0 = (int64_t)tx * 4;
+                const int64_t y0 = (int64_t)(t / j->tw) * ROWS, x0 = (int64_t)tx * 4;
                 const int64_t cols = OW - x0 < 4 * (int64_t)n ? OW - x0 : 4 * (int64_t)n;
-                for (int r = 0; r < 4 && y0 + r < OH; r++) {
+                for (int r = 0; r < ROWS && y0 + r < OH; r++) {
                     float *dst = yk + (y0 + r) * OW + x0;
                     const __m512 c0 = (__m512)o[r * 4], c1 = (__m512)o[r * 4 + 1];
                     const __m512 c2 = (__m512)o[r * 4 + 2], c3 = (__m512)o[r * 4 + 3];
@@ -652,26 +882,44 @@ __attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t
         if (j->act && !j->act_tiles && j->t0 == 0 && j->tb >= j->tiles) nn_act_apply(j->act, yk, (size_t)(OH * OW));
     }
 }
+__attribute__((target("avx512f"))) static void wino_out_avx512(void *arg, size_t begin, size_t end) {
+    wino_out_avx512_body(arg, begin, end, 0);
+}
+__attribute__((target("avx512f"))) static void wino1w_out_avx512(void *arg, size_t begin, size_t end) {
+    wino_out_avx512_body(arg, begin, end, 1);
+}
 __attribute__((target("avx512f"))) static void wino2_in_avx512(void *arg, size_t begin, size_t end) {
     wino_in_body(arg, begin, end, 2);
 }
 __attribute__((target("avx512f"))) static void wino2_out_avx512(void *arg, size_t begin, size_t end) {
     wino_out_body(arg, begin, end, 2);
 }
+__attribute__((target("avx512f"))) static void wino1h_in_avx512(void *arg, size_t begin, size_t end) {
+    wino1_in_body(arg, begin, end);
+}
+__attribute__((target("avx512f"))) static void wino1h_out_avx512(void *arg, size_t begin, size_t end) {
+    wino1_out_body(arg, begin, end);
+}
 #endif
 
-/* The transforms each ISA level runs (filter, then input/output for F(4x4) and F(2x2)). */
+/* The transforms each ISA level runs (filter, then input/output for F(4x4), F(2x2), and F(4) along
+ * H and along W). */
 typedef struct wino_kernels {
-    void (*filter)(const float *w, size_t M, size_t C, int m, float *u);
+    void (*filter)(const float *w, size_t M, size_t C, int m, int axis, float *u);
     void (*in_f4)(void *, size_t, size_t), (*out_f4)(void *, size_t, size_t);
     void (*in_f2)(void *, size_t, size_t), (*out_f2)(void *, size_t, size_t);
+    void (*in_h)(void *, size_t, size_t), (*out_h)(void *, size_t, size_t);
+    void (*in_w)(void *, size_t, size_t), (*out_w)(void *, size_t, size_t);
 } wino_kernels;
-static const wino_kernels wino_generic = { wino_filter_generic, wino_in_generic, wino_out_generic, wino2_in_generic,
-                                           wino2_out_generic };
+static const wino_kernels wino_generic = { wino_filter_generic, wino_in_generic,   wino_out_generic,
+                                           wino2_in_generic,    wino2_out_generic, wino1_in_generic,
+                                           wino1_out_generic,   wino1_in_generic,  wino1_out_generic };
 #if defined(__x86_64__) || defined(__i386__)
-static const wino_kernels wino_avx2 = { wino_filter_avx2, wino_in_avx2, wino_out_avx2, wino2_in_avx2, wino2_out_avx2 };
-static const wino_kernels wino_avx512 = { wino_filter_avx512, wino_in_avx512, wino_out_avx512, wino2_in_avx512,
-                                          wino2_out_avx512 };
+static const wino_kernels wino_avx2 = { wino_filter_avx2, wino_in_avx2,    wino_out_avx2,   wino2_in_avx2,  wino2_out_avx2,
+                                        wino1h_in_avx2,   wino1h_out_avx2, wino1w_in_avx2, wino1w_out_avx2 };
+static const wino_kernels wino_avx512 = { wino_filter_avx512, wino_in_avx512,    wino_out_avx512,
+                                          wino2_in_avx512,    wino2_out_avx512,  wino1h_in_avx512,
+                                          wino1h_out_avx512,  wino1w_in_avx512, wino1w_out_avx512 };
 #endif
 static const wino_kernels *wino_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -680,7 +928,9 @@ static const wino_kernels *wino_isa(void) {
 #endif
     return &wino_generic;
 }
-static void wino_filter_isa(const float *w, size_t M, size_t C, int m, float *u) { wino_isa()->filter(w, M, C, m, u); }
+static void wino_filter_isa(const float *w, size_t M, size_t C, int m, int axis, float *u) {
+    wino_isa()->filter(w, M, C, m, axis, u);
+}
 
 /* Tile-parallel mode: each task takes whole blocks of tiles through the input transform, the
  * gemms and the output transform on one thread, in a scratch slot it claims for the duration (at
@@ -724,7 +974,9 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     const nn_geom *g = &s->g;
     const size_t C = s->C, M = s->M, OH = (size_t)g->out[1], OW = (size_t)g->out[2];
     const size_t mt = (size_t)w->m, ne = w->ne;
-    const size_t th = (OH + mt - 1) / mt, tw = (OW + mt - 1) / mt, tiles = th * tw, in_size = (size_t)(g->in[1] * g->in[2]);
+    /* tile height and width in outputs: 1-D tiles are 4x1 (3x1 conv) or 1x4 (1x3 conv) */
+    const size_t mh = w->axis == NN_WINO_W ? 1 : mt, mw = w->axis == NN_WINO_H ? 1 : mt;
+    const size_t th = (OH + mh - 1) / mh, tw = (OW + mw - 1) / mw, tiles = th * tw, in_size = (size_t)(g->in[1] * g->in[2]);
     if (s->N == 0 || M == 0 || tiles == 0) return NULL;
     /* a block of tiles whose transformed input and products fit in about 1 MB per thread (wider
      * blocks keep the 36 gemms big enough to be split over the threads) */
@@ -739,8 +991,10 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
     const size_t tiles_up = (tiles + step - 1) / step * step;
     if (tb > tiles_up) tb = tiles_up;
     const wino_kernels *wk = wino_isa();
-    void (*const in_fn)(void *, size_t, size_t) = mt == 2 ? wk->in_f2 : wk->in_f4;
-    void (*const out_fn)(void *, size_t, size_t) = mt == 2 ? wk->out_f2 : wk->out_f4;
+    void (*const in_fn)(void *, size_t, size_t) =
+        w->axis == NN_WINO_H ? wk->in_h : w->axis == NN_WINO_W ? wk->in_w : mt == 2 ? wk->in_f2 : wk->in_f4;
+    void (*const out_fn)(void *, size_t, size_t) =
+        w->axis == NN_WINO_H ? wk->out_h : w->axis == NN_WINO_W ? wk->out_w : mt == 2 ? wk->out_f2 : wk->out_f4;
     cort_status *st = NULL;
     if (act && act->kind == CORT_ACT_NONE) act = NULL;
     /* tile-parallel when every thread gets at least two blocks of its own (about 1 MB each): in a

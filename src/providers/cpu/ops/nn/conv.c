@@ -125,7 +125,7 @@ static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_v
     const int tile = nn_wino_applies(&cs);
     if (!tile) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
-    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), wd, cs.M, cs.C, tile, s->wino)) {   /* only on OOM */
+    if (s->wino && nn_wino_pack_par(cort_node_init_pool(node), wd, cs.M, cs.C, tile, nn_wino_axis(&cs), s->wino)) {   /* only on OOM */
         cort_free(s->wino);
         s->wino = NULL;
     }
@@ -169,7 +169,7 @@ static void conv_pack_key(const cort_node *node, const conv_state *s, const cort
     const int tile = st ? nn_wino_applies(&cs) : 0;
     const int small = !tile && st && nn_conv_small_prefers(&cs, k);
     key->params[0] = tile ? 1 : small ? 2 : 3;
-    key->params[1] = (uint64_t)tile;
+    key->params[1] = (uint64_t)tile | (tile ? (uint64_t)nn_wino_axis(&cs) << 8 : 0);
     key->params[2] = M;
     key->params[3] = Kg;
     key->params[4] = group;
@@ -428,7 +428,7 @@ static cort_status *conv_float_run(cort_kernel_ctx *ctx, int transpose) {
     const nn_wino_weights *ww = transpose ? NULL : conv_wino_for(ctx->state, w);
     const conv_state *cst = ctx->state;
     const nn_gemm_packed *wt = !transpose && cst->wpack_t && conv_state_matches(cst, w) ? cst->wpack_t : NULL;
-    const int wino = ww && nn_wino_geometry_ok(&cs) && ww->M == cs.M && ww->C == cs.C;
+    const int wino = ww && nn_wino_geometry_ok(&cs) && ww->axis == nn_wino_axis(&cs) && ww->M == cs.M && ww->C == cs.C;
     const int small = !wino && wt && wt->rows == cs.M && nn_conv_small_prefers(&cs, wt->k);
     const nn_act act = nn_act_of(ctx->node);   /* activation fused by the optimizer, applied per tile/row */
     /* a residual read by nothing after this conv takes the output, written over it as it is read
