@@ -10,6 +10,9 @@ then `node bench/ort_reference.js tests/models/realworld/*` fills output_K.pb fr
   Symbolic batch and time dimensions; data sets use different T and batch sizes.
 - ocr_tiny_det: an OCR-detector-like CNN at opset 11: Conv/BatchNorm/HardSigmoid gate, Resize upsample,
   Concat, ConvTranspose, Sigmoid; symbolic batch/height/width, data sets with different spatial sizes.
+- kws_conv: a keyword-spotting-like model with static shapes (so cort picks its paths at session
+  creation): 3x1 and 1x3 convs over a spectrogram and 1-D convs over feature frames, channel counts and
+  lengths where cort's 1-D Winograd applies (odd lengths, so tiles are partial), LeakyRelu/Relu.
 """
 import os
 import numpy as np
@@ -125,6 +128,45 @@ def make_ocr_det():
     write_case("ocr_tiny_det", m, sets)
 
 
-make_vad()
-make_ocr_det()
-print("ok")
+def make_kws_conv():
+    r = np.random.default_rng(77)   # its own stream: the other models' data stay as they were
+    nodes, inits = [], []
+
+    def conv(name, inp, cin, cout, k, pads, act, dil=None):
+        inits.append(numpy_helper.from_array((r.standard_normal((cout, cin) + k) / np.sqrt(cin * np.prod(k))).astype(np.float32), name + "_w"))
+        inits.append(numpy_helper.from_array((0.1 * r.standard_normal(cout)).astype(np.float32), name + "_b"))
+        attrs = {"pads": pads}
+        if dil:
+            attrs["dilations"] = dil
+        nodes.append(helper.make_node("Conv", [inp, name + "_w", name + "_b"], [name + "_c"], **attrs))
+        if act == "leaky":
+            nodes.append(helper.make_node("LeakyRelu", [name + "_c"], [name + "_out"], alpha=0.1))
+        else:
+            nodes.append(helper.make_node("Relu", [name + "_c"], [name + "_out"]))
+        return name + "_out"
+
+    a = conv("stem", "spec", 1, 32, (3, 3), [1, 1, 1, 1], "leaky")
+    b = conv("tconv", a, 32, 48, (3, 1), [1, 0, 2, 0], "leaky")       # 3x1, asymmetric pad along H
+    c = conv("fconv", b, 48, 64, (1, 3), [0, 1, 0, 1], "leaky")       # 1x3
+    nodes.append(helper.make_node("GlobalAveragePool", [c], ["pooled"]))
+    d = conv("c1", "frames", 40, 64, (3,), [1, 1], "relu")            # 1-D
+    e = conv("c2", d, 64, 48, (3,), [0, 2], "relu")
+    g = helper.make_graph(nodes, "kws_conv", [helper.make_tensor_value_info("spec", T.FLOAT, [2, 1, 37, 61]),
+                                               helper.make_tensor_value_info("frames", T.FLOAT, [3, 40, 77])],
+                          [helper.make_tensor_value_info("pooled", T.FLOAT, [2, 64, 1, 1]),
+                           helper.make_tensor_value_info(e, T.FLOAT, [3, 48, 77]),
+                           helper.make_tensor_value_info(c, T.FLOAT, [2, 64, 38, 61])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="cort-tests")
+    m.ir_version = 7
+    sets = [[("spec", r.standard_normal((2, 1, 37, 61)).astype(np.float32)),
+             ("frames", r.standard_normal((3, 40, 77)).astype(np.float32))] for _ in range(2)]
+    write_case("kws_conv", m, sets)
+
+
+if __name__ == "__main__":
+    import sys
+    only = sys.argv[1:]
+    for name, fn in (("vad_if_lstm", make_vad), ("ocr_tiny_det", make_ocr_det), ("kws_conv", make_kws_conv)):
+        if not only or name in only:
+            fn()
+    print("ok")

@@ -44,9 +44,10 @@ int nn_wino_applies(const nn_conv_shape *s) {
     const int axis = nn_wino_axis(s);
     if (axis != NN_WINO_2D) {
         /* 1-D F(4, 3) halves the products; its transforms cost 1.5 vector loads and stores per
-         * input and output element, which few channels do not pay back */
+         * input and output element, which few channels do not pay back (24 -> 32 lost 7 %,
+         * 32 -> 64 won 5 %, docs/performance.md) */
         const size_t along = axis == NN_WINO_H ? oh : ow;
-        return s->C >= 16 && s->M >= 16 && along >= 8 ? 4 : 0;
+        return s->C >= 32 && s->M >= 32 && along >= 8 ? 4 : 0;
     }
     /* few tiles make the 36 gemms too narrow; very few channels leave the transforms dominant:
      * since the transforms move whole vectors, 8 input channels win, 4 still lose, 8 outputs break
@@ -413,18 +414,17 @@ static inline __attribute__((always_inline)) void wino_out_body(const wino_job *
 }
 
 
-/* Whether the 16 tiles from t fall in two 8-tile runs, each within one tile row. */
-static inline int wino_halves_in_rows(const wino_job *j, size_t t) {
-    const size_t h = WT / 2;
-    return t + WT <= j->tiles && t % j->tw + h <= j->tw && (t + h) % j->tw + h <= j->tw;
+/* Whether the 8 tiles from t lie in one tile row. */
+static inline int wino_half_in_row(const wino_job *j, size_t t) {
+    return t + WT / 2 <= j->tiles && t % j->tw + WT / 2 <= j->tw;
 }
 
 /* 1-D input transform of channels [begin, end). A 3x1 conv's tile t is 4 output rows of one
- * column: tile row t / tw starts at input row 4 (t / tw) - pt, column t % tw, so each 8 tiles of a
- * vector that share a tile row read 6 contiguous 8-float row segments (kept in registers: partial
- * copies into a stack vector read back whole stall on store forwarding). A 1x3 conv's tile is 4
- * columns of one row (input row t / tw, columns from 4 (t % tw) - pl): here per lane; the x86
- * levels deinterleave whole runs instead (wino1w_in_*). */
+ * column: tile row t / tw starts at input row 4 (t / tw) - pt, column t % tw, so 8 tiles that
+ * share a tile row read 6 contiguous 8-float row segments; this runs on such half vectors, kept
+ * in registers (partial copies into a stack vector read back whole stall on store forwarding).
+ * A 1x3 conv's tile is 4 columns of one row (input row t / tw, columns from 4 (t % tw) - pl): here
+ * per lane; the x86 levels deinterleave whole runs instead (wino1w_in_*). */
 static inline __attribute__((always_inline)) void wino1_in_body(const wino_job *j, size_t begin, size_t end) {
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
     const int axis = j->w->axis;
@@ -433,13 +433,22 @@ static inline __attribute__((always_inline)) void wino1_in_body(const wino_job *
         const float *xc = j->x + c * (size_t)(H * W);
         for (size_t q = 0; q < j->tb; q += WT) {
             const size_t t0 = j->t0 + q;
-            if (axis == NN_WINO_H && wino_halves_in_rows(j, t0)) {
+            if (axis == NN_WINO_H) {
                 for (size_t h = 0; h < WT; h += WT / 2) {
                     const size_t t = t0 + h;
-                    const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt;
-                    const float *src = xc + (int64_t)(t % j->tw);
                     hv d[6], hvv[6];
-                    for (int r = 0; r < 6; r++) d[r] = y0 + r >= 0 && y0 + r < H ? HV_LOAD(src + (y0 + r) * W) : (hv){ 0 };
+                    if (wino_half_in_row(j, t)) {
+                        const int64_t y0 = (int64_t)(t / j->tw) * 4 - pt;
+                        const float *src = xc + (int64_t)(t % j->tw);
+                        for (int r = 0; r < 6; r++)
+                            d[r] = y0 + r >= 0 && y0 + r < H ? HV_LOAD(src + (y0 + r) * W) : (hv){ 0 };
+                    } else {
+                        for (size_t l = 0; l < WT / 2; l++) {
+                            const int64_t y0 = (int64_t)((t + l) / j->tw) * 4 - pt, x = (int64_t)((t + l) % j->tw);
+                            for (int r = 0; r < 6; r++)
+                                d[r][l] = t + l < j->tiles && y0 + r >= 0 && y0 + r < H ? xc[(y0 + r) * W + x] : 0.0f;
+                        }
+                    }
                     WINO1_IN(d, hvv);
                     for (int e = 0; e < 6; e++) *(hvu *)(j->v + (size_t)e * sv + c * j->tb + q + h) = hvv[e];
                 }
@@ -448,12 +457,9 @@ static inline __attribute__((always_inline)) void wino1_in_body(const wino_job *
             wv d[6], v[6];
             for (size_t l = 0; l < WT; l++) {
                 const size_t t = t0 + l;
-                const int64_t ty = (int64_t)(t / j->tw), tx = (int64_t)(t % j->tw);
-                for (int r = 0; r < 6; r++) {
-                    int64_t yy = ty, xx = tx * 4 - pl + r;
-                    if (axis == NN_WINO_H) yy = ty * 4 - pt + r, xx = tx;
-                    d[r][l] = t < j->tiles && yy >= 0 && yy < H && xx >= 0 && xx < W ? xc[yy * W + xx] : 0.0f;
-                }
+                const int64_t y = (int64_t)(t / j->tw), x0 = (int64_t)(t % j->tw) * 4 - pl;
+                for (int r = 0; r < 6; r++)
+                    d[r][l] = t < j->tiles && x0 + r >= 0 && x0 + r < W ? xc[y * W + x0 + r] : 0.0f;
             }
             wino1_in(d, v);
             for (int e = 0; e < 6; e++) WV_STORE(j->v + (size_t)e * sv + c * j->tb + q, v[e]);
@@ -471,17 +477,24 @@ static inline __attribute__((always_inline)) void wino1_out_body(const wino_job 
         const float b = j->bias ? j->bias[k] : 0.0f;
         for (size_t q = 0; q < j->tb; q += WT) {
             const size_t t0 = j->t0 + q;
-            if (axis == NN_WINO_H && wino_halves_in_rows(j, t0)) {
+            if (axis == NN_WINO_H) {
                 for (size_t h = 0; h < WT; h += WT / 2) {
                     const size_t t = t0 + h;
-                    const int64_t y0 = (int64_t)(t / j->tw) * 4;
-                    float *dst = yk + (int64_t)(t % j->tw);
                     hv m[6], o[4];
                     for (int e = 0; e < 6; e++) m[e] = HV_LOAD(j->mo + (size_t)e * sm + k * j->tb + q + h);
                     WINO1_OUT(m, o);
                     for (int e = 0; e < 4; e++) o[e] += b;
                     if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(4 * WT / 2));
-                    for (int64_t r = 0; r < 4 && y0 + r < OH; r++) *(hvu *)(dst + (y0 + r) * OW) = o[r];
+                    if (wino_half_in_row(j, t)) {
+                        const int64_t y0 = (int64_t)(t / j->tw) * 4;
+                        float *dst = yk + (int64_t)(t % j->tw);
+                        for (int64_t r = 0; r < 4 && y0 + r < OH; r++) *(hvu *)(dst + (y0 + r) * OW) = o[r];
+                        continue;
+                    }
+                    for (size_t l = 0; l < WT / 2 && t + l < j->tiles; l++) {
+                        const int64_t y0 = (int64_t)((t + l) / j->tw) * 4, x = (int64_t)((t + l) % j->tw);
+                        for (int64_t r = 0; r < 4 && y0 + r < OH; r++) yk[(y0 + r) * OW + x] = o[r][l];
+                    }
                 }
                 continue;
             }
@@ -492,11 +505,8 @@ static inline __attribute__((always_inline)) void wino1_out_body(const wino_job 
             if (j->act_tiles) nn_act_apply(j->act, (float *)o, (size_t)(4 * WT));
             for (size_t l = 0; l < WT && t0 + l < j->tiles; l++) {
                 const size_t t = t0 + l;
-                const int64_t ty = (int64_t)(t / j->tw), tx = (int64_t)(t % j->tw);
-                for (int64_t s = 0; s < 4; s++) {
-                    const int64_t yy = axis == NN_WINO_H ? ty * 4 + s : ty, xx = axis == NN_WINO_H ? tx : tx * 4 + s;
-                    if (yy < OH && xx < OW) yk[yy * OW + xx] = o[s][l];
-                }
+                const int64_t y = (int64_t)(t / j->tw), x0 = (int64_t)(t % j->tw) * 4;
+                for (int64_t s = 0; s < 4 && x0 + s < OW; s++) yk[y * OW + x0 + s] = o[s][l];
             }
         }
         /* the whole plane was just written (one block): activate it while it is in cache */

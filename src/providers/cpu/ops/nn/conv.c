@@ -89,19 +89,21 @@ static cort_status *conv_init(const cort_node *node, void **state) {
 
 /* Whether the input shape inferred at creation makes this a Winograd conv; if so makes s->wino
  * (left NULL on out-of-memory, which the caller reports). Unknown shapes keep the gemm path. */
-/* The conv's shape as inferred at creation for a one-group 2-D conv, if fully known. */
-static int conv_static_shape(const cort_node *node, const conv_state *s, const cort_value *w, nn_conv_shape *cs) {
-    if (w->rank != 4 || s->a.group != 1 || !node->graph || node->n_inputs < 1 || node->in_slot[0] < 0 ||
-        !node->graph->slot_info)
+/* The conv's shape as inferred at creation for a one-group 2-D conv (or 1-D, where with_1d), if
+ * fully known. */
+static int conv_static_shape(const cort_node *node, const conv_state *s, const cort_value *w, int with_1d,
+                             nn_conv_shape *cs) {
+    if ((w->rank != 4 && !(with_1d && w->rank == 3)) || s->a.group != 1 || !node->graph || node->n_inputs < 1 ||
+        node->in_slot[0] < 0 || !node->graph->slot_info)
         return 0;
     const cort_tinfo *xi = &node->graph->slot_info[node->in_slot[0]];
-    if (xi->kind != CORT_VKIND_TENSOR || xi->rank != 4 || xi->elem != CORT_TYPE_FLOAT) return 0;
-    for (int i = 0; i < 4; i++)
+    if (xi->kind != CORT_VKIND_TENSOR || (size_t)xi->rank != w->rank || xi->elem != CORT_TYPE_FLOAT) return 0;
+    for (size_t i = 0; i < w->rank; i++)
         if (xi->dims[i] < 1) return 0;
     if (xi->dims[1] != w->shape[1]) return 0;
     nn_conv_shape z = { (size_t)xi->dims[0], (size_t)xi->dims[1], (size_t)w->shape[0], 1, { 0 } };
     *cs = z;
-    cort_status *st = nn_window_geom(node, &s->a.w, 2, xi->dims + 2, w->shape + 2, 0, &cs->g);
+    cort_status *st = nn_window_geom(node, &s->a.w, (int)w->rank - 2, xi->dims + 2, w->shape + 2, 0, &cs->g);
     if (st) { cort_status_free(st); return 0; }
     return 1;
 }
@@ -110,7 +112,7 @@ static int conv_static_shape(const cort_node *node, const conv_state *s, const c
  * (left NULL on out-of-memory, which the caller reports). */
 static int conv_init_small(const cort_node *node, conv_state *s, const cort_value *w, const float *wd) {
     nn_conv_shape cs;
-    if (!conv_static_shape(node, s, w, &cs) || !nn_conv_small_prefers(&cs, nn_gemm_best_kernel())) return 0;
+    if (!conv_static_shape(node, s, w, 0, &cs) || !nn_conv_small_prefers(&cs, nn_gemm_best_kernel())) return 0;
     s->wpack_t = cort_calloc(1, sizeof *s->wpack_t);
     if (s->wpack_t && nn_conv_small_pack_par(cort_node_init_pool(node), wd, cs.M, w->count / cs.M, s->wpack_t)) {
         cort_free(s->wpack_t);
@@ -121,7 +123,7 @@ static int conv_init_small(const cort_node *node, conv_state *s, const cort_valu
 
 static int conv_init_winograd(const cort_node *node, conv_state *s, const cort_value *w, const float *wd) {
     nn_conv_shape cs;
-    if (!conv_static_shape(node, s, w, &cs)) return 0;
+    if (!conv_static_shape(node, s, w, 1, &cs)) return 0;   /* 1-D convs of 3 taps: F(4, 3) along W */
     const int tile = nn_wino_applies(&cs);
     if (!tile) return 0;
     s->wino = cort_malloc(sizeof *s->wino);
@@ -165,9 +167,8 @@ static void conv_pack_key(const cort_node *node, const conv_state *s, const cort
     key->kind = CORT_PREPACK_KIND_CONV;
     nn_conv_shape cs;
     const nn_gemm_kernel *k = nn_gemm_best_kernel();
-    const int st = conv_static_shape(node, s, w, &cs);
-    const int tile = st ? nn_wino_applies(&cs) : 0;
-    const int small = !tile && st && nn_conv_small_prefers(&cs, k);
+    const int tile = conv_static_shape(node, s, w, 1, &cs) ? nn_wino_applies(&cs) : 0;
+    const int small = !tile && conv_static_shape(node, s, w, 0, &cs) && nn_conv_small_prefers(&cs, k);
     key->params[0] = tile ? 1 : small ? 2 : 3;
     key->params[1] = (uint64_t)tile | (tile ? (uint64_t)nn_wino_axis(&cs) << 8 : 0);
     key->params[2] = M;
