@@ -618,8 +618,7 @@ __attribute__((target("avx2,fma"))) static void wino_gather8_avx2(const float *x
  * gather above for every run of tiles in one tile row, cut at the 8-lane halves so the
  * transform's vector loads forward from whole stores. */
 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
-wino_in_avx2_body(const wino_job *j, size_t begin, size_t end,
-                                                                    const int ONED) {
+wino_in_avx2_body(const wino_job *j, size_t begin, size_t end, const int ONED) {
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
     const int NE = ONED ? 6 : 36;
     const size_t sv = wino_plane(j->C, j->tb);
@@ -655,8 +654,7 @@ __attribute__((target("avx2,fma"))) static void wino1w_in_avx2(void *arg, size_t
  * stores per vector read back through the stack; floats outside the run (other tiles' lanes, the
  * columns past OW) are masked off. */
 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
-wino_out_avx2_body(const wino_job *j, size_t begin, size_t end,
-                                                                     const int ONED) {
+wino_out_avx2_body(const wino_job *j, size_t begin, size_t end, const int ONED) {
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
     const int NE = ONED ? 6 : 36, NO = ONED ? 4 : 16, ROWS = ONED ? 1 : 4;
     const size_t sm = wino_plane(j->M, j->tb);
@@ -801,8 +799,7 @@ __attribute__((target("avx512f"))) static void wino_gather_run(const float *xc, 
 /* wino_in_body for 4x4 tiles (ONED: a 1x3 conv's 1x4 tiles, one input row each) with the vector
  * gather above for every run of tiles in one tile row (lanes past the last tile stay zero). */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-wino_in_avx512_body(const wino_job *j, size_t begin, size_t end,
-                                                                      const int ONED) {
+wino_in_avx512_body(const wino_job *j, size_t begin, size_t end, const int ONED) {
     const int64_t H = j->g->in[1], W = j->g->in[2], pt = j->g->pb[1], pl = j->g->pb[2];
     const int ROWS = ONED ? 1 : 6, NE = ONED ? 6 : 36;
     const size_t sv = wino_plane(j->C, j->tb);
@@ -847,8 +844,7 @@ __attribute__((target("avx512f"))) static void wino1w_in_avx512(void *arg, size_
  * row by two permutes and a blend, instead of 16 scalar stores per vector read back through the
  * stack. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-wino_out_avx512_body(const wino_job *j, size_t begin, size_t end,
-                                                                       const int ONED) {
+wino_out_avx512_body(const wino_job *j, size_t begin, size_t end, const int ONED) {
     const int64_t OH = j->g->out[1], OW = j->g->out[2];
     const int NE = ONED ? 6 : 36, NO = ONED ? 4 : 16, ROWS = ONED ? 1 : 4;
     const size_t sm = wino_plane(j->M, j->tb);
