@@ -64,7 +64,47 @@ __attribute__((target(NN_B_TARGET))) void nn_qbinary8_avx512(const nn_qbinary8_p
     const __m512i lo = _mm512_set1_epi32(p->out_signed ? -128 : 0), hi = _mm512_set1_epi32(p->out_signed ? 127 : 255);
     const __m512i bterm = _mm512_set1_epi32((bv - p->zb) * mb);
     const __m128i shift = _mm_cvtsi32_si128(k);
-    for (size_t i = 0; i < n; i += 16) {
+    /* 64 lanes per step without vpmulld: each lane's (a - za, b - zb) as an int16 pair, dotted by vpmaddwd with
+     * the multipliers' low 14 bits and, shifted by 14, their high bits (|ma|, |mb| < 2^21 keep those in int16),
+     * is the same int32 w; win is added up front, which moves no lane outside the window across a multiple
+     * of 2^k. The 16-lane blocks with a lane near a tie are redone in double (Mul never comes here). */
+    const __m512i plo = _mm512_set1_epi32((int32_t)(((uint32_t)(mb & 0x3fff) << 16) | (uint32_t)(ma & 0x3fff)));
+    const __m512i phi = _mm512_set1_epi32((int32_t)(((uint32_t)(uint16_t)(int16_t)(mb >> 14) << 16) |
+                                                    (uint32_t)(uint16_t)(int16_t)(ma >> 14)));
+    const __m512i c = _mm512_set1_epi32(((int32_t)1 << (k - 1)) + NN_QADD8_WIN);
+    const __m512i za16 = _mm512_set1_epi16((int16_t)p->za), zb16 = _mm512_set1_epi16((int16_t)p->zb);
+    const __m512i zy16 = _mm512_set1_epi16((int16_t)p->zy), bc16 = _mm512_set1_epi16((int16_t)(bv - p->zb));
+    const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i r16[2];
+        unsigned near = 0;   /* bit s: a lane of the 16-lane block s near a tie */
+        for (int h = 0; h < 2; h++) {
+            const __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)(a + i + 32 * h));
+            const __m512i ai = _mm512_sub_epi16(sgn ? _mm512_cvtepi8_epi16(av) : _mm512_cvtepu8_epi16(av), za16);
+            __m512i bi = bc16;
+            if (!p->b_scalar) {
+                const __m256i bw = _mm256_loadu_si256((const __m256i *)(const void *)(b + i + 32 * h));
+                bi = _mm512_sub_epi16(sgn ? _mm512_cvtepi8_epi16(bw) : _mm512_cvtepu8_epi16(bw), zb16);
+            }
+            const __m512i p0 = _mm512_unpacklo_epi16(ai, bi), p1 = _mm512_unpackhi_epi16(ai, bi);
+            const __m512i v0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_madd_epi16(p0, plo),
+                                                                 _mm512_slli_epi32(_mm512_madd_epi16(p0, phi), 14)), c);
+            const __m512i v1 = _mm512_add_epi32(_mm512_add_epi32(_mm512_madd_epi16(p1, plo),
+                                                                 _mm512_slli_epi32(_mm512_madd_epi16(p1, phi), 14)), c);
+            /* lanes 0-7 of v0 and v1 are elements 0-15 of this half, lanes 8-15 elements 16-31 */
+            const unsigned nh = (unsigned)(_mm512_cmple_epu32_mask(_mm512_and_si512(v0, fmask), win2) |
+                                           _mm512_cmple_epu32_mask(_mm512_and_si512(v1, fmask), win2));
+            near |= (unsigned)((nh & 0xffu) != 0) << (2 * h) | (unsigned)((nh >> 8) != 0) << (2 * h + 1);
+            /* lane by lane the packs undo the unpacks: 32 results in order */
+            r16[h] = _mm512_adds_epi16(_mm512_packs_epi32(_mm512_sra_epi32(v0, shift), _mm512_sra_epi32(v1, shift)), zy16);
+        }
+        const __m512i o = p->out_signed ? _mm512_packs_epi16(r16[0], r16[1]) : _mm512_packus_epi16(r16[0], r16[1]);
+        _mm512_storeu_si512((void *)(y + i), _mm512_permutexvar_epi64(order, o));
+        for (unsigned s = 0; near; s++, near >>= 1)
+            if (near & 1u) nn_b_block_f64(p, a, b, y, i + 16 * s, (__mmask16)0xffff, bconst);
+    }
+    for (; i < n; i += 16) {
         const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
         const __m512i ai = _mm512_sub_epi32(nn_b_widen(a + i, m, sgn), za);
         const __m512i bt = p->b_scalar ? bterm
