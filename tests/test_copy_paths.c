@@ -2,7 +2,8 @@
  * 16x16 and scaled transposes) against scalar loops, bit-exact, over lengths around the vector
  * widths and odd leading dimensions: the AVX2 ones whenever the CPU has AVX2 (so the avx512 lane
  * covers them too), the AVX-512 ones when that level is in use, and the conv entry points of the
- * level under test through nn_isa(). Output floats past the end must stay untouched. */
+ * level under test through nn_isa(). Output floats past the end must stay untouched. The byte stride-2
+ * gather of the int8 convs likewise. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -83,8 +84,35 @@ static void check_set(const copy_set *k) {
         }
 }
 
+/* The byte stride-2 gather: every length to 200 and offsets 0-3, the source ending right at its last byte
+ * read (a heap block of exactly 2n - 1 bytes, so a read past it is a sanitizer error), nothing written past
+ * n. Negative control: an odd-byte gather must be caught by the same comparison. */
+static void check_stride2_u8(const char *name, void (*f)(const uint8_t *, uint8_t *, size_t)) {
+    if (!f) return;
+    uint8_t dst[CAP + 68];
+    size_t wrong = 0;
+    for (size_t n = 1; n <= CAP; n++)
+        for (size_t off = 0; off < 4; off++) {
+            uint8_t *src = malloc(2 * n - 1);
+            if (!src) { CHECK_MSG(0, "out of memory"); return; }
+            for (size_t i = 0; i < 2 * n - 1; i++) src[i] = (uint8_t)(frand() * 31.0f);
+            memset(dst, 0xA5, sizeof dst);
+            f(src, dst + off, n);
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) bad += dst[off + i] != src[2 * i];
+            for (size_t i = 0; i < off; i++) bad += dst[i] != 0xA5;
+            for (size_t i = off + n; i < sizeof dst; i++) bad += dst[i] != 0xA5;
+            CHECK_MSG(bad == 0, "%s copy_stride2_u8 n %zu offset %zu: %zu bytes wrong", name, n, off, bad);
+            if (n > 1)
+                for (size_t i = 0; i + 1 < n; i++) wrong += dst[off + i] != src[2 * i + 1];
+            free(src);
+        }
+    CHECK_MSG(wrong > 0, "%s copy_stride2_u8 negative control: odd bytes matched the output", name);
+}
+
 int main(void) {
     const nn_isa_config *isa = nn_isa();
+    check_stride2_u8("level", isa->copy_stride2_u8);
     const copy_set level = { "level", isa->copy_stride2, isa->copy_rep2, isa->interleave2, isa->transpose16,
                              isa->transpose_scaled };
     check_set(&level);
@@ -96,11 +124,13 @@ int main(void) {
             const copy_set k = { "avx2", nn_copy_stride2_avx2, nn_copy_rep2_avx2, nn_interleave2_avx2,
                                  nn_transpose16_avx2, nn_transpose_avx2 };
             check_set(&k);
+            check_stride2_u8("avx2", nn_copy_stride2_u8_avx2);
         }
         if (lv[i] == CORT_ISA_AVX512) {
             const copy_set k = { "avx512", nn_copy_stride2_avx512, nn_copy_rep2_avx512, nn_interleave2_avx512,
                                  nn_transpose16_avx512, nn_transpose_avx512 };
             check_set(&k);
+            check_stride2_u8("avx512", nn_copy_stride2_u8_avx512);
         }
     }
 #endif

@@ -2,6 +2,7 @@
 #ifndef CORT_CPU_SIMD_COPY_UKERNELS_H
 #define CORT_CPU_SIMD_COPY_UKERNELS_H
 #include <stddef.h>
+#include <stdint.h>
 #include "gemm_ukernels.h"
 
 #ifdef NN_HAVE_X86_UKERNELS
@@ -25,5 +26,9 @@ void nn_copy_rep2_avx2(const float *src, float *dst, size_t n);
 void nn_interleave2_avx2(const float *a, const float *b, float bias, float *dst, size_t n);
 void nn_transpose16_avx2(const float *src, size_t ld, float *dst, size_t ldd);
 void nn_transpose_avx2(const float *src, size_t ld, size_t rows, float scale, float *dst, size_t ldd, size_t width);
+/* dst[i] = src[2 * i] for i < n bytes (a stride-2 int8 conv's input columns); reads src[0 .. 2n - 2] only
+ * (x86/x8_copy_avx2.c, x86/x8_copy_avx512.c). */
+void nn_copy_stride2_u8_avx2(const uint8_t *src, uint8_t *dst, size_t n);
+void nn_copy_stride2_u8_avx512(const uint8_t *src, uint8_t *dst, size_t n);
 #endif
 #endif

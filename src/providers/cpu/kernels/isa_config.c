@@ -11,6 +11,7 @@ static const nn_isa_config neon_config = { .isa = CORT_ISA_NEON };
 static const nn_isa_config avx2_config = {
     .isa = CORT_ISA_AVX2,
     .copy_stride2 = nn_copy_stride2_avx2,
+    .copy_stride2_u8 = nn_copy_stride2_u8_avx2,
     .copy_rep2 = nn_copy_rep2_avx2,
     .interleave2 = nn_interleave2_avx2,
     .transpose16 = nn_transpose16_avx2,
@@ -40,6 +41,7 @@ static const nn_isa_config avx2_config = {
 static const nn_isa_config avx512_config = {
     .isa = CORT_ISA_AVX512,
     .copy_stride2 = nn_copy_stride2_avx512,
+    .copy_stride2_u8 = nn_copy_stride2_u8_avx512,
     .copy_rep2 = nn_copy_rep2_avx512,
     .interleave2 = nn_interleave2_avx512,
     .transpose16 = nn_transpose16_avx512,

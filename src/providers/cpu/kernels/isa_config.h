@@ -16,6 +16,7 @@ typedef struct nn_isa_config {
     cort_isa_level isa;
     /* copies (see copy_ukernels.h for what each computes) */
     void (*copy_stride2)(const float *src, float *dst, size_t n);
+    void (*copy_stride2_u8)(const uint8_t *src, uint8_t *dst, size_t n);
     void (*copy_rep2)(const float *src, float *dst, size_t n);
     void (*interleave2)(const float *a, const float *b, float bias, float *dst, size_t n);
     void (*transpose16)(const float *src, size_t ld, float *dst, size_t ldd);

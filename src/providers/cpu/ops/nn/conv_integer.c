@@ -13,6 +13,7 @@
 #include "conv.h"
 #include "../quant/quant.h"
 #include "../../kernels/int_gemm.h"
+#include "../../kernels/isa_config.h"
 #include "../../../../core/alloc.h"
 #include "../../../../core/checked.h"
 
@@ -565,9 +566,16 @@ static inline void qconv_copy_row(uint8_t *d, const uint8_t *s, size_t n) {
     }
 }
 
-/* d[q] = s[2 q] for q < n. Byte loops cost a load and a store per byte; on little-endian targets four even
- * bytes come out of one 64-bit word by two shift-and-mask steps. Never reads past s[2 (n - 1)]. */
-static inline void qconv_gather2(uint8_t *d, const uint8_t *s, size_t n) {
+/* d[q] = s[2 q] for q < n: k, the level's kernel (nn_isa()->copy_stride2_u8, looked up once per call of
+ * the caller: rows are 7 to 56 bytes), when it has one. Byte loops cost a load and a store per byte; on
+ * little-endian targets four even bytes come out of one 64-bit word by two shift-and-mask steps. Never
+ * reads past s[2 (n - 1)]. */
+typedef void (*qconv_gather2_fn)(const uint8_t *, uint8_t *, size_t);
+static inline void qconv_gather2(qconv_gather2_fn k, uint8_t *d, const uint8_t *s, size_t n) {
+    if (k) {
+        k(s, d, n);
+        return;
+    }
     size_t q = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; q + 4 < n; q += 4) {
@@ -587,6 +595,7 @@ static void qconv_shift_range(void *arg, size_t begin, size_t end) {
     const nn_geom *g = &j->cs->g;
     const int64_t in1 = g->in[1], in2 = g->in[2], sh = g->s[1], sw = g->s[2], ow_n = g->out[2];
     const size_t in_size = (size_t)nn_geom_in_size(g), OW = (size_t)ow_n;
+    const qconv_gather2_fn gather2 = nn_isa()->copy_stride2_u8;
     uint8_t *dst = j->xsh + begin * j->nph * j->kwn * j->plane;
     for (size_t c = begin; c < end; c++)
         for (size_t f = 0; f < j->nph; f++)
@@ -605,7 +614,7 @@ static void qconv_shift_range(void *arg, size_t begin, size_t end) {
                     const uint8_t *src = src0 + (size_t)ih * (size_t)in2;
                     uint8_t *d = dst + r * OW + qa;
                     if (sw == 1) qconv_copy_row(d, src, qb - qa);
-                    else if (sw == 2) qconv_gather2(d, src, qb - qa);
+                    else if (sw == 2) qconv_gather2(gather2, d, src, qb - qa);
                     else for (size_t q = 0; q < qb - qa; q++) d[q] = src[q * (size_t)sw];
                 }
                 dst += j->plane;
@@ -800,7 +809,7 @@ typedef struct qconv_direct_job {
 /* Positions [c0, c1) of a phase row: 4 channels' bytes per position, XORed, with pointwise channel rows rr
  * read at column (c * sd + pc - pl); sd 1 straight through quad4, else through a gathered chunk. */
 static void qconv_direct_row(const qconv_direct_job *j, const uint8_t *const rr[4], size_t pc, size_t pl, size_t c0,
-                             size_t c1, uint8_t *d, nn_qquad4_fn quad4) {
+                             size_t c1, uint8_t *d, nn_qquad4_fn quad4, qconv_gather2_fn gather2) {
     uint8_t tmp[4][256];
     while (c0 < c1) {
         const size_t n = c1 - c0 < 256 ? c1 - c0 : 256, n16 = n & ~(size_t)15;
@@ -808,7 +817,8 @@ static void qconv_direct_row(const qconv_direct_job *j, const uint8_t *const rr[
         for (size_t b = 0; b < 4; b++) {
             const uint8_t *src = rr[b] + c0 * j->sd + pc - pl;
             if (j->sd == 1) { r[b] = src; continue; }
-            for (size_t i = 0; i < n; i++) tmp[b][i] = src[i * j->sd];
+            if (j->sd == 2) qconv_gather2(gather2, tmp[b], src, n);
+            else for (size_t i = 0; i < n; i++) tmp[b][i] = src[i * j->sd];
             r[b] = tmp[b];
         }
         if (n16) quad4(r[0], r[1], r[2], r[3], n16, j->flip, d + 4 * c0, 64);
@@ -830,6 +840,7 @@ static void qconv_direct_fill(void *arg, size_t begin, size_t end) {
     const size_t sd = j->sd, wq = j->wq;
     const uint32_t z4 = 0x01010101u * j->zx;
     const nn_qquad4_fn quad4 = nn_qconv_best_ops()->quad4;
+    const qconv_gather2_fn gather2 = nn_isa()->copy_stride2_u8;
     for (size_t q = 0; q < j->Q; q++) {
         uint8_t *dst = j->xq + q * j->plane;
         for (size_t row = begin; row < end; row++)
@@ -845,7 +856,7 @@ static void qconv_direct_fill(void *arg, size_t begin, size_t end) {
                 for (size_t b = 0; b < 4; b++)
                     rr[b] = 4 * q + b < j->C ? j->x + ((4 * q + b) * ih + row - pt) * iw : j->fillrow;
                 for (size_t c = 0; c < lo; c++) memcpy(d + 4 * c, &z4, 4);
-                qconv_direct_row(j, rr, pc, pl, lo, hi, d, quad4);
+                qconv_direct_row(j, rr, pc, pl, lo, hi, d, quad4, gather2);
                 for (size_t c = hi; c < wq; c++) memcpy(d + 4 * c, &z4, 4);
             }
         if (end == j->hp)
