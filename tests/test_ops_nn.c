@@ -815,6 +815,10 @@ static void test_winograd(cort_pool *pool) {
         {2, 1, 24, 40, 1, {100, 90}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 1, 40, 24, 1, {90, 101}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
         {2, 2, 17, 33, 1, {97, 95}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        /* one image of few channels, whose 1 MB blocks would cover most of the map: two smaller blocks per
+         * thread (whole 32-tile panels, or 16-tile steps) */
+        {2, 1, 16, 64, 1, {55, 55}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+        {2, 1, 8, 24, 1, {41, 45}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
     };
     /* which tile size the conv init picks: 4x4 from 12x12 up (from 8 input and 16 output
      * channels), 2x2 on 7x7..11x11 maps with many channels, none for few channels or stride 2 */

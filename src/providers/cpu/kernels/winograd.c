@@ -1007,8 +1007,17 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
      * model, with the cores' caches and the link between them busy, handing blocks between phases
      * cost more than the imbalance of whole blocks (the same in isolation). Fewer tiles (14x14:
      * 16) keep the phases split over the threads. */
-    const size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
-    const size_t blocks = (tiles + bt - 1) / bt;
+    size_t bt = tb / threads / step * step >= step ? tb / threads / step * step : step;
+    size_t blocks = (tiles + bt - 1) / bt;
+    if (threads > 1 && s->N == 1 && blocks < 2 * threads && tiles / (2 * threads) / step * step >= step) {
+        /* few channels make 1 MB blocks hold most of the map (squeezenet's 16 -> 64 expand at 55x55: 196
+         * tiles in blocks of 88, so the phases were split, and 2 threads ran slower than 1): two blocks
+         * per thread of whole panels (or steps) instead. Not for batches: there the phases' split by
+         * channels is the one the neighbouring layers use, and a batch-36 net lost 30 % with this. */
+        const size_t q = nr % step == 0 && tiles / (2 * threads) >= nr ? nr : step;   /* whole panels if it can */
+        bt = tiles / (2 * threads) / q * q;
+        blocks = (tiles + bt - 1) / bt;
+    }
     if (threads > 1 && threads <= WINO_MAX_SLOTS && blocks >= 2 * threads) {
         wino_tp_job tp;
         tp.blocks = blocks; tp.bt = bt; tp.slots = threads; tp.step = step;
