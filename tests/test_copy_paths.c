@@ -95,7 +95,10 @@ static void check_stride2_u8(const char *name, void (*f)(const uint8_t *, uint8_
         for (size_t off = 0; off < 4; off++) {
             uint8_t *src = malloc(2 * n - 1);
             if (!src) { CHECK_MSG(0, "out of memory"); return; }
-            for (size_t i = 0; i < 2 * n - 1; i++) src[i] = (uint8_t)(frand() * 31.0f);
+            for (size_t i = 0; i < 2 * n - 1; i++) {
+                rng = rng * 1664525u + 1013904223u;
+                src[i] = (uint8_t)(rng >> 24);
+            }
             memset(dst, 0xA5, sizeof dst);
             f(src, dst + off, n);
             size_t bad = 0;
