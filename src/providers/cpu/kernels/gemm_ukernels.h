@@ -55,6 +55,8 @@ typedef struct nn_tstore_args {
     int act; float act_lo, act_hi;   /* CORT_ACT_* */
     int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
 } nn_tstore_args;
+/* How many K steps ahead a tstore tile prefetches its rows of A (docs/performance.md) */
+#define NN_TSTORE_A_AHEAD 8
 
 typedef void (*nn_gemm_ukr_fn)(const nn_ukr_args *args);
 

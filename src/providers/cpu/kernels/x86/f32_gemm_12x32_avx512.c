@@ -230,6 +230,10 @@ NN_GEMM_UNROLL
                 _mm_prefetch((const char *)(pf + 32 * p), _MM_HINT_T1);
                 if (W > 1) _mm_prefetch((const char *)(pf + 32 * p + 16), _MM_HINT_T1);
             }
+            /* A's rows are P floats apart (784 B for a 14x14 plane): the hardware prefetchers
+             * did not keep up, and the broadcasts of a tile's rows stalled on L2 and L3 */
+            _mm_prefetch((const char *)(a + NN_TSTORE_A_AHEAD * lda), _MM_HINT_T0);
+            if (R > 1) _mm_prefetch((const char *)(a + NN_TSTORE_A_AHEAD * lda + R - 1), _MM_HINT_T0);
             const __m512 b0 = _mm512_loadu_ps(b), b1 = W > 1 ? _mm512_loadu_ps(b + 16) : b0;
 NN_GEMM_UNROLL
             for (int i = 0; i < R; i++) {

@@ -281,6 +281,12 @@ void nn_gemv_panel_avx2_16(size_t kc, const float *a, size_t inca, const float *
  * (1..6, exactly the tile's: A^T is read in place) of accumulators over all K slices, then per
  * 8-channel half an 8x8 register transpose (rows beyond R are zero) and each channel's R positions
  * stored with a mask after bias, residual and activation. */
+/* A's rows are P floats apart; without this the broadcasts of a tile's rows stalled on L2/L3 */
+#define NN_TSTORE_PREFETCH_A(a, lda, R)                                                         \
+    do {                                                                                        \
+        _mm_prefetch((const char *)((a) + NN_TSTORE_A_AHEAD * (lda)), _MM_HINT_T0);             \
+        if ((R) > 1) _mm_prefetch((const char *)((a) + NN_TSTORE_A_AHEAD * (lda) + (R) - 1), _MM_HINT_T0); \
+    } while (0)
 NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int W, const int X) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -293,11 +299,13 @@ NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int 
             const float *pf = b + 16 * kc;
             for (size_t p = 0; p < kc; p++, a += lda, b += 16, pf += 16) {
                 _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                NN_TSTORE_PREFETCH_A(a, lda, R);
                 const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
             }
         } else {
             for (size_t p = 0; p < kc; p++, a += lda, b += 16) {
+                NN_TSTORE_PREFETCH_A(a, lda, R);
                 const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
             }
