@@ -23,6 +23,8 @@ typedef struct nn_ukr_args {
     const float *const *b_ind;   /* edge kernels: if set, B row p is b_ind[p] + b_off (b, ldb unused;
                                   * NR floats are read from each row even for a narrower tile) */
     size_t       b_off;
+    int          b_ind_ahead; /* b_ind: also prefetch row p + 8 while row p is used (taps of other
+                               * channels and phases, a panel too big to stay in L1) */
     const float *b_prefetch;  /* optional: NR floats per k to prefetch into L2 (a packed panel, or the */
     size_t       b_prefetch_ld;   /* columns of B further right); rows b_prefetch_ld floats apart (0: NR) */
     const float *c_add;       /* edge kernels: if set, a tile (same ldc as c) added before act */

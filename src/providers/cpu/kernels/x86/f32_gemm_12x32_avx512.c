@@ -63,6 +63,20 @@ static inline __attribute__((target("avx512f"))) __m512 nn_act16(__m512 v, int a
         }                                                                              \
     } while (0)
 
+/* The indirect B rows are taps of different channels and phases, each a new run of lines that
+ * the hardware prefetchers do not foresee; where the panel does not stay in L1 (b_ind_ahead)
+ * fetch row p + NN_IND_B_AHEAD's lines (start, middle, end of its 16 or 32 floats) while row p
+ * is multiplied. */
+#define NN_IND_B_AHEAD 8
+#define NN_IND_PREFETCH_B(bi, p, kc, off, W)                                                  \
+    do {                                                                                      \
+        if (!args->b_ind_ahead) break;                                                        \
+        const float *nb_ = (bi)[(p) + NN_IND_B_AHEAD < (kc) ? (p) + NN_IND_B_AHEAD : (p)] + (off); \
+        _mm_prefetch((const char *)nb_, _MM_HINT_T0);                                         \
+        _mm_prefetch((const char *)(nb_ + 16 * (W) - 1), _MM_HINT_T0);                        \
+        if ((W) > 1) _mm_prefetch((const char *)(nb_ + 16), _MM_HINT_T0);                     \
+    } while (0)
+
 static inline __attribute__((always_inline, target("avx512f"))) void
 ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size_t rows, __mmask16 m0, __mmask16 m1) {
     /* column start values (a MatMul's bias) under the row ones */
@@ -80,6 +94,7 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
         const size_t step = args->a_cs, off = args->b_off, pld = args->b_prefetch_ld;
         for (size_t p = 0; p < kc; p++, a += step, pf += pld) {
             _mm_prefetch((const char *)pf, _MM_HINT_T1);
+            NN_IND_PREFETCH_B(bi, p, kc, off, W);
             const float *bp = bi[p] + off;
             const __m512 b0 = _mm512_loadu_ps(bp), b1 = W > 1 ? _mm512_loadu_ps(bp + 16) : b0;
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
@@ -90,6 +105,7 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
         const float *a = args->a;
         const size_t step = args->a_cs, off = args->b_off;
         for (size_t p = 0; p < kc; p++, a += step) {
+            NN_IND_PREFETCH_B(bi, p, kc, off, W);
             const float *bp = bi[p] + off;
             const __m512 b0 = _mm512_loadu_ps(bp), b1 = W > 1 ? _mm512_loadu_ps(bp + 16) : b0;
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);

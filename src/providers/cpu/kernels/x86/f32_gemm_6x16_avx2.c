@@ -91,6 +91,15 @@ NN_AVX2_INLINE void ukr_body(const nn_ukr_args *args, const int R, const int W, 
     const size_t kc = args->kc, ldb = args->ldb, ldc = args->ldc;
     const float *b = args->b;
     float *c = args->c;
+    /* indirect B: where the panel does not stay in L1 (b_ind_ahead), row p + 8's 8 or 16 floats
+     * (new lines the hardware prefetchers do not foresee) are fetched while row p is used */
+#define NN_IND_PREFETCH_B(bi, p, kc, off, W)                                                   \
+    do {                                                                                       \
+        if (!args->b_ind_ahead) break;                                                         \
+        const float *nb_ = (bi)[(p) + 8 < (kc) ? (p) + 8 : (p)] + (off);                       \
+        _mm_prefetch((const char *)nb_, _MM_HINT_T0);                                          \
+        _mm_prefetch((const char *)(nb_ + 8 * (W) - 1), _MM_HINT_T0);                          \
+    } while (0)
     if (args->b_ind) {   /* indirect B (convolution taps read in place), A packed */
         const float *const *bi = args->b_ind;
         const float *a = args->a, *pf = args->b_prefetch;
@@ -98,12 +107,14 @@ NN_AVX2_INLINE void ukr_body(const nn_ukr_args *args, const int R, const int W, 
         if (pf) {   /* ... fetching another stream meanwhile (the next A panel, cold conv weights) */
             for (size_t p = 0; p < kc; p++, a += step, pf += pld) {
                 _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                NN_IND_PREFETCH_B(bi, p, kc, off, W);
                 const float *bp = bi[p] + off;
                 const __m256 b0 = _mm256_loadu_ps(bp), b1 = W > 1 ? _mm256_loadu_ps(bp + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
             }
         } else {
             for (size_t p = 0; p < kc; p++, a += step) {
+                NN_IND_PREFETCH_B(bi, p, kc, off, W);
                 const float *bp = bi[p] + off;
                 const __m256 b0 = _mm256_loadu_ps(bp), b1 = W > 1 ? _mm256_loadu_ps(bp + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
