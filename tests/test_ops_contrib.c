@@ -814,13 +814,20 @@ static void test_quant_matmul(void) {
         cort_value_release(af);
         release(in, 7);
     }
-    /* QGemm, float and quantized output, transposes, int32 C */
-    for (int variant = 0; variant < 3; variant++) {
-        const int ta = variant == 1, tb = variant != 0;
+    /* QGemm, float and quantized output, transposes, int32 C per column; variant 3: int8 output and
+     * C [M, N]; variant 4: uint8 output and one C for all ([1]) */
+    for (int variant = 0; variant < 5; variant++) {
+        const int ta = variant == 1, tb = variant != 0, quant = variant >= 2;
         int64_t a2[2] = { ta ? K : M, ta ? M : K }, b2[2] = { tb ? N : K, tb ? K : N };
         cort_value *a = q_tensor(CORT_TYPE_UINT8, a2, 2, 0, 255), *b = q_tensor(CORT_TYPE_INT8, b2, 2, -128, 127);
-        cort_value *c = q_tensor(CORT_TYPE_INT32, &nd, 1, -3000, 3000);
-        cort_value *ys = variant == 2 ? scalar_f(0.5f) : NULL, *yz = variant == 2 ? scalar_q(CORT_TYPE_UINT8, 100) : NULL;
+        int64_t cmn[2] = { M, N }, one = 1;
+        cort_value *c = variant == 3 ? q_tensor(CORT_TYPE_INT32, cmn, 2, -3000, 3000)
+                      : variant == 4 ? q_tensor(CORT_TYPE_INT32, &one, 1, -3000, 3000)
+                                     : q_tensor(CORT_TYPE_INT32, &nd, 1, -3000, 3000);
+        const int yzp = variant == 3 ? -5 : variant == 4 ? 7 : 100, ylo = variant == 3 ? -128 : 0;
+        const float ysf = variant == 4 ? 0.25f : 0.5f;
+        cort_value *ys = quant ? scalar_f(ysf) : NULL;
+        cort_value *yz = quant ? scalar_q(variant == 3 ? CORT_TYPE_INT8 : CORT_TYPE_UINT8, yzp) : NULL;
         cort_value *bs = variant == 1 ? frand_tensor(&nd, 1, 0.01f) : scalar_f(0.004f);
         cort_value *in[9] = { a, scalar_f(0.03f), scalar_q(CORT_TYPE_UINT8, 128), b, bs, scalar_q(CORT_TYPE_INT8, 2), c, ys, yz };
         cort_attr_ir at[3] = { a_int("transA", ta), a_int("transB", tb), a_float("alpha", 0.75f) };
@@ -829,16 +836,16 @@ static void test_quant_matmul(void) {
         float want[6 * 9], got[6 * 9];
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) {
-                int64_t acc = qget(c, (size_t)n);
+                int64_t acc = qget(c, (size_t)(variant == 3 ? m * N + n : variant == 4 ? 0 : n));
                 for (int64_t k = 0; k < K; k++)
                     acc += (int64_t)(qget(a, (size_t)(ta ? k * M + m : m * K + k)) - 128) *
                            (qget(b, (size_t)(tb ? n * K + k : k * N + n)) - 2);
                 double v = (double)acc * 0.75 * 0.03f * fdata(bs)[variant == 1 ? n : 0];
-                want[m * N + n] = variant == 2 ? (float)qsat(v / 0.5 + 100, 0, 255) : (float)v;
-                if (out[0]) got[m * N + n] = variant == 2 ? (float)qget(out[0], (size_t)(m * N + n)) : fdata(out[0])[m * N + n];
+                want[m * N + n] = quant ? (float)qsat(v / ysf + yzp, ylo, ylo + 255) : (float)v;
+                if (out[0]) got[m * N + n] = quant ? (float)qget(out[0], (size_t)(m * N + n)) : fdata(out[0])[m * N + n];
             }
         if (out[0]) {
-            if (variant == 2) {   /* quantized: the exact value's rounding, a tie at most one step away */
+            if (quant) {   /* quantized: the exact value's rounding, a tie at most one step away */
                 float worst = 0;
                 for (int64_t i = 0; i < M * N; i++) worst = fmaxf(worst, fabsf(got[i] - want[i]));
                 CHECK_MSG(worst <= 1.0f, "QGemm quantized output off by %g steps", worst);

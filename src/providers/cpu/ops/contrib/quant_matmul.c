@@ -265,7 +265,7 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
     }
     int16_t *ap = cort_kernel_scratch(ctx, na * sizeof(int16_t)), *bp = cort_kernel_scratch(ctx, nb * sizeof(int16_t));
     uint8_t *at = ta ? cort_kernel_scratch(ctx, M * K + 1) : NULL, *bt = tb && !pre ? cort_kernel_scratch(ctx, K * N + 1) : NULL;
-    float *f = cort_kernel_scratch(ctx, (N + 1) * sizeof(float));
+    float *f = cort_kernel_scratch(ctx, (2 * N + 1) * sizeof(float));
     cort_status *st = !acc || !ap || !bp || !f || (ta && !at) || (tb && !pre && !bt) ? cort_error_oom() : NULL;
     if (!st) {
         const uint8_t *ad = a->data, *bd = b->data;
@@ -294,14 +294,31 @@ static cort_status *qgemm_run(cort_kernel_ctx *ctx) {
         const int32_t yzp = yz ? nn_q_load(yz, 0) : 0;
         const int32_t *cd = c ? (const int32_t *)c->data : NULL;
         for (size_t n = 0; n < N; n++) f[n] = alpha * nn_q_scale(bs, bs->count == 1 ? 0 : n);
-        for (size_t m = 0; m < M; m++)
-            for (size_t n = 0; n < N; n++) {
-                float v = (float)acc[m * N + n];
-                if (cd) v += (float)cd[m * cstr[0] + n * cstr[1]];
-                v *= f[n];
-                if (ys) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round_fast(v / ysc), yzp));
-                else ((float *)y->data)[m * N + n] = v;
+        /* a row at a time: the float expression in a loop the compiler vectorizes, then the
+         * level's QuantizeLinear kernel (the same division and round-half-even); element by
+         * element with its type switch, this epilogue was half of a 784 -> 512 QGemm at M = 1 */
+        float *row = f + N;
+        void (*const q8)(const float *, size_t, float, int32_t, int, void *) =
+            ys && (y->type == CORT_TYPE_UINT8 || y->type == CORT_TYPE_INT8) ? nn_isa()->quantize8 : NULL;
+        for (size_t m = 0; m < M; m++) {
+            const int32_t *am = acc + m * N;
+            float *v = ys ? row : (float *)y->data + m * N;
+            if (!cd) {
+                for (size_t n = 0; n < N; n++) v[n] = (float)am[n] * f[n];
+            } else if (cstr[1] == 1) {
+                const int32_t *cm = cd + m * cstr[0];
+                for (size_t n = 0; n < N; n++) v[n] = ((float)am[n] + (float)cm[n]) * f[n];
+            } else {
+                const float c0 = (float)cd[m * cstr[0]];
+                for (size_t n = 0; n < N; n++) v[n] = ((float)am[n] + c0) * f[n];
             }
+            if (!ys) continue;
+            if (q8) {
+                q8(v, N, ysc, yzp, y->type == CORT_TYPE_INT8, (uint8_t *)y->data + m * N);
+                continue;
+            }
+            for (size_t n = 0; n < N; n++) nn_q_store(y, m * N + n, nn_q_add_sat(nn_q_round_fast(v[n] / ysc), yzp));
+        }
     }
     cort_kernel_scratch_free(ctx, f);
     cort_kernel_scratch_free(ctx, acc);
