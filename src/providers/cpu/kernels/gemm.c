@@ -757,6 +757,13 @@ void nn_gemm_packed_a_plain_b(const nn_gemm_packed *a, size_t N, const float *B,
                     u.kc = kc;
                     u.a = ablock + ip * mr * kc; u.a_rs = 1; u.a_cs = mr;
                     u.b = B + k0 * ldb + c0; u.ldb = ldb;
+                    /* on the first column panel pull the next A panel from memory meanwhile: with
+                     * few columns (Winograd's products over 16 tiles: resnet50's layer3 convs stream
+                     * 9.4 MB of transformed weights each) A arrives too late for the kernel */
+                    if (c0 == 0 && ip + 1 < mpanels) {
+                        u.b_prefetch = ablock + (ip + 1) * mr * kc;
+                        u.b_prefetch_ld = mr;
+                    }
                     float *c = C + r0 * ldc + c0;
                     /* an edge-capable kernel stores a partial tile (a 16-column tail: Winograd's
                      * tile counts are multiples of 16, not 32) with masks */

@@ -111,14 +111,14 @@ ukr_body(const nn_ukr_args *args, const int R, const int W, const int XACT, size
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
             NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
         }
-    } else if (args->a_rs == 1 && args->b_prefetch && W > 1) {
+    } else if (args->a_rs == 1 && args->b_prefetch) {
         /* B streamed from memory and reused by few rows: fetch the next panel into L2 meanwhile */
         const float *a = args->a, *pf = args->b_prefetch;
         const size_t step = args->a_cs, pld = args->b_prefetch_ld ? args->b_prefetch_ld : 32;
         for (size_t p = 0; p < kc; p++, a += step, b += ldb, pf += pld) {
             _mm_prefetch((const char *)pf, _MM_HINT_T1);
             _mm_prefetch((const char *)(pf + 16), _MM_HINT_T1);
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = W > 1 ? _mm512_loadu_ps(b + 16) : b0;
             NN_ROW(0, a[0]); NN_ROW(1, a[1]); NN_ROW(2, a[2]); NN_ROW(3, a[3]); NN_ROW(4, a[4]); NN_ROW(5, a[5]);
             NN_ROW(6, a[6]); NN_ROW(7, a[7]); NN_ROW(8, a[8]); NN_ROW(9, a[9]); NN_ROW(10, a[10]); NN_ROW(11, a[11]);
         }
