@@ -183,9 +183,10 @@ static void ind_tiles(const ind_job *j, size_t ip, size_t p0, size_t p1, float *
     memset(&u, 0, sizeof u);
     u.a_rs = 1; u.a_cs = mr;
     u.rows = nrows;
-    /* a column panel's K rows of NR floats beyond L1 (resnet50's 3x3 stride-2 conv at 28x28, K 1152:
-     * 12 % faster with B prefetched ahead; its 7x7 stem, K 147, 5 % slower) */
-    u.b_ind_ahead = q->K * nr > 8192;
+    /* a column panel's K rows of NR floats from 32 KB on (resnet50's 3x3 stride-2 conv at 28x28, K
+     * 1152: 12 % faster with B prefetched ahead; its 1x1 stride-2 256 -> 512, K 256, 5 %; its 7x7
+     * stem, K 147, 5 % slower) */
+    u.b_ind_ahead = q->K * nr >= 8192;
     /* panel position advanced incrementally: (oh, ow) of its first column, b = its B offset */
     size_t oh, ow, b;
     if (q->rowtile) { oh = p0 / q->row_panels; ow = p0 % q->row_panels * nr; b = oh * q->Wp + ow; }
