@@ -40,20 +40,13 @@ def float_name(name):
     return name.split("_int8_")[0]
 
 
-def load_pb(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
-
-
 def outputs_of(folder, count):
     out = []
     for k in range(count):
         for ext in (".npy", ".pb"):
             p = os.path.join(folder, "output_%d%s" % (k, ext))
             if os.path.exists(p):
-                out.append(np.load(p) if ext == ".npy" else load_pb(p))
+                out.append(np.load(p) if ext == ".npy" else numpy_helper.to_array(onnx.load_tensor(p)))
                 break
         else:
             return None
