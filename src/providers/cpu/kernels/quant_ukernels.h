@@ -42,6 +42,12 @@ typedef struct nn_qbinary8_params {
 
 #define NN_QADD8_WIN 320   /* > 255.5: the fixed point's error bound plus the reference's own rounding */
 int nn_qadd8_fixed_params(const nn_qbinary8_params *p, int32_t *ma, int32_t *mb, int *k);
+/* The multipliers as vpmaddwd pair words: (a - za, b - zb) dotted with *lo (their low 14 bits) plus
+ * 2^14 times the dot with *hi (the rest, sign-extended) is a * ma + b * mb exactly (|ma|, |mb| < 2^21). */
+static inline void nn_qadd8_pair_words(int32_t ma, int32_t mb, int32_t *lo, int32_t *hi) {
+    *lo = (int32_t)(((uint32_t)(mb & 0x3fff) << 16) | (uint32_t)(ma & 0x3fff));
+    *hi = (int32_t)(((uint32_t)(uint16_t)(int16_t)(mb >> 14) << 16) | (uint32_t)(uint16_t)(int16_t)(ma >> 14));
+}
 typedef void (*nn_lut8_fn)(const uint8_t *lut, const uint8_t *x, uint8_t *y, size_t n);
 
 #ifdef NN_HAVE_X86_UKERNELS

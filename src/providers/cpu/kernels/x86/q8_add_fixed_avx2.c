@@ -47,9 +47,9 @@ QA2_T void nn_qadd8_fixed_avx2(const nn_qbinary8_params *p, const uint8_t *a, co
          * with the multipliers' low 14 bits and, shifted by 14, their high bits (|ma|, |mb| < 2^21 keep those
          * in int16), is the same int32 w; win is added up front, which moves no lane outside the window
          * across a multiple of 2^k. */
-        const __m256i plo = _mm256_set1_epi32((int32_t)(((uint32_t)(mb & 0x3fff) << 16) | (uint32_t)(ma & 0x3fff)));
-        const __m256i phi = _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)(int16_t)(mb >> 14) << 16) |
-                                                        (uint32_t)(uint16_t)(int16_t)(ma >> 14)));
+        int32_t wlo, whi;
+        nn_qadd8_pair_words(ma, mb, &wlo, &whi);
+        const __m256i plo = _mm256_set1_epi32(wlo), phi = _mm256_set1_epi32(whi);
         const __m256i c = _mm256_set1_epi32(((int32_t)1 << (k - 1)) + NN_QADD8_WIN);
         const __m256i za16 = _mm256_set1_epi16((int16_t)p->za), zb16 = _mm256_set1_epi16((int16_t)p->zb);
         const __m256i zy16 = _mm256_set1_epi16((int16_t)p->zy), bc16 = _mm256_set1_epi16((int16_t)(bv - p->zb));
