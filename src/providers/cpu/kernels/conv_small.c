@@ -184,7 +184,7 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
 static int tstore_usable(const nn_gemm_packed *wt, const nn_act *act) {
     /* the kernel the level's config chose has a transposed-store tile */
     return wt->k && wt->k->tstore && (!act || (act->kind >= CORT_ACT_NONE && act->kind <= CORT_ACT_HARD_SWISH)) &&
-           wt->k == nn_gemm_best_kernel();
+           (!wt->k->tstore_k_max || wt->K <= wt->k->tstore_k_max) && wt->k == nn_gemm_best_kernel();
 }
 
 int nn_conv_small_sum_in_place(const nn_gemm_packed *wt, const nn_act *act) {

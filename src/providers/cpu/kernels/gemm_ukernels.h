@@ -80,6 +80,10 @@ typedef struct nn_gemm_kernel {
     /* Sigmoid/HardSigmoid/SiLU run on its accumulators up to this K (0: 64; longer K applies them
      * in a pass over each tile) */
     size_t         xact_k_max;
+    /* the longest K a tstore tile keeps in its accumulators (0: any); beyond it the transposed
+     * conv runs as a K-sliced GEMM into a scratch Y^T: each tile re-reads its whole weight panel
+     * and K rows of A, and with a 16-column panel that traffic outgrew the caches */
+    size_t         tstore_k_max;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);
