@@ -202,9 +202,11 @@ static void test_gemv_panels(void) {
 }
 
 /* The M = 1 paths of nn_sgemm_opt (B plain: the streaming loop; B prepacked: the panel kernel) with
- * alpha, beta, row and column bias, residual and activation. */
+ * alpha, beta, row and column bias, residual and activation; N past the prepacked path's 1024-column
+ * groups (a partial last group and panel), K over several slices. */
 static void test_gemv_paths(cort_pool *pool) {
-    static const size_t sizes[][2] = { { 1, 1 }, { 7, 3 }, { 300, 17 }, { 512, 1000 }, { 3264, 33 }, { 65, 515 } };
+    static const size_t sizes[][2] = { { 1, 1 }, { 7, 3 }, { 300, 17 }, { 512, 1000 }, { 3264, 33 }, { 65, 515 },
+                                       { 300, 2100 }, { 1300, 1030 } };
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int v = 0; v < 8; v++) {
             const size_t K = sizes[si][0], N = sizes[si][1];

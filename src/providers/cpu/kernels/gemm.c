@@ -456,7 +456,11 @@ static void gemv_run(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* M == 1 with B prepacked: each task streams whole NR-column panels (contiguous per K slice). */
+/* M == 1 with B prepacked: each task owns a run of NR-column panels and takes them in groups,
+ * K slice by K slice, so it reads each slice's part of the packed B as one contiguous run.
+ * Panel by panel over all of K (a 16 KB run per slice and a jump to the next slice) restarted
+ * the hardware prefetchers every 16 KB: a 1280 -> 1000 Gemm whose weights come from memory ran
+ * at 17 GB/s with 16-column panels. */
 typedef struct gemv_packed_job {
     const nn_gemm_kernel *k;
     size_t N, K, npanels;
@@ -466,22 +470,28 @@ typedef struct gemv_packed_job {
     float *c;
 } gemv_packed_job;
 
+#define NN_GEMV_GROUP_FLOATS 1024   /* accumulators of a group of panels (on the stack) */
+
 static void gemv_packed_run(void *arg, size_t begin, size_t end) {
     const gemv_packed_job *j = arg;
-    const size_t nr = j->k->nr;
-    float acc[NN_MAX_TILE];
-    for (size_t jp = begin; jp < end; jp++) {
-        for (size_t q = 0; q < nr; q++) acc[q] = 0.0f;
+    const size_t nr = j->k->nr, per_group = NN_GEMV_GROUP_FLOATS / nr;
+    float acc[NN_GEMV_GROUP_FLOATS];
+    for (size_t g0 = begin; g0 < end; g0 += per_group) {
+        const size_t g1 = end - g0 < per_group ? end : g0 + per_group;
+        memset(acc, 0, (g1 - g0) * nr * sizeof(float));
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             const size_t kc = slice_len(j->K, k0);
-            const float *bp = j->bpre + k0 * j->npanels * nr + jp * nr * kc, *a = j->a + k0 * j->inca;
-            if (j->k->gemv_panel) { j->k->gemv_panel(kc, a, j->inca, bp, acc); continue; }
-            for (size_t p = 0; p < kc; p++, bp += nr) {
-                const float ap = a[p * j->inca];
-                for (size_t q = 0; q < nr; q++) acc[q] += ap * bp[q];
+            const float *bp = j->bpre + k0 * j->npanels * nr + g0 * nr * kc, *a = j->a + k0 * j->inca;
+            for (float *ac = acc; ac < acc + (g1 - g0) * nr; ac += nr, bp += nr * kc) {
+                if (j->k->gemv_panel) { j->k->gemv_panel(kc, a, j->inca, bp, ac); continue; }
+                const float *b = bp;
+                for (size_t p = 0; p < kc; p++, b += nr) {
+                    const float ap = a[p * j->inca];
+                    for (size_t q = 0; q < nr; q++) ac[q] += ap * b[q];
+                }
             }
         }
-        size_t c0 = jp * nr, cols = j->N - c0 < nr ? j->N - c0 : nr;
+        const size_t c0 = g0 * nr, cols = (j->N < g1 * nr ? j->N : g1 * nr) - c0;
         float *c = j->c + c0;
         if (j->beta == 0.0f) for (size_t q = 0; q < cols; q++) c[q] = j->alpha * acc[q];
         else for (size_t q = 0; q < cols; q++) c[q] = j->alpha * acc[q] + j->beta * c[q];
