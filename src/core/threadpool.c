@@ -25,7 +25,10 @@ static long long mono_ns(void) {
  * cache line: a thread takes chunks from its lane without touching the others' lines and steals
  * from the other lanes only when its own is empty. One shared counter taken chunk by chunk made
  * every grab a cross-core cache-line transfer (1-4 us under this hypervisor), which cost a small
- * GEMM at 2 threads more than it gained. */
+ * GEMM at 2 threads more than it gained. A participant's lane is fixed (the dispatching thread
+ * lane 0, worker i lane i + 1), so consecutive kernels that split their work the same way give
+ * each thread the part of the data it wrote itself: taken in order of arrival, a depthwise conv
+ * read half its input from the other core's cache (MobileNetV2's ran slower at 2 threads than at 1). */
 #define POOL_LANES 16
 typedef struct lane {
     _Alignas(64) atomic_size_t next;
@@ -36,7 +39,6 @@ typedef struct job {
     cort_range_fn fn;
     void *arg;
     size_t n, chunks, lanes;
-    _Alignas(64) atomic_size_t joined;   /* participants so far: the next one's lane */
     _Alignas(64) atomic_size_t done;     /* chunks finished (each participant adds its count once) */
     lane lane[POOL_LANES];
 } job;
@@ -46,6 +48,7 @@ struct cort_pool {
     int threads;
     long long spin_ns;        /* idle workers spin this long, then sleep (0: sleep at once) */
     pthread_t *tids;
+    struct worker_arg *wargs;
     int n_started;
     pthread_mutex_t mu;       /* only for sleeping and waking workers */
     pthread_cond_t cv;
@@ -63,8 +66,13 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static void run_chunks(job *j) {
-    const size_t me = atomic_fetch_add_explicit(&j->joined, 1, memory_order_relaxed) % j->lanes;
+typedef struct worker_arg {
+    cort_pool *pool;
+    size_t lane;
+} worker_arg;
+
+static void run_chunks(job *j, size_t first_lane) {
+    const size_t me = first_lane % j->lanes;
     size_t ran = 0;
     for (size_t k = 0; k < j->lanes; k++) {   /* own lane first, then steal from the next ones */
         lane *l = &j->lane[(me + k) % j->lanes];
@@ -84,7 +92,8 @@ static void run_chunks(job *j) {
  * the dispatcher clears `cur` before waiting for `active` to drain, so a worker either sees the
  * job while the dispatcher still waits for it, or sees NULL (all seq_cst). */
 static void *worker_main(void *p) {
-    cort_pool *pool = p;
+    const worker_arg *wa = p;
+    cort_pool *pool = wa->pool;
     unsigned seen = 0;
     for (;;) {
         unsigned spins = 0;
@@ -106,7 +115,7 @@ static void *worker_main(void *p) {
         seen = atomic_load(&pool->gen);
         atomic_fetch_add(&pool->active, 1);
         job *j = atomic_load(&pool->cur);
-        if (j) run_chunks(j);
+        if (j) run_chunks(j, wa->lane);
         atomic_fetch_sub(&pool->active, 1);
     }
 }
@@ -140,9 +149,12 @@ cort_status *cort_pool_create_ex(int threads, int spin, cort_pool **out) {
     atomic_init(&pool->stop, 0);
     if (threads > 1) {
         pool->tids = cort_calloc((size_t)threads - 1, sizeof *pool->tids);
-        if (!pool->tids) { cort_pool_free(pool); return cort_error_oom(); }
+        pool->wargs = cort_calloc((size_t)threads - 1, sizeof *pool->wargs);
+        if (!pool->tids || !pool->wargs) { cort_pool_free(pool); return cort_error_oom(); }
         for (int i = 0; i < threads - 1; i++) {
-            if (pthread_create(&pool->tids[i], NULL, worker_main, pool)) {
+            pool->wargs[i].pool = pool;
+            pool->wargs[i].lane = (size_t)i + 1;
+            if (pthread_create(&pool->tids[i], NULL, worker_main, &pool->wargs[i])) {
                 cort_pool_free(pool);
                 return cort_error(CORT_ERROR_RUNTIME, "thread pool: cannot start worker thread %d of %d", i + 1,
                                   threads - 1);
@@ -169,6 +181,7 @@ void cort_pool_free(cort_pool *pool) {
     pthread_mutex_unlock(&pool->mu);
     for (int i = 0; i < pool->n_started; i++) pthread_join(pool->tids[i], NULL);
     cort_free(pool->tids);
+    cort_free(pool->wargs);
     pthread_mutex_destroy(&pool->mu);
     pthread_cond_destroy(&pool->cv);
     pthread_mutex_destroy(&pool->dispatch);
@@ -196,7 +209,6 @@ void cort_parallel_for(cort_pool *pool, size_t n, size_t grain, cort_range_fn fn
         atomic_init(&j.lane[l].next, l * j.chunks / j.lanes);
         j.lane[l].end = (l + 1) * j.chunks / j.lanes;
     }
-    atomic_init(&j.joined, 0);
     atomic_init(&j.done, 0);
     atomic_store(&pool->cur, &j);
     atomic_fetch_add(&pool->gen, 1);
@@ -205,7 +217,7 @@ void cort_parallel_for(cort_pool *pool, size_t n, size_t grain, cort_range_fn fn
         pthread_cond_broadcast(&pool->cv);
         pthread_mutex_unlock(&pool->mu);
     }
-    run_chunks(&j);
+    run_chunks(&j, 0);
     for (unsigned spins = 0; atomic_load_explicit(&j.done, memory_order_acquire) < j.chunks; spins++) {
         if (spins < 1000) cpu_relax();
         else sched_yield();
