@@ -69,6 +69,8 @@ int main(void) {
         /* several bands of output rows */
         {1, 17, 1, 70, 90, 5, 5, 2, 2, 2, 2, 2},    {1, 16, 1, 64, 320, 3, 3, 1, 1, 1, 1, 1},
         {1, 5, 1, 41, 160, 5, 5, 1, 2, 2, 2, 2},    {1, 3, 1, 50, 60, 3, 3, 2, 1, 1, 1, 1},
+        /* bands times channel blocks times images (with a pool: the items band-major) */
+        {2, 40, 1, 48, 48, 3, 3, 1, 1, 1, 1, 1},
         /* depth multiplier 2 and very wide rows: the per-plane kernels */
         {1, 5, 2, 9, 13, 5, 5, 2, 2, 1, 1, 2},      {1, 3, 2, 20, 71, 5, 5, 2, 2, 1, 1, 2},
         {1, 4, 2, 17, 66, 3, 3, 2, 0, 1, 1, 0},     {2, 6, 2, 19, 37, 5, 5, 1, 2, 2, 2, 2},

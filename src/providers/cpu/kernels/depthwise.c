@@ -203,7 +203,10 @@ static void dw_run(void *arg, size_t begin, size_t end) {
 
 #ifdef NN_HAVE_X86_UKERNELS
 /* Channel-blocked path. Work items are (block of k->cb_lanes channels, band of output rows) pairs;
- * task t of ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. */
+ * task t of ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. With
+ * several tasks the items go band by band (all channel blocks of a band, then the next band), so a
+ * task reads the rows of every channel that the same thread of the expand conv before it wrote
+ * (that conv splits positions); block by block, half the input came from the other core. */
 typedef struct dw_cb_job {
     const nn_conv_shape *s;
     const dw_kernels *k;
@@ -211,6 +214,7 @@ typedef struct dw_cb_job {
     nn_dw_act act;
     float *y, *scratch;
     size_t slot, ntasks, nitems, nbands;
+    int band_major;
     int64_t hb;   /* output rows per band */
 } dw_cb_job;
 
@@ -224,7 +228,9 @@ static void dw_cb_run(void *arg, size_t begin, size_t end) {
         float *sc = j->scratch + t * j->slot;
         int fresh = 1;
         for (size_t it = t * j->nitems / j->ntasks; it < (t + 1) * j->nitems / j->ntasks; it++) {
-            const size_t b = it / j->nbands, band = it % j->nbands;
+            const size_t nblocks = j->nitems / j->nbands;
+            const size_t b = j->band_major ? it % nblocks : it / j->nbands;
+            const size_t band = j->band_major ? it / nblocks : it % j->nbands;
             const size_t n = b / cblocks, c0 = b % cblocks * L, nc = s->C - c0 < L ? s->C - c0 : L;
             const int64_t oh0 = (int64_t)band * j->hb, oh1 = oh0 + j->hb < g->out[1] ? oh0 + j->hb : g->out[1];
             j->k->cb((int)g->k[1], (int)g->s[2], j->x + (n * s->C + c0) * in_size, (int64_t)in_size, g->in[1],
@@ -269,7 +275,7 @@ static int depthwise_cb(cort_pool *pool, const dw_kernels *k, const nn_conv_shap
     const size_t bytes = ntasks * slot * sizeof(float);
     float *scratch = ctx ? cort_kernel_scratch(ctx, bytes) : cort_malloc(bytes);
     if (!scratch) return 0;   /* the per-plane kernels need no scratch */
-    dw_cb_job j = { s, k, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, hb };
+    dw_cb_job j = { s, k, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, ntasks > 1, hb };
     cort_parallel_for(pool, ntasks, 1, dw_cb_run, &j);
     if (ctx) cort_kernel_scratch_free(ctx, scratch);
     else cort_free(scratch);
