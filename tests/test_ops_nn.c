@@ -820,6 +820,8 @@ static void test_winograd(cort_pool *pool) {
          * thread (whole 32-tile panels, or 16-tile steps) */
         {2, 1, 16, 64, 1, {55, 55}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         {2, 1, 8, 24, 1, {41, 45}, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}},
+        /* a batch of at least two images per thread: whole images per thread (7 over 3 threads) */
+        {2, 7, 9, 20, 1, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
     };
     /* which tile size the conv init picks: 4x4 from 12x12 up (from 8 input and 16 output
      * channels), 2x2 on 7x7..11x11 maps with many channels, none for few channels or stride 2 */
@@ -887,6 +889,8 @@ static void test_winograd_1d(cort_pool *pool) {
         {2, 1, 8, 8, 1, {4, 70}, {1, 3}, {1, 1}, {1, 1}, {0, 20}, {0, 19}},
         {2, 2, 48, 48, 1, {96, 90}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
         {2, 2, 48, 48, 1, {90, 96}, {3, 1}, {1, 1}, {1, 1}, {1, 0}, {1, 0}},
+        /* whole images per thread, each in two blocks of tiles */
+        {2, 6, 48, 48, 1, {48, 100}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}},
         {1, 2, 40, 24, 1, {77}, {3}, {1}, {1}, {1}, {1}},
         {1, 3, 16, 32, 1, {1000}, {3}, {1}, {1}, {0}, {2}},
     };

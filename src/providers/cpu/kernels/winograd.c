@@ -953,6 +953,11 @@ typedef struct wino_tp_job {
     size_t slots;
     void (*in_fn)(void *, size_t, size_t), (*out_fn)(void *, size_t, size_t);
     size_t step;
+    /* image-parallel mode: tasks are whole images (x0/y0 plus b times the image sizes), each taken
+     * through all its blocks on one thread */
+    int per_image;
+    const float *x0; float *y0;
+    size_t x_img, y_img;
 } wino_tp_job;
 
 static void wino_tiles_run(void *arg, size_t begin, size_t end) {
@@ -966,11 +971,19 @@ static void wino_tiles_run(void *arg, size_t begin, size_t end) {
     j.v = tp->scratch + slot * tp->slot_floats;
     j.mo = j.v + (size_t)j.w->ne * wino_plane(j.C, tp->bt);
     for (size_t b = begin; b < end; b++) {
-        j.t0 = b * tp->bt;
-        j.tb = j.tiles - j.t0 < tp->bt ? (j.tiles - j.t0 + tp->step - 1) / tp->step * tp->step : tp->bt;
-        tp->in_fn(&j, 0, j.C);
-        wino_gemms(&j, 0, j.w->ne);
-        tp->out_fn(&j, 0, j.M);
+        size_t t0 = b * tp->bt, t1 = t0 + tp->bt;
+        if (tp->per_image) {
+            j.x = tp->x0 + b * tp->x_img;
+            j.y = tp->y0 + b * tp->y_img;
+            t0 = 0; t1 = j.tiles;
+        }
+        for (; t0 < t1 && t0 < j.tiles; t0 += tp->bt) {
+            j.t0 = t0;
+            j.tb = j.tiles - t0 < tp->bt ? (j.tiles - t0 + tp->step - 1) / tp->step * tp->step : tp->bt;
+            tp->in_fn(&j, 0, j.C);
+            wino_gemms(&j, 0, j.w->ne);
+            tp->out_fn(&j, 0, j.M);
+        }
     }
     atomic_store(&tp->busy[slot], 0);
 }
@@ -1018,19 +1031,32 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
         bt = tiles / (2 * threads) / q * q;
         blocks = (tiles + bt - 1) / bt;
     }
-    if (threads > 1 && threads <= WINO_MAX_SLOTS && blocks >= 2 * threads) {
+    /* a batch of at least two images per thread: whole images per thread, so no block crosses
+     * between the cores and, with the pool's fixed lanes, a thread reads the images it wrote in the
+     * layer before (a batch-36 net's 1x3 and 3x1 convs, split by phases, ran 1.05-1.4x as fast at 2
+     * threads as at 1). Blocks of about 2 MB: one block per image there, measured ahead of 1 MB. */
+    const int per_image = threads > 1 && s->N >= 2 * threads;
+    if (per_image) {
+        bt = ((size_t)2 << 20) / per_tile / step * step;
+        if (bt < step) bt = step;
+        if (bt > tiles_up) bt = tiles_up;
+        blocks = (tiles + bt - 1) / bt;
+    }
+    if (threads > 1 && threads <= WINO_MAX_SLOTS && (per_image || blocks >= 2 * threads)) {
         wino_tp_job tp;
         tp.blocks = blocks; tp.bt = bt; tp.slots = threads; tp.step = step;
+        tp.per_image = per_image;
+        tp.x0 = x; tp.y0 = y; tp.x_img = C * in_size; tp.y_img = M * OH * OW;
         tp.slot_floats = ne * (wino_plane(C, bt) + wino_plane(M, bt));
         tp.in_fn = in_fn; tp.out_fn = out_fn;
         tp.scratch = cort_kernel_scratch(ctx, tp.slots * tp.slot_floats * sizeof(float));
         if (!tp.scratch) return cort_error_oom();
-        for (size_t n = 0; n < s->N && !st; n++) {
+        for (size_t n = 0; n < (per_image ? 1 : s->N) && !st; n++) {
             const wino_job j = { g, C, M, tw, tiles, 0, bt, x + n * C * in_size, NULL, NULL, bias,
                                  y + n * M * OH * OW, w, act, act != NULL };
             tp.base = j;
             for (size_t q = 0; q < tp.slots; q++) atomic_init(&tp.busy[q], 0);
-            cort_parallel_for(pool, blocks, 1, wino_tiles_run, &tp);
+            cort_parallel_for(pool, per_image ? s->N : blocks, 1, wino_tiles_run, &tp);
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
         }
         cort_kernel_scratch_free(ctx, tp.scratch);
