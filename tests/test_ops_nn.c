@@ -347,6 +347,8 @@ static void test_conv_indirect(cort_pool *pool) {
         /* no junk columns (1x1 stride 2: virtual rows = output rows) with 64 <= K <= 256: panels and
          * runs of full tiles cross output rows (35 and 25 columns a row) */
         {2, 64, 24, 50, 70, 1, 2, 1, 0, 0}, {1, 100, 40, 30, 50, 1, 2, 1, 0, 0},
+        /* batches of at least two images per thread: whole images per thread, padded in its own planes */
+        {7, 6, 20, 11, 13, 3, 2, 1, 1, 1}, {6, 1, 32, 20, 30, 3, 1, 1, 1, 1},
     };
     const int acts[] = { CORT_ACT_NONE, CORT_ACT_RELU, CORT_ACT_CLIP, CORT_ACT_LEAKY_RELU, CORT_ACT_SILU,
                          CORT_ACT_HARD_SIGMOID, CORT_ACT_HARD_SWISH };
