@@ -7,6 +7,7 @@
  *   lanes (docs/performance.md, "Depthwise and Winograd measurements").
  * - Otherwise per output plane: the whole-plane kernel (AVX-512, same shapes, e.g. depth
  *   multiplier > 1) or a row kernel (outputs along the row in the lanes), or the portable loops. */
+#include <stdatomic.h>
 #include <string.h>
 #include "depthwise.h"
 #include "../../../core/alloc.h"
@@ -203,10 +204,16 @@ static void dw_run(void *arg, size_t begin, size_t end) {
 
 #ifdef NN_HAVE_X86_UKERNELS
 /* Channel-blocked path. Work items are (block of k->cb_lanes channels, band of output rows) pairs;
- * task t of ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks) with scratch slot t. With
- * several tasks the items go band by band (all channel blocks of a band, then the next band), so a
- * task reads the rows of every channel that the same thread of the expand conv before it wrote
- * (that conv splits positions); block by block, half the input came from the other core. */
+ * task t of ntasks runs items [t*nitems/ntasks, (t+1)*nitems/ntasks). With several threads there
+ * are up to DW_CB_TASKS_PER_THREAD tasks per thread, so a thread that is slowed down (a vCPU the
+ * host takes away: one ran 1.4-2x slower than the other for minutes) gives its later tasks to the
+ * other; each call of the range function claims one of `nslots` scratch slots for its duration and
+ * clears the slot's padding once per conv. The items go band by band (all channel blocks of a
+ * band, then the next band), so a task reads the rows of every channel that the same thread of
+ * the expand conv before it wrote (that conv splits positions); block by block, half the input came
+ * from the other core. */
+#define DW_CB_TASKS_PER_THREAD 4
+#define DW_CB_MAX_SLOTS 64
 typedef struct dw_cb_job {
     const nn_conv_shape *s;
     const dw_kernels *k;
@@ -216,17 +223,26 @@ typedef struct dw_cb_job {
     size_t slot, ntasks, nitems, nbands;
     int band_major;
     int64_t hb;   /* output rows per band */
+    size_t nslots;
+    atomic_int busy[DW_CB_MAX_SLOTS];
+    int cleared[DW_CB_MAX_SLOTS];   /* written by the slot's holder only */
 } dw_cb_job;
 
 static void dw_cb_run(void *arg, size_t begin, size_t end) {
-    const dw_cb_job *j = arg;
+    dw_cb_job *j = arg;
     const nn_conv_shape *s = j->s;
     const nn_geom *g = &s->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
     const size_t ks = (size_t)nn_geom_k_size(g), L = j->k->cb_lanes, cblocks = (s->C + L - 1) / L;
+    size_t slot = 0;
+    for (;; slot = (slot + 1) % j->nslots) {
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&j->busy[slot], &idle, 1)) break;
+    }
+    float *sc = j->scratch + slot * j->slot;
+    int fresh = !j->cleared[slot];
+    j->cleared[slot] = 1;
     for (size_t t = begin; t < end; t++) {
-        float *sc = j->scratch + t * j->slot;
-        int fresh = 1;
         for (size_t it = t * j->nitems / j->ntasks; it < (t + 1) * j->nitems / j->ntasks; it++) {
             const size_t nblocks = j->nitems / j->nbands;
             const size_t b = j->band_major ? it % nblocks : it / j->nbands;
@@ -240,6 +256,7 @@ static void dw_cb_run(void *arg, size_t begin, size_t end) {
             fresh = 0;
         }
     }
+    atomic_store(&j->busy[slot], 0);
 }
 
 /* Runs the channel-blocked path when the shape suits it and its scratch is available. */
@@ -270,12 +287,19 @@ static int depthwise_cb(cort_pool *pool, const dw_kernels *k, const nn_conv_shap
     const size_t nitems = s->N * ((s->C + k->cb_lanes - 1) / k->cb_lanes) * (size_t)nbands;
     const size_t work = (size_t)nn_geom_out_size(g) * (size_t)nn_geom_k_size(g) * s->N * s->M;
     if (work < 32768) pool = NULL;
-    size_t ntasks = (size_t)cort_pool_threads(pool);
-    if (ntasks > nitems) ntasks = nitems;
-    const size_t bytes = ntasks * slot * sizeof(float);
+    size_t nslots = (size_t)cort_pool_threads(pool);
+    if (nslots > DW_CB_MAX_SLOTS) nslots = DW_CB_MAX_SLOTS;
+    if (nslots > nitems) nslots = nitems;
+    const size_t ntasks = nslots > 1 && nitems > nslots * DW_CB_TASKS_PER_THREAD ? nslots * DW_CB_TASKS_PER_THREAD
+                          : nslots > 1 ? nitems : 1;
+    const size_t bytes = nslots * slot * sizeof(float);
     float *scratch = ctx ? cort_kernel_scratch(ctx, bytes) : cort_malloc(bytes);
     if (!scratch) return 0;   /* the per-plane kernels need no scratch */
-    dw_cb_job j = { s, k, x, w, bias, dw_act_of(act), y, scratch, slot, ntasks, nitems, (size_t)nbands, ntasks > 1, hb };
+    dw_cb_job j;
+    j.s = s; j.k = k; j.x = x; j.w = w; j.bias = bias; j.act = dw_act_of(act); j.y = y; j.scratch = scratch;
+    j.slot = slot; j.ntasks = ntasks; j.nitems = nitems; j.nbands = (size_t)nbands; j.band_major = ntasks > 1;
+    j.hb = hb; j.nslots = nslots;
+    for (size_t i = 0; i < nslots; i++) { atomic_init(&j.busy[i], 0); j.cleared[i] = 0; }
     cort_parallel_for(pool, ntasks, 1, dw_cb_run, &j);
     if (ctx) cort_kernel_scratch_free(ctx, scratch);
     else cort_free(scratch);
