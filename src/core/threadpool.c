@@ -120,6 +120,15 @@ static void *worker_main(void *p) {
     }
 }
 
+size_t cort_slot_claim(atomic_int *busy, size_t n) {
+    for (size_t slot = 0;; slot = (slot + 1) % n) {
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&busy[slot], &idle, 1)) return slot;
+    }
+}
+
+void cort_slot_release(atomic_int *busy, size_t slot) { atomic_store(&busy[slot], 0); }
+
 int cort_cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

@@ -3,6 +3,7 @@
  * oversubscribe the cores. Idle workers spin briefly, then sleep on a condition variable. */
 #ifndef CORT_CORE_THREADPOOL_H
 #define CORT_CORE_THREADPOOL_H
+#include <stdatomic.h>
 #include <stddef.h>
 #include "cort.h"
 
@@ -23,6 +24,12 @@ int          cort_pool_threads(const cort_pool *pool);    /* 1 for NULL */
 /* Calls fn(arg, begin, end) over disjoint ranges covering [0, n). Ranges hold at least `grain`
  * items (except possibly the last). pool may be NULL (runs inline). Returns after all ranges ran. */
 void         cort_parallel_for(cort_pool *pool, size_t n, size_t grain, cort_range_fn fn, void *arg);
+/* Per-thread scratch for a parallel_for with more ranges than threads: a range call claims one of n
+ * slots (busy flags, initialized to 0) for its duration and releases it at its end. At most
+ * cort_pool_threads() ranges run at once, so with n at least that a free slot is found at once;
+ * with fewer slots the claim spins until one is released. Returns the slot's index. */
+size_t       cort_slot_claim(atomic_int *busy, size_t n);
+void         cort_slot_release(atomic_int *busy, size_t slot);
 /* Number of online CPUs (>= 1). */
 int          cort_cpu_count(void);
 #endif

@@ -376,11 +376,7 @@ typedef struct ind_img_job {
 
 static void ind_img_run(void *arg, size_t begin, size_t end) {
     ind_img_job *ij = arg;
-    size_t slot = 0;
-    for (;; slot = (slot + 1) % ij->nslots) {
-        int idle = 0;
-        if (atomic_compare_exchange_strong(&ij->busy[slot], &idle, 1)) break;
-    }
+    const size_t slot = cort_slot_claim(ij->busy, ij->nslots);
     char *base = (char *)ij->slots + slot * ij->slot_bytes;
     ind_job j = ij->base;
     j.taps = (const float *const *)(void *)(base + ij->buf_bytes);
@@ -393,7 +389,7 @@ static void ind_img_run(void *arg, size_t begin, size_t end) {
         j.sum = ij->base.sum ? ij->base.sum + n * q->M * ij->out_size : NULL;
         ind_run(&j, 0, ij->tasks);
     }
-    atomic_store(&ij->busy[slot], 0);
+    cort_slot_release(ij->busy, slot);
 }
 
 static void ind_build_taps(const ind_geom *q, float *buf, const float **taps) {

@@ -234,11 +234,7 @@ static void dw_cb_run(void *arg, size_t begin, size_t end) {
     const nn_geom *g = &s->g;
     const size_t in_size = (size_t)nn_geom_in_size(g), out_size = (size_t)nn_geom_out_size(g);
     const size_t ks = (size_t)nn_geom_k_size(g), L = j->k->cb_lanes, cblocks = (s->C + L - 1) / L;
-    size_t slot = 0;
-    for (;; slot = (slot + 1) % j->nslots) {
-        int idle = 0;
-        if (atomic_compare_exchange_strong(&j->busy[slot], &idle, 1)) break;
-    }
+    const size_t slot = cort_slot_claim(j->busy, j->nslots);
     float *sc = j->scratch + slot * j->slot;
     int fresh = !j->cleared[slot];
     j->cleared[slot] = 1;
@@ -256,7 +252,7 @@ static void dw_cb_run(void *arg, size_t begin, size_t end) {
             fresh = 0;
         }
     }
-    atomic_store(&j->busy[slot], 0);
+    cort_slot_release(j->busy, slot);
 }
 
 /* Runs the channel-blocked path when the shape suits it and its scratch is available. */

@@ -962,11 +962,7 @@ typedef struct wino_tp_job {
 
 static void wino_tiles_run(void *arg, size_t begin, size_t end) {
     wino_tp_job *tp = arg;
-    size_t slot = 0;
-    for (;; slot = (slot + 1) % tp->slots) {
-        int idle = 0;
-        if (atomic_compare_exchange_strong(&tp->busy[slot], &idle, 1)) break;
-    }
+    const size_t slot = cort_slot_claim(tp->busy, tp->slots);
     wino_job j = tp->base;
     j.v = tp->scratch + slot * tp->slot_floats;
     j.mo = j.v + (size_t)j.w->ne * wino_plane(j.C, tp->bt);
@@ -985,7 +981,7 @@ static void wino_tiles_run(void *arg, size_t begin, size_t end) {
             tp->out_fn(&j, 0, j.M);
         }
     }
-    atomic_store(&tp->busy[slot], 0);
+    cort_slot_release(tp->busy, slot);
 }
 
 cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *x, const nn_wino_weights *w,
