@@ -958,6 +958,7 @@ typedef struct wino_tp_job {
     int per_image;
     const float *x0; float *y0;
     size_t x_img, y_img;
+    cort_kernel_ctx *ctx;             /* image-parallel mode: checked for cancellation per image */
 } wino_tp_job;
 
 static void wino_tiles_run(void *arg, size_t begin, size_t end) {
@@ -969,6 +970,7 @@ static void wino_tiles_run(void *arg, size_t begin, size_t end) {
     for (size_t b = begin; b < end; b++) {
         size_t t0 = b * tp->bt, t1 = t0 + tp->bt;
         if (tp->per_image) {
+            if (tp->ctx && cort_kernel_cancelled(tp->ctx)) break;
             j.x = tp->x0 + b * tp->x_img;
             j.y = tp->y0 + b * tp->y_img;
             t0 = 0; t1 = j.tiles;
@@ -1042,7 +1044,7 @@ cort_status *nn_wino_conv(cort_pool *pool, const nn_conv_shape *s, const float *
         wino_tp_job tp;
         tp.blocks = blocks; tp.bt = bt; tp.slots = threads; tp.step = step;
         tp.per_image = per_image;
-        tp.x0 = x; tp.y0 = y; tp.x_img = C * in_size; tp.y_img = M * OH * OW;
+        tp.x0 = x; tp.y0 = y; tp.x_img = C * in_size; tp.y_img = M * OH * OW; tp.ctx = ctx;
         tp.slot_floats = ne * (wino_plane(C, bt) + wino_plane(M, bt));
         tp.in_fn = in_fn; tp.out_fn = out_fn;
         tp.scratch = cort_kernel_scratch(ctx, tp.slots * tp.slot_floats * sizeof(float));
