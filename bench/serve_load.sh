@@ -67,7 +67,7 @@ C1=$(cpu_ticks $PID)
 # other work this compares more fairly with the in-process CPU per run than throughput does
 REQS=$(awk '/requests in/{print $1}' "$TMP/wrk.out")
 awk -v t=$((C1 - C0)) -v hz="$(getconf CLK_TCK)" -v n="$REQS" 'BEGIN { printf "cort-serve CPU: %.2f s = %.1f us per request\n", t / hz, n ? t / hz / n * 1e6 : 0 }'
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_(requests|request_failures|batches|batched_requests)_total" || true
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E "^cort_(requests|request_failures|batches|batched_requests|inline_requests)_total" || true
 kill -TERM $PID
 wait $PID && echo "cort-serve exited 0 after SIGTERM"
 echo "== in-process: $CONNS run_async calls in flight for ${SECS}s"

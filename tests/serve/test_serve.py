@@ -132,10 +132,13 @@ def repo(tmp_path_factory):
     return d
 
 
-@pytest.fixture(scope="module")
-def server(repo):
+# Every functional test runs twice: small models' runs on the HTTP thread (the default for runs
+# under 1 ms) and every run through run_async (--inline-max-us 0).
+@pytest.fixture(scope="module", params=["inline", "run_async"])
+def server(repo, request):
     s = Server(["--model-repository", str(repo), "--max-body-bytes", "1048576", "--timeout", "2",
-                "--max-elements", "1000000"])
+                "--max-elements", "1000000"] + (["--inline-max-us", "0"] if request.param == "run_async" else []))
+    s.inline = request.param == "inline"
     yield s
     rc, _, err = s.stop()
     assert rc == 0, err
@@ -369,6 +372,27 @@ def test_metrics(server):
     assert int(lines['cort_request_failures_total{model="add",version="1"}']) >= 1   # the 400s above
     assert lines['cort_request_duration_seconds_bucket{model="add",version="1",le="+Inf"}'] == \
         lines['cort_request_duration_seconds_count{model="add",version="1"}']
+    inline = int(lines['cort_inline_requests_total{model="add",version="1"}'])
+    assert inline >= 1 if server.inline else inline == 0
+
+
+def test_long_runs_leave_the_http_thread(repo):
+    """--inline-max-us 1: the first run is made on the HTTP thread and measured (never under 1 µs);
+    from then on the model counts as long, so its runs go to run_async except every 256th request,
+    which measures it again (here the second)."""
+    s = Server(["--model-repository", str(repo), "--inline-max-us", "1"])
+    try:
+        body = {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+        for _ in range(10):
+            r = infer(s, "add", body, version="1")
+            assert r.status_code == 200 and r.json()["outputs"][0]["data"] == [2.0, 3.0, 4.0, 5.0]
+        text = requests.get(s.url + "/metrics").text
+        lines = {l.split(" ")[0]: int(float(l.split(" ")[1])) for l in text.splitlines() if l and not l.startswith("#")}
+        assert lines['cort_requests_total{model="add",version="1"}'] == 10
+        assert lines['cort_inline_requests_total{model="add",version="1"}'] == 2
+    finally:
+        rc, _, err = s.stop()
+    assert rc == 0, err
 
 
 def test_dynamic_batching_and_drain(repo):

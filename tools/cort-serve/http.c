@@ -104,9 +104,9 @@ static json_t *model_metadata(const serve_server *srv, const serve_model *m, int
     return o;
 }
 
-/* completion of a run (cort worker or batcher thread): build the answer, wake the connection */
-static void infer_done(void *user, cort_status *status, cort_value **outputs, size_t n_outputs) {
-    conn_ctx *x = user;
+/* The end of a run wherever it ran: the answer (or error) into x->resp, statistics, the request and
+ * its place in the model's queue released. */
+static void finish_infer(conn_ctx *x, cort_status *status, cort_value **outputs, size_t n_outputs) {
     char err[1024];
     if (status) {
         const cort_code code = cort_status_code(status);
@@ -127,11 +127,67 @@ static void infer_done(void *user, cort_status *status, cort_value **outputs, si
     serve_stats_observe(&x->model->stats, now_us() - x->t0_us, x->status != 200);
     atomic_fetch_sub(&x->model->in_flight, 1);
     serve_request_free(&x->req);
+}
+
+/* completion of a run on a cort worker or the batcher thread: answer, wake the connection */
+static void infer_done(void *user, cort_status *status, cort_value **outputs, size_t n_outputs) {
+    conn_ctx *x = user;
+    finish_infer(x, status, outputs, n_outputs);
     x->state = 2;
     serve_server *srv = x->srv;
     struct MHD_Connection *c = x->conn;
     MHD_resume_connection(c);
     atomic_fetch_sub(&srv->running, 1);
+}
+
+static enum MHD_Result send_answer(serve_server *srv, conn_ctx *x) {
+    char *body = x->resp.body;
+    x->resp.body = NULL;
+    const int binary = x->resp.json_length < x->resp.length;
+    return send_buf(srv, x->conn, x->status, body, x->resp.length, binary ? "application/octet-stream" : "application/json",
+                    x->resp.json_length);
+}
+
+#define SERVE_INLINE_PROBE 256u
+
+/* A short run costs less than handing it to a cort worker and back: a suspended connection is taken
+ * out of and put back into the polling thread's epoll set, and two threads are woken, which on a
+ * small model is as much CPU as the model. Such runs are made where the request was parsed (at most
+ * --http-threads at once, so no more runs than cores either). Which runs are short is learnt from
+ * the runs made here; a model that turned out long goes to run_async, except every
+ * SERVE_INLINE_PROBE-th request, which measures it again. */
+static int run_here(serve_model *m) {
+    if (m->inline_max_us <= 0) return 0;
+    const uint_fast32_t mean = atomic_load_explicit(&m->inline_run_us, memory_order_relaxed);
+    if (mean < (uint_fast32_t)m->inline_max_us) return 1;
+    return atomic_fetch_add_explicit(&m->inline_probe, 1, memory_order_relaxed) % SERVE_INLINE_PROBE == 0;
+}
+
+static void note_run_here(serve_model *m, uint64_t us) {
+    if (us > UINT32_MAX / 2) us = UINT32_MAX / 2;
+    const uint_fast32_t old = atomic_load_explicit(&m->inline_run_us, memory_order_relaxed);
+    /* weight 1/8: a few long runs in a row move the model to run_async; racing updates may lose one */
+    const uint_fast32_t mean = old == 0 ? (uint_fast32_t)us + 1 : (uint_fast32_t)((old * 7 + us + 7) / 8);
+    atomic_store_explicit(&m->inline_run_us, mean, memory_order_relaxed);
+}
+
+/* 0 when no memory was left for the outputs array (the caller then hands the run to run_async) */
+static int run_inline(serve_server *srv, conn_ctx *x, serve_model *m, enum MHD_Result *rc) {
+    cort_value *small[8] = { NULL };
+    cort_value **outs = small;
+    if (x->req.n_outputs > 8 && !(outs = calloc(x->req.n_outputs, sizeof *outs))) return 0;
+    atomic_fetch_add(&srv->running, 1);
+    const uint64_t t = now_us();
+    cort_status *st = cort_session_run(m->session, NULL, (const char *const *)x->req.input_names, x->req.inputs,
+                                       x->req.n_inputs, x->req.output_names, x->req.n_outputs, outs);
+    note_run_here(m, now_us() - t);
+    atomic_fetch_add_explicit(&m->stats.inline_runs, 1, memory_order_relaxed);
+    finish_infer(x, st, st ? NULL : outs, st ? 0 : x->req.n_outputs);
+    if (outs != small) free(outs);
+    atomic_fetch_sub(&srv->running, 1);
+    x->state = 2;
+    *rc = send_answer(srv, x);
+    return 1;
 }
 
 static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *m) {
@@ -164,12 +220,15 @@ static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *
         serve_stats_observe(&m->stats, now_us() - x->t0_us, 1);
         return send_error(srv, x->conn, (unsigned)rc, err);
     }
+    const int batch = serve_batcher_accepts(m, &x->req);
+    enum MHD_Result answered;
+    if (!batch && run_here(m) && run_inline(srv, x, m, &answered)) return answered;
     /* suspend first: the callback may resume the connection before submit returns */
     x->state = 1;
     atomic_fetch_add(&srv->running, 1);
     MHD_suspend_connection(x->conn);
     cort_status *st;
-    if (serve_batcher_accepts(m, &x->req)) st = serve_batcher_submit(m, &x->req, infer_done, x);
+    if (batch) st = serve_batcher_submit(m, &x->req, infer_done, x);
     else
         st = cort_session_run_async(m->session, NULL, (const char *const *)x->req.input_names, x->req.inputs,
                                     x->req.n_inputs, x->req.output_names, x->req.n_outputs, NULL, infer_done, x);
@@ -289,11 +348,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (x->state == 2) {
         if (!x->resp.body) return MHD_YES;   /* answered early (413); MHD discards the upload */
-        char *body = x->resp.body;
-        x->resp.body = NULL;
-        const int binary = x->resp.json_length < x->resp.length;
-        return send_buf(srv, c, x->status, body, x->resp.length, binary ? "application/octet-stream" : "application/json",
-                        x->resp.json_length);
+        return send_answer(srv, x);
     }
     if (*upload_size) {
         if (!x->too_big) {

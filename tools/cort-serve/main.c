@@ -18,8 +18,8 @@ static const char usage[] =
     "\n"
     "Serves ONNX models over the KServe v2 (Open Inference Protocol) REST API.\n"
     "A repository holds DIR/<model>/<version>/model.onnx and an optional DIR/<model>/config of\n"
-    "`key = value` lines: threads, max_queue, max_batch_size, max_queue_delay_us, optimization_level,\n"
-    "provider (cpu|xnnpack). Models given as files are version 1, named after the file.\n"
+    "`key = value` lines: threads, max_queue, max_batch_size, max_queue_delay_us, inline_max_us,\n"
+    "optimization_level, provider (cpu|xnnpack). Models given as files are version 1, named after the file.\n"
     "\n"
     "options:\n"
     "  --host ADDR             address to listen on (default 0.0.0.0; IPv6 addresses allowed)\n"
@@ -27,6 +27,8 @@ static const char usage[] =
     "  --threads N             intra-op threads per model (default 1: requests run side by side on\n"
     "                          cort's run_async workers, one per core, so cores are not oversubscribed)\n"
     "  --http-threads N        HTTP polling threads (default 2)\n"
+    "  --inline-max-us N       a model whose runs take less than N µs runs them on the HTTP thread that\n"
+    "                          read the request, sparing two thread hand-offs (default 1000; 0: never)\n"
     "  --max-queue N           requests per model queued or running before 429 (default 256)\n"
     "  --max-batch N           dynamic batching: merge requests along a symbolic dimension 0 up to N rows\n"
     "  --batch-delay-us N      how long a request waits for others to batch with (default 500)\n"
@@ -63,6 +65,7 @@ int main(int argc, char **argv) {
     srv.max_body = (size_t)64 << 20;
     srv.limits.max_elements = (uint64_t)1 << 28;
     serve_defaults d = { .threads = 1, .max_queue = 256, .max_batch = 0, .batch_delay_us = 500,
+                         .inline_max_us = 1000,
                          .optimization_level = -1, .provider = NULL };
     const char *repo_dir = NULL;
     int drain_s = 10;
@@ -98,6 +101,7 @@ int main(int argc, char **argv) {
         NUM("--max-queue", 1, 1 << 20, d.max_queue)
         NUM("--max-batch", 0, 1 << 16, d.max_batch)
         NUM("--batch-delay-us", 0, 10000000, d.batch_delay_us)
+        NUM("--inline-max-us", 0, 10000000, d.inline_max_us)
         NUM("--max-body-bytes", 1024, (long long)1 << 40, srv.max_body)
         NUM("--max-elements", 1, (long long)1 << 40, srv.limits.max_elements)
         NUM("--timeout", 1, 86400, srv.timeout_s)

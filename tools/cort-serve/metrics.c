@@ -68,6 +68,8 @@ char *serve_metrics_text(const serve_repo *repo) {
           offsetof(serve_stats, rejected) },
         { "cort_batches_total", "Runs executed for merged (dynamically batched) requests.", offsetof(serve_stats, batches) },
         { "cort_batched_requests_total", "Requests that ran inside a merged batch.", offsetof(serve_stats, batched_rows) },
+        { "cort_inline_requests_total", "Requests run on the HTTP thread that read them (short runs).",
+          offsetof(serve_stats, inline_runs) },
     };
     for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
         header(&b, counters[c].name, "counter", counters[c].help);

@@ -33,6 +33,7 @@ typedef struct serve_stats {
     atomic_uint_fast64_t rejected;      /* refused because the queue was full */
     atomic_uint_fast64_t batches;       /* runs executed (a batch counts once) */
     atomic_uint_fast64_t batched_rows;  /* requests that ran inside a merged batch */
+    atomic_uint_fast64_t inline_runs;   /* requests run on the HTTP polling thread that parsed them */
     atomic_uint_fast64_t bucket[SERVE_BUCKETS];
     atomic_uint_fast64_t latency_us_sum;
 } serve_stats;
@@ -51,7 +52,13 @@ typedef struct serve_model {
     int           max_queue;        /* requests in flight or queued; more get 429 */
     int           max_batch;        /* > 1: dynamic batching along dimension 0 */
     int           batch_delay_us;   /* how long the first request of a batch waits for company */
+    int           inline_max_us;    /* runs shorter than this run on the HTTP polling thread; 0: never */
     atomic_int    in_flight;
+    /* Mean duration of the runs made on a polling thread (µs, exponentially weighted, 0 before the
+     * first) and a counter that sends every SERVE_INLINE_PROBE-th request of a model that ran too long
+     * back there, so a model whose runs became short again is noticed. */
+    atomic_uint_fast32_t inline_run_us;
+    atomic_uint_fast32_t inline_probe;
     serve_stats   stats;
     struct serve_batcher *batcher;  /* NULL without dynamic batching */
 } serve_model;
@@ -67,6 +74,7 @@ typedef struct serve_defaults {
     int         max_queue;
     int         max_batch;
     int         batch_delay_us;
+    int         inline_max_us;
     int         optimization_level;  /* -1: cort's default */
     const char *provider;            /* NULL or "cpu": CPU only; "xnnpack" appends XNNPACK */
 } serve_defaults;
