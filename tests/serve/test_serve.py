@@ -376,6 +376,29 @@ def test_metrics(server):
     assert inline >= 1 if server.inline else inline == 0
 
 
+def test_connection_gauges(server):
+    """cort_http_connections counts each polling thread's open connections (the share that decides
+    how many requests a thread runs itself): 3 keep-alive sessions add 3, closing them takes 3 away."""
+    def total():
+        text = requests.get(server.url + "/metrics", headers={"Connection": "close"}).text
+        return sum(int(l.split(" ")[1]) for l in text.splitlines() if l.startswith("cort_http_connections{"))
+
+    def settle(want):
+        deadline = time.time() + 20 * SLOW   # closed sockets are noticed on the server's next poll
+        while total() != want and time.time() < deadline:
+            time.sleep(0.05)
+        return total()
+
+    assert settle(1) == 1   # only the /metrics request's own connection
+    sessions = [requests.Session() for _ in range(3)]
+    for s in sessions:
+        assert s.get(server.url + "/v2/health/live").status_code == 200
+    assert total() == 4
+    for s in sessions:
+        s.close()
+    assert settle(1) == 1
+
+
 def test_long_runs_leave_the_http_thread(repo):
     """--inline-max-us 1: the first run is made on the HTTP thread and measured (never under 1 µs);
     from then on the model counts as long, so its runs go to run_async except every 256th request,

@@ -150,14 +150,52 @@ static enum MHD_Result send_answer(serve_server *srv, conn_ctx *x) {
 
 #define SERVE_INLINE_PROBE 256u
 
+/* The polling thread's number (-1 until it first accepts) and its count of requests considered. */
+static _Thread_local int      tls_slot = -1;
+static _Thread_local unsigned tls_turn;
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    serve_server *srv = cls;
+    (void)c;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (tls_slot < 0) {
+            const int s = atomic_fetch_add(&srv->n_http_slots, 1);
+            tls_slot = s < SERVE_MAX_HTTP_THREADS ? s : SERVE_MAX_HTTP_THREADS;
+        }
+        if (tls_slot < SERVE_MAX_HTTP_THREADS) atomic_fetch_add(&srv->conns[tls_slot], 1);
+        atomic_fetch_add(&srv->conns_total, 1);
+        *socket_context = (void *)(intptr_t)(tls_slot + 1);
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        const int slot = (int)(intptr_t)*socket_context - 1;
+        if (slot < SERVE_MAX_HTTP_THREADS) atomic_fetch_sub(&srv->conns[slot], 1);
+        atomic_fetch_sub(&srv->conns_total, 1);
+        *socket_context = NULL;
+    }
+}
+
+/* libmicrohttpd gives each accepted connection to one polling thread for good, and how many each
+ * gets is up to who wins accept(): 64 connections opened at once have all landed on one of two
+ * threads. A thread running every request itself would then leave the other core idle. A thread
+ * with more than its share of the open connections therefore runs only a share's worth of requests
+ * itself and hands the rest to run_async, whose workers run on every core. */
+static int thread_has_room(serve_server *srv) {
+    if (tls_slot < 0 || tls_slot >= SERVE_MAX_HTTP_THREADS || srv->http_threads <= 1) return 1;
+    const unsigned mine = (unsigned)atomic_load_explicit(&srv->conns[tls_slot], memory_order_relaxed);
+    const unsigned total = (unsigned)atomic_load_explicit(&srv->conns_total, memory_order_relaxed);
+    const unsigned share = (total + (unsigned)srv->http_threads - 1) / (unsigned)srv->http_threads;
+    if (mine <= share) return 1;
+    return tls_turn++ % mine < share;
+}
+
 /* A short run costs less than handing it to a cort worker and back: a suspended connection is taken
  * out of and put back into the polling thread's epoll set, and two threads are woken, which on a
  * small model is as much CPU as the model. Such runs are made where the request was parsed (at most
  * --http-threads at once, so no more runs than cores either). Which runs are short is learnt from
  * the runs made here; a model that turned out long goes to run_async, except every
  * SERVE_INLINE_PROBE-th request, which measures it again. */
-static int run_here(serve_model *m) {
-    if (m->inline_max_us <= 0) return 0;
+static int run_here(serve_server *srv, serve_model *m) {
+    if (m->inline_max_us <= 0 || !thread_has_room(srv)) return 0;
     const uint_fast32_t mean = atomic_load_explicit(&m->inline_run_us, memory_order_relaxed);
     if (mean < (uint_fast32_t)m->inline_max_us) return 1;
     return atomic_fetch_add_explicit(&m->inline_probe, 1, memory_order_relaxed) % SERVE_INLINE_PROBE == 0;
@@ -222,7 +260,7 @@ static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *
     }
     const int batch = serve_batcher_accepts(m, &x->req);
     enum MHD_Result answered;
-    if (!batch && run_here(m) && run_inline(srv, x, m, &answered)) return answered;
+    if (!batch && run_here(srv, m) && run_inline(srv, x, m, &answered)) return answered;
     /* suspend first: the callback may resume the connection before submit returns */
     x->state = 1;
     atomic_fetch_add(&srv->running, 1);
@@ -282,6 +320,22 @@ static enum MHD_Result route_model(serve_server *srv, conn_ctx *x, const char *m
     return send_json(srv, x->conn, 200, model_metadata(srv, m, version[0] != 0));
 }
 
+/* takes s; NULL when out of memory */
+static char *append_connection_gauges(serve_server *srv, char *s) {
+    const size_t len = strlen(s);
+    const int n = atomic_load(&srv->n_http_slots) < SERVE_MAX_HTTP_THREADS ? atomic_load(&srv->n_http_slots) : SERVE_MAX_HTTP_THREADS;
+    char *r = realloc(s, len + 200 + (size_t)n * 64);
+    if (!r) {
+        free(s);
+        return NULL;
+    }
+    char *p = r + len;
+    p += sprintf(p, "# HELP cort_http_connections Open connections per HTTP polling thread.\n"
+                    "# TYPE cort_http_connections gauge\n");
+    for (int i = 0; i < n; i++) p += sprintf(p, "cort_http_connections{thread=\"%d\"} %d\n", i, atomic_load(&srv->conns[i]));
+    return r;
+}
+
 static enum MHD_Result route(serve_server *srv, conn_ctx *x, const char *method, const char *url) {
     const int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     if (strcmp(url, "/v2/health/live") == 0) {
@@ -310,6 +364,7 @@ static enum MHD_Result route(serve_server *srv, conn_ctx *x, const char *method,
     if (strcmp(url, "/metrics") == 0) {
         if (!get) return send_error(srv, x->conn, 405, "this endpoint takes GET");
         char *s = serve_metrics_text(&srv->repo);
+        if (s) s = append_connection_gauges(srv, s);
         if (!s) return send_error(srv, x->conn, 503, "out of memory");
         return send_buf(srv, x->conn, 200, s, strlen(s), "text/plain; version=0.0.4", (size_t)-1);
     }
@@ -438,6 +493,7 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->timeout_s,
                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->max_connections,
                                    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                                   MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
                                    MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%d (%s)", srv->host, srv->port, errno ? strerror(errno) : "libmicrohttpd failed");

@@ -6,6 +6,8 @@
 
 struct MHD_Daemon;
 
+#define SERVE_MAX_HTTP_THREADS 64
+
 typedef struct serve_server {
     serve_repo         repo;
     serve_limits       limits;
@@ -19,6 +21,10 @@ typedef struct serve_server {
     int                verbose;
     atomic_int         draining;
     atomic_int         running;          /* requests whose connection is suspended on a run */
+    /* open connections per polling thread (threads numbered as they first accept) and in all */
+    atomic_int         conns[SERVE_MAX_HTTP_THREADS];
+    atomic_int         conns_total;
+    atomic_int         n_http_slots;
     struct MHD_Daemon *daemon;
 } serve_server;
 

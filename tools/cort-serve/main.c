@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
         }
         NUM("--port", 0, 65535, srv.port)
         NUM("--threads", 0, 256, d.threads)
-        NUM("--http-threads", 1, 64, srv.http_threads)
+        NUM("--http-threads", 1, SERVE_MAX_HTTP_THREADS, srv.http_threads)
         NUM("--max-queue", 1, 1 << 20, d.max_queue)
         NUM("--max-batch", 0, 1 << 16, d.max_batch)
         NUM("--batch-delay-us", 0, 10000000, d.batch_delay_us)
