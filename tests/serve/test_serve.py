@@ -86,6 +86,19 @@ def static_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def slow_model(steps=12, n=768):
+    """x float [1, 1] broadcast to [n, n] and multiplied by itself `steps` times (~2 * steps * n^3
+    flops; node boundaries every n^3 multiply-adds, where a cancelled run stops)."""
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["m0"])]
+    for i in range(steps):
+        nodes.append(helper.make_node("MatMul", ["m%d" % i, "m0"], ["m%d" % (i + 1)]))
+    nodes.append(helper.make_node("ReduceSum", ["m%d" % steps], ["y"], keepdims=0))
+    g = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+                          [helper.make_tensor("shape", TensorProto.INT64, [2], [n, n])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 def sequence_model():
     """An output v2 cannot carry: a sequence of tensors."""
     g = helper.make_graph([helper.make_node("SplitToSequence", ["x"], ["s"], axis=0)], "seq",
@@ -397,6 +410,35 @@ def test_connection_gauges(server):
     for s in sessions:
         s.close()
     assert settle(1) == 1
+
+
+@pytest.mark.parametrize("path", ["inline", "run_async"])
+def test_request_timeout_cancels_the_run(tmp_path, path):
+    """request_timeout_ms = 1 in the slow model's config: its run (12 MatMuls of 768^2, far longer
+    than 1 ms on any machine) is cancelled at a node boundary and answered 504 with the timeout in
+    the message, on the HTTP thread and through run_async alike; the fast model next to it, which
+    has no timeout, still answers, and so does the slow one's next request."""
+    save(slow_model(), str(tmp_path / "slow" / "1" / "model.onnx"))
+    with open(str(tmp_path / "slow" / "config"), "w") as f:
+        f.write("request_timeout_ms = 1\n")
+    save(add_model(1), str(tmp_path / "add" / "1" / "model.onnx"))
+    s = Server(["--model-repository", str(tmp_path)] + (["--inline-max-us", "0"] if path == "run_async" else []))
+    try:
+        body = {"inputs": [{"name": "x", "shape": [1, 1], "datatype": "FP32", "data": [0.001]}]}
+        for _ in range(2):
+            r = infer(s, "slow", body, timeout=120 * SLOW)
+            assert r.status_code == 504, r.text
+            assert "request timeout of 1 ms" in r.json()["error"] and "'slow'" in r.json()["error"]
+        r = infer(s, "add", {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]})
+        assert r.status_code == 200 and r.json()["outputs"][0]["data"] == [2.0, 3.0, 4.0, 5.0]
+        text = requests.get(s.url + "/metrics").text
+        lines = {l.split(" ")[0]: int(float(l.split(" ")[1])) for l in text.splitlines() if l and not l.startswith("#")}
+        assert lines['cort_request_timeouts_total{model="slow",version="1"}'] == 2
+        assert lines['cort_request_timeouts_total{model="add",version="1"}'] == 0
+        assert lines['cort_inline_requests_total{model="slow",version="1"}'] == (2 if path == "inline" else 0)
+    finally:
+        rc, _, err = s.stop()
+    assert rc == 0, err
 
 
 def test_long_runs_leave_the_http_thread(repo):

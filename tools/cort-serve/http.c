@@ -29,6 +29,11 @@ typedef struct conn_ctx {
     serve_model           *model;
     serve_request          req;
     uint64_t               t0_us;
+    /* request timeout: the run's options, its deadline and links in srv->timed (under timer_mu) */
+    cort_run_options      *opts;
+    uint64_t               deadline_us;
+    struct conn_ctx       *tprev, *tnext;
+    int                    fired;
 } conn_ctx;
 
 static uint64_t now_us(void) {
@@ -104,11 +109,84 @@ static json_t *model_metadata(const serve_server *srv, const serve_model *m, int
     return o;
 }
 
+/* ---- request timeouts ----
+ * One thread holds the requests that have a deadline and sets their run options' terminate flag
+ * when it passes; the run then stops at its next node boundary (or before it starts, when still
+ * queued) and the request is answered 504. The list is short (requests in flight), so the thread
+ * scans it and sleeps until the earliest deadline; a new request only wakes it when its deadline
+ * is earlier than that, which with one timeout per model is rare. */
+static uint64_t timer_wake_us = UINT64_MAX;   /* when the timer thread means to look next; under timer_mu */
+
+static void *timer_main(void *arg) {
+    serve_server *srv = arg;
+    pthread_mutex_lock(&srv->timer_mu);
+    while (!srv->timer_stop) {
+        const uint64_t now = now_us();
+        uint64_t next = UINT64_MAX;
+        for (conn_ctx *x = srv->timed; x; x = x->tnext) {
+            if (x->fired) continue;
+            if (x->deadline_us <= now) {
+                x->fired = 1;
+                cort_run_options_set_terminate(x->opts, 1);
+            } else if (x->deadline_us < next) next = x->deadline_us;
+        }
+        timer_wake_us = next;
+        if (next == UINT64_MAX) pthread_cond_wait(&srv->timer_cv, &srv->timer_mu);
+        else {
+            struct timespec ts = { .tv_sec = (time_t)(next / 1000000u), .tv_nsec = (long)(next % 1000000u) * 1000 };
+            pthread_cond_timedwait(&srv->timer_cv, &srv->timer_mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&srv->timer_mu);
+    return NULL;
+}
+
+/* Gives x run options that the timer cancels at x->t0_us + timeout; without memory for them the
+ * request runs without a timeout. */
+static void timer_add(serve_server *srv, conn_ctx *x, int timeout_ms) {
+    if (!srv->timer_started || cort_run_options_create(&x->opts) != NULL) {
+        x->opts = NULL;
+        return;
+    }
+    x->deadline_us = x->t0_us + (uint64_t)timeout_ms * 1000u;
+    x->fired = 0;
+    pthread_mutex_lock(&srv->timer_mu);
+    x->tprev = NULL;
+    x->tnext = srv->timed;
+    if (srv->timed) srv->timed->tprev = x;
+    srv->timed = x;
+    if (x->deadline_us < timer_wake_us) {
+        timer_wake_us = x->deadline_us;
+        pthread_cond_signal(&srv->timer_cv);
+    }
+    pthread_mutex_unlock(&srv->timer_mu);
+}
+
+/* Takes x out of the timer's list and frees its run options; 1 when its deadline had passed. */
+static int timer_remove(serve_server *srv, conn_ctx *x) {
+    pthread_mutex_lock(&srv->timer_mu);
+    if (x->tprev) x->tprev->tnext = x->tnext;
+    else srv->timed = x->tnext;
+    if (x->tnext) x->tnext->tprev = x->tprev;
+    const int fired = x->fired;
+    pthread_mutex_unlock(&srv->timer_mu);
+    cort_run_options_free(x->opts);
+    x->opts = NULL;
+    return fired;
+}
+
 /* The end of a run wherever it ran: the answer (or error) into x->resp, statistics, the request and
  * its place in the model's queue released. */
 static void finish_infer(conn_ctx *x, cort_status *status, cort_value **outputs, size_t n_outputs) {
     char err[1024];
-    if (status) {
+    const int timed_out = x->opts ? timer_remove(x->srv, x) : 0;
+    if (status && timed_out && cort_status_code(status) == CORT_ERROR_CANCELLED) {
+        x->status = 504;
+        snprintf(err, sizeof err, "model '%s' version %s: no answer within the request timeout of %d ms; the run was cancelled",
+                 x->model->name, x->model->version, x->model->request_timeout_ms);
+        cort_status_free(status);
+        atomic_fetch_add_explicit(&x->model->stats.timeouts, 1, memory_order_relaxed);
+    } else if (status) {
         const cort_code code = cort_status_code(status);
         x->status = code == CORT_ERROR_OUT_OF_MEMORY ? 503 : code == CORT_ERROR_INVALID_ARGUMENT ? 400 : 500;
         snprintf(err, sizeof err, "%s", cort_status_message(status));
@@ -216,7 +294,7 @@ static int run_inline(serve_server *srv, conn_ctx *x, serve_model *m, enum MHD_R
     if (x->req.n_outputs > 8 && !(outs = calloc(x->req.n_outputs, sizeof *outs))) return 0;
     atomic_fetch_add(&srv->running, 1);
     const uint64_t t = now_us();
-    cort_status *st = cort_session_run(m->session, NULL, (const char *const *)x->req.input_names, x->req.inputs,
+    cort_status *st = cort_session_run(m->session, x->opts, (const char *const *)x->req.input_names, x->req.inputs,
                                        x->req.n_inputs, x->req.output_names, x->req.n_outputs, outs);
     note_run_here(m, now_us() - t);
     atomic_fetch_add_explicit(&m->stats.inline_runs, 1, memory_order_relaxed);
@@ -259,6 +337,7 @@ static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *
         return send_error(srv, x->conn, (unsigned)rc, err);
     }
     const int batch = serve_batcher_accepts(m, &x->req);
+    if (!batch && m->request_timeout_ms > 0) timer_add(srv, x, m->request_timeout_ms);
     enum MHD_Result answered;
     if (!batch && run_here(srv, m) && run_inline(srv, x, m, &answered)) return answered;
     /* suspend first: the callback may resume the connection before submit returns */
@@ -268,7 +347,7 @@ static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *
     cort_status *st;
     if (batch) st = serve_batcher_submit(m, &x->req, infer_done, x);
     else
-        st = cort_session_run_async(m->session, NULL, (const char *const *)x->req.input_names, x->req.inputs,
+        st = cort_session_run_async(m->session, x->opts, (const char *const *)x->req.input_names, x->req.inputs,
                                     x->req.n_inputs, x->req.output_names, x->req.n_outputs, NULL, infer_done, x);
     if (st) infer_done(x, st, NULL, 0);   /* refused before running: same path, no callback follows */
     return MHD_YES;
@@ -464,7 +543,42 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     *con_cls = NULL;
 }
 
+static int timer_start(serve_server *srv, char *err, size_t errlen) {
+    int needed = 0;
+    for (size_t i = 0; i < srv->repo.n_models; i++) needed |= srv->repo.models[i]->request_timeout_ms > 0;
+    if (!needed) return 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are now_us() values */
+    int rc = pthread_mutex_init(&srv->timer_mu, NULL);
+    if (!rc && (rc = pthread_cond_init(&srv->timer_cv, &ca)) != 0) pthread_mutex_destroy(&srv->timer_mu);
+    pthread_condattr_destroy(&ca);
+    if (!rc && (rc = pthread_create(&srv->timer_thread, NULL, timer_main, srv)) != 0) {
+        pthread_cond_destroy(&srv->timer_cv);
+        pthread_mutex_destroy(&srv->timer_mu);
+    }
+    if (rc) {
+        snprintf(err, errlen, "cannot start the request-timeout thread (%s)", strerror(rc));
+        return -1;
+    }
+    srv->timer_started = 1;
+    return 0;
+}
+
+static void timer_stop(serve_server *srv) {
+    if (!srv->timer_started) return;
+    pthread_mutex_lock(&srv->timer_mu);
+    srv->timer_stop = 1;
+    pthread_cond_signal(&srv->timer_cv);
+    pthread_mutex_unlock(&srv->timer_mu);
+    pthread_join(srv->timer_thread, NULL);
+    pthread_cond_destroy(&srv->timer_cv);
+    pthread_mutex_destroy(&srv->timer_mu);
+    srv->timer_started = 0;
+}
+
 int serve_http_start(serve_server *srv, char *err, size_t errlen) {
+    if (timer_start(srv, err, errlen)) return -1;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
@@ -474,6 +588,7 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
         a->sin6_port = htons((uint16_t)srv->port);
         if (inet_pton(AF_INET6, srv->host, &a->sin6_addr) != 1) {
             snprintf(err, errlen, "--host %s is not an IPv6 address", srv->host);
+            timer_stop(srv);
             return -1;
         }
         flags |= MHD_USE_IPv6;
@@ -483,6 +598,7 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
         a->sin_port = htons((uint16_t)srv->port);
         if (inet_pton(AF_INET, srv->host, &a->sin_addr) != 1) {
             snprintf(err, errlen, "--host %s is not an IPv4 address", srv->host);
+            timer_stop(srv);
             return -1;
         }
     }
@@ -497,6 +613,7 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
                                    MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%d (%s)", srv->host, srv->port, errno ? strerror(errno) : "libmicrohttpd failed");
+        timer_stop(srv);
         return -1;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -523,5 +640,6 @@ void serve_http_drain(serve_server *srv, int drain_timeout_s) {
     }
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
+    timer_stop(srv);
     if (s != MHD_INVALID_SOCKET) close(s);
 }

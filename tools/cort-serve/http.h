@@ -25,6 +25,12 @@ typedef struct serve_server {
     atomic_int         conns[SERVE_MAX_HTTP_THREADS];
     atomic_int         conns_total;
     atomic_int         n_http_slots;
+    /* request timeouts: runs with a deadline, checked by one timer thread */
+    pthread_mutex_t    timer_mu;
+    pthread_cond_t     timer_cv;
+    pthread_t          timer_thread;
+    int                timer_started, timer_stop;
+    struct conn_ctx   *timed;            /* doubly linked list of requests with a deadline */
     struct MHD_Daemon *daemon;
 } serve_server;
 

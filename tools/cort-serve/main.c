@@ -19,7 +19,7 @@ static const char usage[] =
     "Serves ONNX models over the KServe v2 (Open Inference Protocol) REST API.\n"
     "A repository holds DIR/<model>/<version>/model.onnx and an optional DIR/<model>/config of\n"
     "`key = value` lines: threads, max_queue, max_batch_size, max_queue_delay_us, inline_max_us,\n"
-    "optimization_level, provider (cpu|xnnpack). Models given as files are version 1, named after the file.\n"
+    "request_timeout_ms, optimization_level, provider (cpu|xnnpack). Models given as files are version 1, named after the file.\n"
     "\n"
     "options:\n"
     "  --host ADDR             address to listen on (default 0.0.0.0; IPv6 addresses allowed)\n"
@@ -29,6 +29,8 @@ static const char usage[] =
     "  --http-threads N        HTTP polling threads (default 2)\n"
     "  --inline-max-us N       a model whose runs take less than N µs runs them on the HTTP thread that\n"
     "                          read the request, sparing two thread hand-offs (default 1000; 0: never)\n"
+    "  --request-timeout MS    a request not answered MS ms after it was read is cancelled and gets 504\n"
+    "                          (default 0: none; requests merged by dynamic batching are not cancelled)\n"
     "  --max-queue N           requests per model queued or running before 429 (default 256)\n"
     "  --max-batch N           dynamic batching: merge requests along a symbolic dimension 0 up to N rows\n"
     "  --batch-delay-us N      how long a request waits for others to batch with (default 500)\n"
@@ -102,6 +104,7 @@ int main(int argc, char **argv) {
         NUM("--max-batch", 0, 1 << 16, d.max_batch)
         NUM("--batch-delay-us", 0, 10000000, d.batch_delay_us)
         NUM("--inline-max-us", 0, 10000000, d.inline_max_us)
+        NUM("--request-timeout", 0, 86400000, d.request_timeout_ms)
         NUM("--max-body-bytes", 1024, (long long)1 << 40, srv.max_body)
         NUM("--max-elements", 1, (long long)1 << 40, srv.limits.max_elements)
         NUM("--timeout", 1, 86400, srv.timeout_s)

@@ -70,6 +70,8 @@ char *serve_metrics_text(const serve_repo *repo) {
         { "cort_batched_requests_total", "Requests that ran inside a merged batch.", offsetof(serve_stats, batched_rows) },
         { "cort_inline_requests_total", "Requests run on the HTTP thread that read them (short runs).",
           offsetof(serve_stats, inline_runs) },
+        { "cort_request_timeouts_total", "Requests cancelled and answered 504 by the request timeout.",
+          offsetof(serve_stats, timeouts) },
     };
     for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
         header(&b, counters[c].name, "counter", counters[c].help);

@@ -149,6 +149,7 @@ static serve_model *model_new(const char *name, const char *version, const char 
     m->max_batch = d->max_batch;
     m->batch_delay_us = d->batch_delay_us;
     m->inline_max_us = d->inline_max_us;
+    m->request_timeout_ms = d->request_timeout_ms;
     if (!m->name || !m->version || !m->path) {
         model_free(m);
         return NULL;
@@ -242,13 +243,14 @@ static int read_config(const char *path, serve_defaults *d, int *opt_level, char
         else if (strcmp(k, "max_batch_size") == 0) bad = parse_int(v, 0, 1 << 16, &d->max_batch);
         else if (strcmp(k, "max_queue_delay_us") == 0) bad = parse_int(v, 0, 10000000, &d->batch_delay_us);
         else if (strcmp(k, "inline_max_us") == 0) bad = parse_int(v, 0, 10000000, &d->inline_max_us);
+        else if (strcmp(k, "request_timeout_ms") == 0) bad = parse_int(v, 0, 86400000, &d->request_timeout_ms);
         else if (strcmp(k, "optimization_level") == 0) bad = parse_int(v, 0, 2, opt_level);
         else if (strcmp(k, "provider") == 0) {
             if (strcmp(v, "cpu") != 0 && strcmp(v, "xnnpack") != 0) bad = 1;
             else snprintf(provider, provider_len, "%s", v);
         } else {
             snprintf(err, errlen, "%s:%d: unknown key '%s' (threads, max_queue, max_batch_size, max_queue_delay_us, "
-                     "inline_max_us, optimization_level, provider)", path, lineno, k);
+                     "inline_max_us, request_timeout_ms, optimization_level, provider)", path, lineno, k);
             rc = -1;
             break;
         }

@@ -34,6 +34,7 @@ typedef struct serve_stats {
     atomic_uint_fast64_t batches;       /* runs executed (a batch counts once) */
     atomic_uint_fast64_t batched_rows;  /* requests that ran inside a merged batch */
     atomic_uint_fast64_t inline_runs;   /* requests run on the HTTP polling thread that parsed them */
+    atomic_uint_fast64_t timeouts;      /* requests cancelled by the request timeout */
     atomic_uint_fast64_t bucket[SERVE_BUCKETS];
     atomic_uint_fast64_t latency_us_sum;
 } serve_stats;
@@ -53,6 +54,8 @@ typedef struct serve_model {
     int           max_batch;        /* > 1: dynamic batching along dimension 0 */
     int           batch_delay_us;   /* how long the first request of a batch waits for company */
     int           inline_max_us;    /* runs shorter than this run on the HTTP polling thread; 0: never */
+    int           request_timeout_ms; /* > 0: a request not answered this long after it was read is
+                                       * cancelled and answered 504 (not for merged batches) */
     atomic_int    in_flight;
     /* Mean duration of the runs made on a polling thread (µs, exponentially weighted, 0 before the
      * first) and a counter that sends every SERVE_INLINE_PROBE-th request of a model that ran too long
@@ -75,6 +78,7 @@ typedef struct serve_defaults {
     int         max_batch;
     int         batch_delay_us;
     int         inline_max_us;
+    int         request_timeout_ms;
     int         optimization_level;  /* -1: cort's default */
     const char *provider;            /* NULL or "cpu": CPU only; "xnnpack" appends XNNPACK */
 } serve_defaults;
