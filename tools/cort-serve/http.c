@@ -115,8 +115,6 @@ static json_t *model_metadata(const serve_server *srv, const serve_model *m, int
  * queued) and the request is answered 504. The list is short (requests in flight), so the thread
  * scans it and sleeps until the earliest deadline; a new request only wakes it when its deadline
  * is earlier than that, which with one timeout per model is rare. */
-static uint64_t timer_wake_us = UINT64_MAX;   /* when the timer thread means to look next; under timer_mu */
-
 static void *timer_main(void *arg) {
     serve_server *srv = arg;
     pthread_mutex_lock(&srv->timer_mu);
@@ -130,7 +128,7 @@ static void *timer_main(void *arg) {
                 cort_run_options_set_terminate(x->opts, 1);
             } else if (x->deadline_us < next) next = x->deadline_us;
         }
-        timer_wake_us = next;
+        srv->timer_wake_us = next;
         if (next == UINT64_MAX) pthread_cond_wait(&srv->timer_cv, &srv->timer_mu);
         else {
             struct timespec ts = { .tv_sec = (time_t)(next / 1000000u), .tv_nsec = (long)(next % 1000000u) * 1000 };
@@ -155,8 +153,8 @@ static void timer_add(serve_server *srv, conn_ctx *x, int timeout_ms) {
     x->tnext = srv->timed;
     if (srv->timed) srv->timed->tprev = x;
     srv->timed = x;
-    if (x->deadline_us < timer_wake_us) {
-        timer_wake_us = x->deadline_us;
+    if (x->deadline_us < srv->timer_wake_us) {
+        srv->timer_wake_us = x->deadline_us;
         pthread_cond_signal(&srv->timer_cv);
     }
     pthread_mutex_unlock(&srv->timer_mu);
@@ -547,6 +545,7 @@ static int timer_start(serve_server *srv, char *err, size_t errlen) {
     int needed = 0;
     for (size_t i = 0; i < srv->repo.n_models; i++) needed |= srv->repo.models[i]->request_timeout_ms > 0;
     if (!needed) return 0;
+    srv->timer_wake_us = UINT64_MAX;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);   /* deadlines are now_us() values */

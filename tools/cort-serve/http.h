@@ -30,6 +30,7 @@ typedef struct serve_server {
     pthread_cond_t     timer_cv;
     pthread_t          timer_thread;
     int                timer_started, timer_stop;
+    uint64_t           timer_wake_us;    /* when the timer thread means to look next */
     struct conn_ctx   *timed;            /* doubly linked list of requests with a deadline */
     struct MHD_Daemon *daemon;
 } serve_server;
