@@ -4,6 +4,9 @@
 #   bench/serve_load.sh BUILD MODEL.onnx [CONNECTIONS=64] [SECONDS=30] [THREADS=1]
 #   FORMAT=binary bench/serve_load.sh ...   (inputs in the binary tensor data extension; default json)
 #   SERVE_ARGS="--max-batch 32" bench/serve_load.sh ...   (more cort-serve options)
+#   SIGTERM_AFTER=5 bench/serve_load.sh ...   (SIGTERM to cort-serve 5 s into the load: wrk's "read" or
+#                                            "timeout" socket errors would be answers lost; "connect"/
+#                                            "write" ones are connections refused once it stopped listening)
 #
 # Starts BUILD/bin/cort-serve on a free loopback port with MODEL (symbolic dimensions = 1, random
 # float inputs, JSON body), runs `wrk -t1 -cCONNECTIONS -dSECONDS --latency` against its infer
@@ -60,6 +63,13 @@ PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/serv
 echo "== cort-serve: wrk -t1 -c$CONNS -d${SECS}s, model $NAME, $FORMAT inputs, $THREADS intra-op thread(s), CPU: $(lscpu | sed -n 's/^Model name: *//p')"
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 C0=$(cpu_ticks $PID)
+if [ -n "${SIGTERM_AFTER:-}" ]; then
+    (sleep "$SIGTERM_AFTER"; kill -TERM $PID) &
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer"
+    wait $PID && echo "cort-serve exited 0 after SIGTERM under load"
+    tail -2 "$TMP/serve.out"
+    exit 0
+fi
 /usr/bin/time -f "wrk CPU: %U s user + %S s system" \
     wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 30s --latency -s "$TMP/post.lua" "http://127.0.0.1:$PORT/v2/models/$NAME/infer" 2>&1 | tee "$TMP/wrk.out"
 C1=$(cpu_ticks $PID)

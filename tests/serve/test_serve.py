@@ -445,6 +445,57 @@ def test_request_timeout_cancels_the_run(tmp_path, path):
     assert rc == 0, err
 
 
+def test_sigterm_under_load_loses_no_request(tmp_path):
+    """8 keep-alive clients send requests back to back (half to a model run on the HTTP thread, half
+    to one whose config sends every run through run_async) when SIGTERM arrives. Every request that
+    reached the server is answered: 200, or 503 once draining; a client may only fail to connect
+    afterwards (listening socket closed), never lose an answer on a connection the server took."""
+    save(add_model(1), str(tmp_path / "fast" / "1" / "model.onnx"))
+    save(add_model(2), str(tmp_path / "queued" / "1" / "model.onnx"))
+    with open(str(tmp_path / "queued" / "config"), "w") as f:
+        f.write("inline_max_us = 0\n")
+    s = Server(["--model-repository", str(tmp_path), "--drain-timeout", "30"])
+    outcomes, lost = [], []
+    stop = threading.Event()
+
+    def client(i):
+        model, k = ("fast", 1.0) if i % 2 == 0 else ("queued", 2.0)
+        body = {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [float(i), 1, 2, 3]}]}
+        with requests.Session() as sess:
+            while not stop.is_set():
+                try:
+                    r = sess.post(s.url + "/v2/models/%s/infer" % model, data=json.dumps(body), timeout=60 * SLOW)
+                except requests.exceptions.ConnectionError as e:
+                    # refused: the server had stopped listening, nothing was sent
+                    if "refused" not in str(e).lower():
+                        lost.append(repr(e))
+                    return
+                outcomes.append(r.status_code)
+                if r.status_code == 200:
+                    assert r.json()["outputs"][0]["data"] == [float(i) + k, 1 + k, 2 + k, 3 + k]
+                elif r.status_code != 503:
+                    lost.append("status %d: %s" % (r.status_code, r.text))
+                    return
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5 * SLOW)
+    answered_before = len(outcomes)
+    s.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = s.proc.wait(timeout=60 * SLOW)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    _, out, err = s.stop()
+    assert rc == 0, err
+    assert not lost, lost[:5]
+    assert answered_before > 0 and outcomes.count(200) >= answered_before
+    assert set(outcomes) <= {200, 503}
+
+
 def test_long_runs_leave_the_http_thread(repo):
     """--inline-max-us 1: the first run is made on the HTTP thread and measured (never under 1 µs);
     from then on the model counts as long, so its runs go to run_async except every 256th request,
