@@ -23,6 +23,7 @@ typedef struct serve_batcher {
     pthread_cond_t  cv;
     pthread_t       thread;
     pending        *head, *tail;
+    int64_t         queued_rows;   /* rows of every request in the queue */
     int             stop;
     serve_model    *m;
 } serve_batcher;
@@ -239,6 +240,7 @@ static void *batcher_main(void *arg) {
         }
         bt->head = keep;
         bt->tail = keep_tail;
+        bt->queued_rows -= rows;
         pthread_mutex_unlock(&bt->mu);
         run_batch(m, take, n);
         pthread_mutex_lock(&bt->mu);
@@ -299,10 +301,14 @@ cort_status *serve_batcher_submit(serve_model *m, const serve_request *req, serv
             return cort_status_create(CORT_ERROR_INVALID_ARGUMENT, "inputs disagree on the batch dimension (dimension 0)");
         }
     pthread_mutex_lock(&bt->mu);
+    const int first = bt->head == NULL;
     if (bt->tail) bt->tail->next = p;
     else bt->head = p;
     bt->tail = p;
-    pthread_cond_signal(&bt->cv);
+    bt->queued_rows += p->rows;
+    /* The batcher needs waking for a first request, or when a batch may be full; a request that
+     * only adds company would wake it to count and sleep again (a futex call per request). */
+    if (first || bt->queued_rows >= m->max_batch) pthread_cond_signal(&bt->cv);
     pthread_mutex_unlock(&bt->mu);
     return NULL;
 }
