@@ -145,12 +145,15 @@ def repo(tmp_path_factory):
     return d
 
 
-# Every functional test runs twice: small models' runs on the HTTP thread (the default for runs
-# under 1 ms) and every run through run_async (--inline-max-us 0).
-@pytest.fixture(scope="module", params=["inline", "run_async"])
+# Every functional test runs three times: small models' runs on the HTTP thread (the default for
+# runs under 1 ms), every run through run_async (--inline-max-us 0), and that again with the polling
+# threads waiting in poll(2) (--http-poll poll), where suspending and resuming a connection works
+# differently inside libmicrohttpd.
+@pytest.fixture(scope="module", params=["inline", "run_async", "run_async-poll"])
 def server(repo, request):
     s = Server(["--model-repository", str(repo), "--max-body-bytes", "1048576", "--timeout", "2",
-                "--max-elements", "1000000"] + (["--inline-max-us", "0"] if request.param == "run_async" else []))
+                "--max-elements", "1000000"] + (["--inline-max-us", "0"] if request.param != "inline" else []) +
+               (["--http-poll", "poll"] if request.param.endswith("-poll") else []))
     s.inline = request.param == "inline"
     yield s
     rc, _, err = s.stop()
@@ -445,7 +448,8 @@ def test_request_timeout_cancels_the_run(tmp_path, path):
     assert rc == 0, err
 
 
-def test_sigterm_under_load_loses_no_request(tmp_path):
+@pytest.mark.parametrize("poll", ["epoll", "poll"])
+def test_sigterm_under_load_loses_no_request(tmp_path, poll):
     """8 keep-alive clients send requests back to back (half to a model run on the HTTP thread, half
     to one whose config sends every run through run_async) when SIGTERM arrives. Every request that
     reached the server is answered: 200, or 503 once draining; a client may only fail to connect
@@ -454,7 +458,7 @@ def test_sigterm_under_load_loses_no_request(tmp_path):
     save(add_model(2), str(tmp_path / "queued" / "1" / "model.onnx"))
     with open(str(tmp_path / "queued" / "config"), "w") as f:
         f.write("inline_max_us = 0\n")
-    s = Server(["--model-repository", str(tmp_path), "--drain-timeout", "30"])
+    s = Server(["--model-repository", str(tmp_path), "--drain-timeout", "30", "--http-poll", poll])
     outcomes, lost = [], []
     stop = threading.Event()
 
@@ -515,10 +519,12 @@ def test_long_runs_leave_the_http_thread(repo):
     assert rc == 0, err
 
 
-def test_dynamic_batching_and_drain(repo):
+@pytest.mark.parametrize("poll", ["epoll", "poll"])
+def test_dynamic_batching_and_drain(repo, poll):
     """8 clients at once against --max-batch 8: merged into batches, each answer its own rows; a
     SIGTERM while requests wait in the batcher loses none of them."""
-    s = Server(["--model-repository", str(repo), "--max-batch", "8", "--batch-delay-us", str(int(300000 * SLOW))])
+    s = Server(["--model-repository", str(repo), "--max-batch", "8", "--batch-delay-us", str(int(300000 * SLOW)),
+                "--http-poll", poll])
     results, errors = {}, []
 
     def client(i):
@@ -605,6 +611,13 @@ def test_command_line_models_and_bad_repository(tmp_path):
     (tmp_path / "m" / "config").write_text("threads = lots\n")
     p = subprocess.run([SERVE, "--port", "0", "--model-repository", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "config:1: bad value 'lots' for 'threads'" in p.stderr
+
+
+def test_bad_options_are_usage_errors():
+    for args in (["--http-poll", "select"], ["--http-poll"], ["--http-threads", "0"], ["--max-batch", "-1"]):
+        p = subprocess.run([SERVE, "--port", "0"] + args + [os.path.join(ROOT, "demo", "digits_cnn.onnx")],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "usage: cort-serve" in p.stderr + p.stdout, (args, p.stderr)
 
 
 # ---- the JSON fast path: data arrays scanned straight into tensors, responses written by hand ----

@@ -580,7 +580,8 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
     if (timer_start(srv, err, errlen)) return -1;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (srv->http_poll ? MHD_USE_POLL : MHD_USE_EPOLL) |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     if (strchr(srv->host, ':')) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
         a->sin6_family = AF_INET6;
@@ -622,7 +623,7 @@ int serve_http_start(serve_server *srv, char *err, size_t errlen) {
 
 void serve_http_drain(serve_server *srv, int drain_timeout_s) {
     atomic_store(&srv->draining, 1);
-    /* The pool's workers drop the listening socket from their epoll sets after quiesce returns, so
+    /* The pool's workers drop the listening socket from their wait sets after quiesce returns, so
      * closing it now could hand its number to another file under them: new connections are refused
      * by shutdown here and the descriptor is closed once the workers are gone. */
     const MHD_socket s = MHD_quiesce_daemon(srv->daemon);

@@ -14,6 +14,10 @@ typedef struct serve_server {
     const char        *host;
     int                port;             /* 0: any free port; the bound port after start */
     int                http_threads;     /* libmicrohttpd polling threads */
+    /* 1: the polling threads wait with poll(2) instead of epoll. A suspended connection then leaves
+     * and rejoins the wait set without two epoll_ctl calls, but every wait scans all of a thread's
+     * connections (docs/serving.md: which wins when) */
+    int                http_poll;
     int                timeout_s;        /* idle connection timeout (slow clients) */
     int                max_connections;
     size_t             max_body;

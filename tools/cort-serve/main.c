@@ -27,6 +27,9 @@ static const char usage[] =
     "  --threads N             intra-op threads per model (default 1: requests run side by side on\n"
     "                          cort's run_async workers, one per core, so cores are not oversubscribed)\n"
     "  --http-threads N        HTTP polling threads (default 2)\n"
+    "  --http-poll MODE        how they wait: epoll (default; best with many idle connections) or poll\n"
+    "                          (no system calls to suspend and resume a connection: faster with up to\n"
+    "                          a few hundred busy ones, e.g. behind a proxy, with dynamic batching)\n"
     "  --inline-max-us N       a model whose runs take less than N µs runs them on the HTTP thread that\n"
     "                          read the request, sparing two thread hand-offs (default 1000; 0: never)\n"
     "  --request-timeout MS    a request not answered MS ms after it was read is cancelled and gets 504\n"
@@ -91,6 +94,10 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--model-repository") == 0) {
             if (!v) goto usage_fail;
             repo_dir = v;
+            i++;
+        } else if (strcmp(a, "--http-poll") == 0) {
+            if (!v || (strcmp(v, "epoll") && strcmp(v, "poll"))) goto usage_fail;
+            srv.http_poll = strcmp(v, "poll") == 0;
             i++;
         } else if (strcmp(a, "--provider") == 0) {
             if (!v || (strcmp(v, "cpu") && strcmp(v, "xnnpack"))) goto usage_fail;
