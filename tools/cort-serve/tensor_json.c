@@ -448,6 +448,40 @@ static void num_digit(num_token *t, int c, int frac) {
     }
 }
 
+/* Eight ASCII digits at s as their value, or -1 when any of the eight bytes is not a digit. A float
+ * printed in full has 16-17 digits, and digit by digit each costs a multiply-add on the previous
+ * one (the JSON MLP request's 784 numbers took a third of the server's CPU). Here the eight bytes
+ * are combined pairwise in one 64-bit word: pairs of digits, then quads, then all eight, three
+ * multiplications in all. The first character is the lowest byte on a little-endian machine. */
+static int64_t eight_digits(const char *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    /* every byte in '0'..'9': its high nibble is 3, and adding 6 does not carry out of the low one */
+    if ((v & (ones * 0xf0)) != ones * 0x30 || ((v + ones * 6) & (ones * 0xf0)) != ones * 0x30) return -1;
+    v -= ones * '0';
+    v = (v * 10 + (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);        /* 16-bit lanes: d0d1, d2d3, ... */
+    v = (v * 100 + (v >> 16)) & UINT64_C(0x0000ffff0000ffff);      /* 32-bit lanes: d0..d3, d4..d7 */
+    return (int64_t)((v * 10000 + (v >> 32)) & UINT64_C(0xffffffff));
+}
+
+/* Appends the digits at s[i..stop) to m, eight at a time while eight digits are there; returns the
+ * index of the first byte not taken. */
+static size_t take_digits(const char *s, size_t i, size_t stop, uint64_t *m) {
+    uint64_t v = *m;
+    int64_t d8;
+    while (i + 8 <= stop && (d8 = eight_digits(s + i)) >= 0) {
+        v = v * 100000000u + (uint64_t)d8;
+        i += 8;
+    }
+    while (i < stop && (unsigned)(s[i] - '0') < 10) v = v * 10 + (uint64_t)(s[i++] - '0');
+    *m = v;
+    return i;
+}
+
 /* One JSON number (RFC 8259 grammar) at s[0..n): its length, 0 when it is not one. */
 static size_t lex_number(const char *s, size_t n, num_token *t) {
     /* field by field: a memset here compiled to rep stos, 15% of the scan */
@@ -465,7 +499,7 @@ static size_t lex_number(const char *s, size_t n, num_token *t) {
         /* the first 19 digits fit in m whatever they are; past them num_digit keeps count */
         const size_t stop = n - i > 19 ? i + 19 : n;
         uint64_t m = 0;
-        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        i = take_digits(s, i, stop, &m);
         t->m = m;
         t->nd = (int)(i - (size_t)t->neg);
         while (i < n && (unsigned)(s[i] - '0') < 10) num_digit(t, s[i++], 0);
@@ -481,7 +515,7 @@ static size_t lex_number(const char *s, size_t n, num_token *t) {
         const size_t room = (size_t)(19 - t->nd), first = i;
         const size_t stop = n - i > room ? i + room : n;
         uint64_t m = t->m;
-        while (i < stop && (unsigned)(s[i] - '0') < 10) m = m * 10 + (uint64_t)(s[i++] - '0');
+        i = take_digits(s, i, stop, &m);
         t->m = m;
         t->nd += (int)(i - first);
         t->e10 -= (int64_t)(i - first);
