@@ -693,6 +693,45 @@ def test_json_fp32_values_exact(fast, spelling):
     assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
 
 
+def jansson_real(v, digits):
+    """A real as the server writes it: printf's %.<digits>g, then a '.0' or an exponent without '+'
+    or leading zeros, as jansson spells reals."""
+    t = "%.*g" % (digits, v)
+    if "e" in t:
+        mant, ex = t.split("e")
+        t = mant + "e" + ("-" if ex[0] == "-" else "") + (ex.lstrip("+-").lstrip("0") or "0")
+    elif "." not in t:
+        t += ".0"
+    return t
+
+
+def test_json_fp32_output_text(fast):
+    """FP32 answers are written without printf where the value allows (a float's exact binary value
+    to 9 digits, rounded half to even): the text must be printf's %.9g all the same, for every binade
+    in and around that range, subnormals, zeros and values that round up to a new power of ten."""
+    rng = np.random.default_rng(11)
+    a = extreme_floats32(rng, 6000)
+    edges = []
+    for k in range(-10, 14):
+        p = np.float32(10.0 ** k)
+        edges += [p, np.nextafter(p, np.float32(0)), np.nextafter(p, np.float32(np.inf)),
+                  np.float32(9.9999999e0 * 10.0 ** k), np.float32(9.99999999e0 * 10.0 ** k)]
+    edges += [np.float32(2.0 ** -23), np.float32(2.0 ** 39), np.nextafter(np.float32(2.0 ** 39), np.float32(0)),
+              np.float32(2.0 ** -24), np.float32(0.1), np.float32(1 / 3), np.float32(16777216.0), np.float32(123456.5)]
+    a = np.concatenate([a, np.array(edges, np.float32), -np.array(edges, np.float32)])
+    a = a[: len(a) // 3 * 3]
+    data = ",".join(repr(float(v)) for v in a)
+    body = '{"inputs":[{"name":"x_FP32","shape":[%d,3],"datatype":"FP32","data":[%s]}]}' % (len(a) // 3, data)
+    r = post_raw(fast, "id_FP32", body)
+    assert r.status_code == 200, r.text
+    text = r.text[r.text.index('"data":[') + 8:]
+    got = text[:text.index("]")].split(",")
+    want = [jansson_real(float(v), 9) for v in a]
+    assert len(got) == len(want)
+    bad = [(g, w) for g, w in zip(got, want) if g != w]
+    assert not bad, bad[:10]
+
+
 def test_json_fp64_and_special_values_exact(fast):
     rng = np.random.default_rng(8)
     bits = rng.integers(0, 1 << 63, 3000, dtype=np.int64).astype(np.uint64) | (rng.integers(0, 2, 3000).astype(np.uint64) << 63)
