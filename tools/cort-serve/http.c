@@ -18,7 +18,8 @@
 typedef struct conn_ctx {
     serve_server          *srv;
     struct MHD_Connection *conn;
-    char                  *body;
+    char                  *body;   /* body_mem + a pad that puts the binary data on a cache line */
+    char                  *body_mem;
     size_t                 len, cap;
     int                    too_big;
     /* 0 receiving, 1 running (suspended), 2 answer ready. Atomic: the completion callback sets 2 on a
@@ -326,8 +327,9 @@ static enum MHD_Result start_infer(serve_server *srv, conn_ctx *x, serve_model *
     x->model = m;
     x->t0_us = now_us();
     const int rc = serve_parse_request(m, x->body ? x->body : "", x->len, header_len, &srv->limits, &x->req, err, sizeof err);
-    free(x->body);
-    x->body = NULL;
+    if (x->req.borrows_body) x->req.body = x->body_mem;
+    else free(x->body_mem);
+    x->body = x->body_mem = NULL;
     if (rc) {
         serve_request_free(&x->req);
         atomic_fetch_sub(&m->in_flight, 1);
@@ -473,8 +475,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
          * (a body longer than announced, which HTTP does not allow anyway, still grows it) */
         const unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
         if (announced > 0) {
-            x->body = malloc((size_t)announced);
-            if (x->body) x->cap = (size_t)announced;
+            /* the binary section starts 64-byte aligned, so its tensors can be used in place */
+            const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Inference-Header-Content-Length");
+            const size_t json_len = h ? (size_t)strtoull(h, NULL, 10) : 0;
+            x->body_mem = malloc((size_t)announced + 64);
+            if (x->body_mem) {
+                const size_t pad = (64 - ((uintptr_t)x->body_mem + json_len) % 64) % 64;
+                x->body = x->body_mem + pad;
+                x->cap = (size_t)announced + 64 - pad;
+            }
         }
         return MHD_YES;
     }
@@ -486,22 +495,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!x->too_big) {
             if (*upload_size > srv->max_body - x->len) {
                 x->too_big = 1;
-                free(x->body);
-                x->body = NULL;
+                free(x->body_mem);
+                x->body = x->body_mem = NULL;
             } else {
                 if (x->len + *upload_size > x->cap) {
                     size_t cap = x->cap ? x->cap * 2 : 65536;
                     while (cap < x->len + *upload_size) cap *= 2;
                     if (cap > srv->max_body) cap = srv->max_body;
-                    char *n = realloc(x->body, cap);
+                    const size_t pad = x->body_mem ? (size_t)(x->body - x->body_mem) : 0;
+                    char *n = realloc(x->body_mem, pad + cap);
                     if (!n) {
                         x->too_big = 2;
-                        free(x->body);
-                        x->body = NULL;
+                        free(x->body_mem);
+                        x->body = x->body_mem = NULL;
                         *upload_size = 0;
                         return MHD_YES;
                     }
-                    x->body = n;
+                    x->body_mem = n;
+                    x->body = n + pad;
                     x->cap = cap;
                 }
                 memcpy(x->body + x->len, upload, *upload_size);
@@ -534,7 +545,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         fprintf(stderr, "cort-serve: %s %u %s\n", x->model ? x->model->name : "-", ci ? ci->http_status : 0,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted");
     }
-    free(x->body);
+    free(x->body_mem);
     free(x->resp.body);
     serve_request_free(&x->req);
     free(x);

@@ -100,6 +100,8 @@ typedef struct serve_request {
     size_t       n_outputs;         /* requested outputs (all of the model's when none were named) */
     const char **output_names;      /* borrowed from the model */
     unsigned char *output_binary;   /* per requested output: answer in the binary extension */
+    int          borrows_body;      /* an input wraps bytes of the parsed body in place */
+    void        *body;              /* set by the caller when borrows_body: freed after the inputs */
 } serve_request;
 
 /* Limits the parser enforces before allocating anything. */
@@ -111,7 +113,9 @@ typedef struct serve_limits {
 /* Parses body[0..length) (header_length: Inference-Header-Content-Length, or length when the body
  * is JSON only) for model m. Returns 0 and fills req, or an HTTP status (400) with a message in err
  * naming the input and the bad value. req must be zeroed; serve_request_free releases it in both
- * cases. */
+ * cases. A binary input of a fixed-size type whose bytes are aligned to its element size wraps them
+ * in place instead of being copied (req->borrows_body is then 1): the body must stay unchanged and
+ * valid until serve_request_free, which frees req->body when the caller hands it over there. */
 int  serve_parse_request(const serve_model *m, const char *body, size_t length, size_t header_length,
                          const serve_limits *limits, serve_request *req, char *err, size_t errlen);
 void serve_request_free(serve_request *req);
