@@ -137,8 +137,8 @@ static void small_out_run(void *arg, size_t begin, size_t end) {
  * kernel call over all of K that reads the patch matrix in place ([K][P]: a tile's positions are
  * contiguous in every row) and stores the tile transposed into Y with bias, residual and
  * activation: no packing of the patch matrix, no Y^T scratch and no pass over it (both were a
- * sizeable part of a 7x7 pointwise conv). Position tiles are MR rows, the last one
- * 1..tstore_rows (with 12x32, 49 = 12 + 12 + 12 + 13: a 1-row tile is load-bound). */
+ * sizeable part of a 7x7 pointwise conv). Position tiles hold at most MR rows (tstore_rows when
+ * that avoids a tile of 1: with 12x32, 49 = 13 + 12 + 12 + 12), spread evenly. */
 typedef struct tstore_job {
     const float *at;          /* A^T, [K][P] (lda = P) */
     const nn_gemm_packed *wt;
@@ -149,8 +149,8 @@ typedef struct tstore_job {
     int pos_major;
 } tstore_job;
 
-/* Position tiles of P: MR rows each, a remainder of 1 merged into the last full tile where the
- * kernel takes MR + 1 rows. */
+/* How many position tiles P takes: MR rows each, a remainder of 1 merged into a full tile where
+ * the kernel takes MR + 1 rows (tstore_run then spreads the rows evenly over them). */
 static size_t tstore_tiles(const nn_gemm_kernel *k, size_t P) {
     const size_t mr = k->mr, t = (P + mr - 1) / mr;
     return k->tstore_rows > mr && P % mr == 1 && P > mr ? t - 1 : t;
@@ -163,12 +163,15 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
     for (size_t it = begin; it < end; it++) {
         const size_t jp = j->pos_major ? it % j->npanels : it / j->mtiles, ip = j->pos_major ? it / j->npanels : it % j->mtiles;
         const nn_gemm_kernel *k = j->wt->k;
-        const size_t r0 = ip * k->mr, c0 = jp * k->nr;
+        /* rows spread evenly over the tiles: a 1- or 2-row tile runs at the FMA latency, not its
+         * throughput (49 = 8 x 6 + 1 costs about 52 rows' time with 6x16; 4 x 6 + 5 x 5 costs 49) */
+        const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
+        const size_t r0 = ip * base + (ip < extra ? ip : extra), c0 = jp * k->nr;
         nn_tstore_args t;
         t.K = j->K; t.kc_max = NN_GEMM_KC;
         t.a = j->at + r0; t.lda = j->P;
         t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
-        t.rows = ip + 1 == j->mtiles ? j->P - r0 : k->mr;
+        t.rows = base + (ip < extra);
         t.cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
         t.y = j->y + c0 * j->P + r0; t.ldy = j->P;
         t.bias = j->bias ? j->bias + c0 : NULL;
