@@ -27,9 +27,10 @@ const ORT_VERSION = '1.30.0';
 const REPO = path.resolve(__dirname, '..');
 
 function loadOrt() {
-  const candidates = [];
-  if (process.env.ORT_NODE_DIR) candidates.push(path.join(process.env.ORT_NODE_DIR, 'node_modules', 'onnxruntime-node'));
-  candidates.push('onnxruntime-node');
+  // an explicit ORT_NODE_DIR (e.g. bench/ort_avx2_copy.py's copy) is that ORT or an error, never
+  // silently another one
+  if (process.env.ORT_NODE_DIR) return require(path.resolve(process.env.ORT_NODE_DIR, 'node_modules', 'onnxruntime-node'));
+  const candidates = ['onnxruntime-node'];
   const local = path.join(REPO, 'build', 'ort');
   candidates.push(path.join(local, 'node_modules', 'onnxruntime-node'));
   for (const c of candidates) {

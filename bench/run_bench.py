@@ -5,6 +5,7 @@
     /usr/bin/python3 bench/run_bench.py --quick               # 1 round, short runs (~3 min)
     /usr/bin/python3 bench/run_bench.py --models resnet50,mlp --threads 1 --rounds 5 --markdown
     /usr/bin/python3 bench/run_bench.py --model my.onnx [--input-dir DIR] [--dim N=1]
+    ORT_NODE_DIR=build/ort-avx2 /usr/bin/python3 bench/run_bench.py --isa avx2   # both at AVX2
 
 Every measurement is a fresh process: `cort bench MODEL --json` and its ONNX Runtime twin
 `node bench/ort_bench.js MODEL --json` (CPU EP, optimisation level 'all', intraOpNumThreads N,
@@ -26,6 +27,8 @@ process then times about --target-s seconds (10 to 500 runs, the same for both r
 Before timing, models with ORT's outputs stored (test_data_set_0/output_0.pb, from
 bench/compare_ort.sh) are checked with `cort test --rtol 1e-3 --atol 1e-4`; a failure is flagged.
 The default run takes ~5 min on an idle-ish 2-core machine, --quick under 1 min.
+On an AVX-512 CPU, `--isa avx2` caps cort at its avx2 level; ORT then still runs its AVX-512
+kernels unless ORT_NODE_DIR names the AVX2-only copy bench/ort_avx2_copy.py makes.
 See docs/performance.md.
 """
 import argparse
@@ -200,7 +203,8 @@ def measure(a, runtime, model, input_dir, threads, runs, warmup):
     load_before = os.getloadavg()[0]
     t0 = time.monotonic()
     rec = {"runtime": runtime, "threads": threads, "cmd": " ".join(cmd), "load1_before": load_before,
-           "cpu": CPU_MODEL, "isa": a.cort_isa if runtime == "cort" else None}
+           "cpu": CPU_MODEL, "isa": a.cort_isa if runtime == "cort" else None,
+           "ort_dir": ORT_DIR if runtime == "ort" else None}
     try:
         # Through sh, which forks the benchmark: a process exec'd straight from this Python inherits
         # Python's RSS high-water mark in getrusage()'s ru_maxrss (Linux keeps it across exec), which
@@ -398,6 +402,7 @@ def cpu_model():
 
 
 CPU_MODEL = cpu_model()
+ORT_DIR = os.path.abspath(os.environ["ORT_NODE_DIR"]) if os.environ.get("ORT_NODE_DIR") else None
 
 
 def cort_isa_line(a):
@@ -416,7 +421,7 @@ def machine(a):
     cpu = CPU_MODEL
     rev = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return {"cpu": cpu, "nproc": os.cpu_count(), "kernel": platform.release(),
-            "cort_isa": a.cort_isa, "cort_isa_line": a.cort_isa_line,
+            "cort_isa": a.cort_isa, "cort_isa_line": a.cort_isa_line, "ort_dir": ORT_DIR,
             "cort_commit": rev.stdout.strip() if rev.returncode == 0 else None}
 
 
@@ -445,6 +450,9 @@ def main(argv):
     info = dict(machine(a), date=time.strftime("%Y-%m-%d %H:%M %Z"), load_start=os.getloadavg(),
                 argv=argv, rounds=a.rounds, threads=a.threads, warmup=a.warmup)
     log(f"== {info['cpu']}; cort isa {a.cort_isa_line}")
+    if ORT_DIR:
+        log(f"== ORT from ORT_NODE_DIR={ORT_DIR}" +
+            (" (bench/ort_avx2_copy.py: ORT's AVX2 kernels)" if os.path.basename(ORT_DIR) == "ort-avx2" else ""))
     log(f"== {len(tg)} model(s) x threads {a.threads} x {a.rounds} round(s); load average "
         f"{' '.join(f'{x:.2f}' for x in info['load_start'])} on {info['nproc']} cores")
     # A speed-up from a wrong kernel is no speed-up: check outputs against ORT's where stored
