@@ -13,10 +13,6 @@
 #define NN_BLOCK_COLS 256      /* columns of B per task block */
 #define NN_SHORT_K_ACT 64      /* up to this K, every activation runs on the accumulators (default of xact_k_max) */
 #define NN_B_PREFETCH_PANELS 4 /* how far ahead B read in place is prefetched */
-/* prepacked B is prefetched a panel ahead when at most this many row panels share it: with 8,
- * BERT's 128-token MatMuls (11 panels) started every panel cold (docs/performance.md, "GEMM-side
- * measurements behind the code") */
-#define NN_B_PREFETCH_ROW_PANELS 16
 #define NN_SWEEP_PANELS 8      /* at least this many B panels swept per A panel in the rows-outer order */
 #define NN_SWEEP_FLOATS 16384  /* ... and as many as fit in 64 KB: longer C row runs per sweep */
 
@@ -241,13 +237,15 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     nn_ukr_args u;
     u.b_ind = NULL; u.b_off = 0; u.b_prefetch = NULL; u.b_prefetch_ld = 0; u.c_add = NULL; u.panels = np;
     u.perm = NULL; u.kept = 0;
-    /* prepacked B shared by few row panels is read from memory: prefetch the next panel, from every
-     * row panel's tile (a miss queue full of the first tile's prefetches drops some; the later
-     * tiles ask again; measured on ocr_rec's 40 x 120 x 6625 classifier) */
+    /* prepacked B (constant weights) is read from memory: prefetch the next panel, from every tile
+     * of the task's first row block (a miss queue full of the first tile's prefetches drops some;
+     * the later tiles ask again; measured on ocr_rec's 40 x 120 x 6625 classifier). The later row
+     * blocks find the task's B panels in L2. A cap on the task's row panels instead (16) left
+     * BERT's 128-token MatMuls at avx2 (22 panels of 6 rows) to start every panel cold. */
     /* With one K slice the next task's first panel follows this one in bpre: fetch it too (else
      * every task block starts on a cold panel) */
     const size_t pf_end = j->K <= NN_KC ? j->npanels : t->jp1;
-    if (j->bpre && jp + 1 < pf_end && t->ip1 - t->ip0 <= NN_B_PREFETCH_ROW_PANELS) u.b_prefetch = bp + nr * kc;
+    if (j->bpre && jp + 1 < pf_end && ip - t->ip0 < div_up(NN_BLOCK_ROWS, mr)) u.b_prefetch = bp + nr * kc;
     /* B read in place from many planes (a 1x1 conv's K input channels: K streams that the hardware
      * prefetchers lose track of): fetch the panel NN_B_PREFETCH_PANELS ahead, row by row
      * (MobileNetV2's 112x112 and resnet50's 56x56 pointwise convs) */
