@@ -174,6 +174,27 @@ static void test_avx2_direct(void) {
                 bad += !same_float(y[o], a);
             }
             CHECK_MSG(bad == 0, "avx2 2-wide stride-2 max, %zu rows, %zu outputs: %zu differ", nrows, count, bad);
+            /* 3 columns: every count up to the row's (1..8 take the scalar loop, then the
+             * overlapping last vector), the window reading column 2 count at most */
+            const size_t count3 = (width - 1) / 2;
+            for (size_t c3 = count3 > 24 ? count3 - 12 : 1; c3 <= count3; c3++) {
+                for (size_t o = 0; o <= c3; o++) y[o] = 12345.0f;
+                /* +inf just past the windows: a kernel that used it would return it */
+                float saved[4];
+                for (size_t q = 0; q < nrows; q++) { saved[q] = x[q * CAP + 2 * c3 + 1]; x[q * CAP + 2 * c3 + 1] = INFINITY; }
+                nn_pool_max_k3s2_avx2(x, CAP, nrows, c3, y);
+                for (size_t q = 0; q < nrows; q++) x[q * CAP + 2 * c3 + 1] = saved[q];
+                bad = 0;
+                for (size_t o = 0; o < c3; o++) {
+                    float a = x[2 * o];
+                    for (size_t q = 0; q < nrows; q++)
+                        for (size_t c = 0; c < 3; c++) a = x[q * CAP + 2 * o + c] > a ? x[q * CAP + 2 * o + c] : a;
+                    bad += !same_float(y[o], a);
+                }
+                CHECK_MSG(bad == 0 && y[c3] == 12345.0f,
+                          "avx2 3-wide stride-2 max, %zu rows, %zu outputs: %zu differ, y[count] %g", nrows, c3, bad,
+                          (double)y[c3]);
+            }
             for (size_t i = 0; i < 4 * CAP; i++) if (isnan(x[i])) x[i] = frand();
         }
         /* global pools: NaN first gives NaN, a later NaN is ignored */

@@ -28,6 +28,7 @@ static const nn_isa_config avx2_config = {
     .pool_window_max = nn_pool_window_max_avx2,
     .pool_window_avg = nn_pool_window_avg_avx2,
     .pool_max_k2s2 = nn_pool_max_k2s2_avx2,
+    .pool_max_k3s2 = nn_pool_max_k3s2_avx2,
     .pool_sum = nn_pool_sum_avx2,
     .pool_max = nn_pool_max_avx2,
     .pool_rows_max8 = nn_pool_rows_max8_avx2,

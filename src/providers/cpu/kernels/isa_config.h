@@ -43,6 +43,8 @@ typedef struct nn_isa_config {
     /* max windows of 2 columns at stride 2 over nrows rows (nn_pool_max_k2s2_avx2's contract); NULL:
      * pool_rows_max and pool_window_max */
     void (*pool_max_k2s2)(const float *x, size_t stride, size_t nrows, size_t count, float *y);
+    /* ... and of 3 columns (nn_pool_max_k3s2_avx2's contract) */
+    void (*pool_max_k3s2)(const float *x, size_t stride, size_t nrows, size_t count, float *y);
     float (*pool_sum)(const float *x, size_t n);
     float (*pool_max)(const float *x, size_t n);
     /* 8-bit MaxPool's row reduction and window step (strides 1 and 2); NULL: the portable loops */

@@ -52,6 +52,8 @@ void nn_pool_window_max_avx2(const float *t, size_t k, size_t sw, size_t count, 
 /* y[o] for o < count: the max of columns 2o, 2o + 1 of rows x + r * stride, r < nrows, in the reference's
  * order (a NaN at x[2o] gives NaN, any other NaN is skipped); reads only those columns */
 void nn_pool_max_k2s2_avx2(const float *x, size_t stride, size_t nrows, size_t count, float *y);
+/* the same for columns 2o, 2o + 1, 2o + 2 (reads columns up to 2 count) */
+void nn_pool_max_k3s2_avx2(const float *x, size_t stride, size_t nrows, size_t count, float *y);
 void nn_pool_window_avg_avx2(const float *t, size_t k, size_t sw, size_t count, float scale, float *y);
 float nn_pool_sum_avx2(const float *x, size_t n);
 float nn_pool_max_avx2(const float *x, size_t n);
