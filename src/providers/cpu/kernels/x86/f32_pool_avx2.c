@@ -109,12 +109,14 @@ POOL2_TARGET void nn_pool_window_avg_avx2(const float *t, size_t k, size_t sw, s
     else pool_window(t, k, sw, count, 0, scale, y);
 }
 
-/* 2-column MaxPool windows at stride 2 over nrows rows without a row buffer: 16 input columns of a
- * row split into even and odd columns (vshufps; the lane order fixed once at the end with a
- * vpermpd), folded in the reference's order, row by row and column by column, each value replacing
- * the running one only if greater: a NaN at a window's first value gives NaN, any other is
- * skipped, as in nn_pool_f32_ref. */
-POOL2_TARGET static inline __m256 max_k2s2_8(const float *x, size_t stride, size_t nrows, size_t o) {
+/* K-column MaxPool windows (K = 2 or 3) at stride 2 over nrows rows without a row buffer: 16 input
+ * columns of a row split into even and odd columns (vshufps; the lane order fixed once at the end
+ * with a vpermpd), folded in the reference's order, row by row and column by column, each value
+ * replacing the running one only if greater: a NaN at a window's first value gives NaN, any other
+ * is skipped, as in nn_pool_f32_ref. The third column of 8 windows, 2o + 2 .. 2o + 16, is columns
+ * 2, 4 | 6, 8 of a load at q + 2 and 10, 12 | 14, 16 as lanes 1, 3 of one at q + 9 (nothing past
+ * 16 is read), in the lanes' order of the first two. */
+POOL2_TARGET static inline __m256 max_s2_8(const float *x, size_t stride, size_t nrows, size_t o, const int K) {
     __m256 best = _mm256_set1_ps(0.0f);
     for (size_t r = 0; r < nrows; r++) {
         const float *q = x + r * stride + 2 * o;
@@ -122,22 +124,29 @@ POOL2_TARGET static inline __m256 max_k2s2_8(const float *x, size_t stride, size
         const __m256 even = _mm256_shuffle_ps(a0, a1, 0x88);
         best = r ? max_gt8(best, even) : even;
         best = max_gt8(best, _mm256_shuffle_ps(a0, a1, 0xdd));
+        if (K == 3) best = max_gt8(best, _mm256_shuffle_ps(_mm256_loadu_ps(q + 2), _mm256_loadu_ps(q + 9), 0xd8));
     }
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(best), 0xd8));
 }
 
-POOL2_TARGET static inline void pool_max_k2s2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
+/* The 3x3 ones (squeezenet's and resnet50's) went through the row buffer (rows, windows, then a
+ * scalar pass for the NaN rule) at 2.5x the AVX-512 fused kernel's time on Zen 5; on Zen 3 an
+ * earlier version of this kernel, with a scalar tail, measured no faster than it
+ * (docs/performance.md). */
+POOL2_TARGET static inline void pool_max_s2(const float *x, size_t stride, size_t nrows, size_t count, float *y,
+                                            const int K) {
     size_t o = 0;
-    for (; o + 8 <= count; o += 8) _mm256_storeu_ps(y + o, max_k2s2_8(x, stride, nrows, o));
-    if (o < count && count >= 8) {   /* the last outputs as the last 8 again */
-        _mm256_storeu_ps(y + count - 8, max_k2s2_8(x, stride, nrows, count - 8));
+    for (; o + 8 <= count; o += 8) _mm256_storeu_ps(y + o, max_s2_8(x, stride, nrows, o, K));
+    /* the last outputs as the last 8 again (a scalar tail was half a 54-output row's time) */
+    if (o < count && count >= 8) {
+        _mm256_storeu_ps(y + count - 8, max_s2_8(x, stride, nrows, count - 8, K));
         return;
     }
     for (; o < count; o++) {
         float best = x[2 * o];
         for (size_t r = 0; r < nrows; r++)
-            for (size_t c = 0; c < 2; c++) {
-                const float v = x[r * stride + 2 * o + c];
+            for (int c = 0; c < K; c++) {
+                const float v = x[r * stride + 2 * o + (size_t)c];
                 best = v > best ? v : best;
             }
         y[o] = best;
@@ -146,53 +155,14 @@ POOL2_TARGET static inline void pool_max_k2s2(const float *x, size_t stride, siz
 
 POOL2_TARGET
 void nn_pool_max_k2s2_avx2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
-    if (nrows == 2) pool_max_k2s2(x, stride, 2, count, y);
-    else pool_max_k2s2(x, stride, nrows, count, y);
-}
-
-/* The same for 3-column windows (the 3x3 stride-2 MaxPools of squeezenet and resnet50): the third
- * column of 8 windows, 2o + 2 .. 2o + 16, is the even half of two loads two columns on, in the
- * same lane order as the first. The row-buffer path (rows, windows, then a scalar pass for the NaN
- * rule) took 2.5x the AVX-512 fused kernel's time on Zen 5; on Zen 3 an earlier version of this
- * kernel measured no faster than it (docs/performance.md). */
-POOL2_TARGET static inline __m256 max_k3s2_8(const float *x, size_t stride, size_t nrows, size_t o) {
-    __m256 best = _mm256_set1_ps(0.0f);
-    for (size_t r = 0; r < nrows; r++) {
-        const float *q = x + r * stride + 2 * o;
-        const __m256 a0 = _mm256_loadu_ps(q), a1 = _mm256_loadu_ps(q + 8);
-        /* columns 2, 4 | 6, 8 of q + 2 and 10, 12 | 14, 16 as lanes 1, 3 of q + 9: nothing past 16 */
-        const __m256 b0 = _mm256_loadu_ps(q + 2), b1 = _mm256_loadu_ps(q + 9);
-        const __m256 even = _mm256_shuffle_ps(a0, a1, 0x88);
-        best = r ? max_gt8(best, even) : even;
-        best = max_gt8(best, _mm256_shuffle_ps(a0, a1, 0xdd));
-        best = max_gt8(best, _mm256_shuffle_ps(b0, b1, 0xd8));
-    }
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(best), 0xd8));
-}
-
-POOL2_TARGET static inline void pool_max_k3s2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
-    size_t o = 0;
-    for (; o + 8 <= count; o += 8) _mm256_storeu_ps(y + o, max_k3s2_8(x, stride, nrows, o));
-    /* the last outputs as the last 8 again (a scalar tail was half a 54-output row's time) */
-    if (o < count && count >= 8) {
-        _mm256_storeu_ps(y + count - 8, max_k3s2_8(x, stride, nrows, count - 8));
-        return;
-    }
-    for (; o < count; o++) {
-        float best = x[2 * o];
-        for (size_t r = 0; r < nrows; r++)
-            for (size_t c = 0; c < 3; c++) {
-                const float v = x[r * stride + 2 * o + c];
-                best = v > best ? v : best;
-            }
-        y[o] = best;
-    }
+    if (nrows == 2) pool_max_s2(x, stride, 2, count, y, 2);
+    else pool_max_s2(x, stride, nrows, count, y, 2);
 }
 
 POOL2_TARGET
 void nn_pool_max_k3s2_avx2(const float *x, size_t stride, size_t nrows, size_t count, float *y) {
-    if (nrows == 3) pool_max_k3s2(x, stride, 3, count, y);
-    else pool_max_k3s2(x, stride, nrows, count, y);
+    if (nrows == 3) pool_max_s2(x, stride, 3, count, y, 3);
+    else pool_max_s2(x, stride, nrows, count, y, 3);
 }
 
 POOL2_TARGET
