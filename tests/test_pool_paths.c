@@ -174,8 +174,9 @@ static void test_avx2_direct(void) {
                 bad += !same_float(y[o], a);
             }
             CHECK_MSG(bad == 0, "avx2 2-wide stride-2 max, %zu rows, %zu outputs: %zu differ", nrows, count, bad);
-            /* 3 columns: every count up to the row's (1..8 take the scalar loop, then the
-             * overlapping last vector), the window reading column 2 count at most */
+            /* 3 columns: the last dozen counts of the row (or all; 1..7 take the scalar loop, longer
+             * rows whole vectors and an overlapping last one), the windows reading column 2 count
+             * at most */
             const size_t count3 = (width - 1) / 2;
             for (size_t c3 = count3 > 24 ? count3 - 12 : 1; c3 <= count3; c3++) {
                 for (size_t o = 0; o <= c3; o++) y[o] = 12345.0f;
