@@ -274,7 +274,18 @@ static void test_tstore(void) {
                 t.sum = with_sum ? sum : NULL;
                 t.act = act; t.act_lo = act == CORT_ACT_LEAKY_RELU ? 0.1f : lo; t.act_hi = hi;
                 t.prefetch_next = (int)(ci & 1);
-                k->tstore(&t);
+                if (k->tstore_kblock && K > k->tstore_kblock && ci % 2 == 0) {
+                    /* in K blocks, sums carried in acc; blocks of 7 also cross a kc slice's end */
+                    float acc[NN_MAX_TILE];
+                    const size_t kb = (rows + ci) % 4 == 1 ? 7 : k->tstore_kblock;
+                    for (size_t k0 = 0; k0 < K; k0 += kb) {
+                        t.k_begin = k0; t.k_end = k0 + kb < K ? k0 + kb : K;
+                        t.acc = acc; t.first = k0 == 0; t.last = t.k_end == K;
+                        k->tstore(&t);
+                    }
+                } else {
+                    k->tstore(&t);
+                }
                 CHECK_CLOSE(y, want, nr * ldy, tol, "tstore %s rows %zu cols %zu K %zu act %d bias %d sum %d", k->name,
                             rows, cols, K, act, with_bias, with_sum);
                 nn_gemm_packed_free(&bp);

@@ -340,6 +340,8 @@ static void test_conv_indirect(cort_pool *pool) {
         {1, 520, 20, 5, 5, 3, 1, 1, 1, 1},
         {1, 352, 32, 14, 14, 3, 2, 1, 1, 1},    /* K 3168: beyond the avx2 tile's tstore_k_max (K-sliced GEMM) */
         {1, 300, 112, 14, 14, 1, 2, 1, 0, 0},   /* 112 = 3 x 32 + 16: the half-width last panel, K over 2 slices */
+        /* 13 avx2 channel panels (the last one half): the K-block sweep also on the 3-thread pool */
+        {1, 150, 200, 9, 9, 3, 2, 1, 1, 1},
         /* wide rows: 111 (the squeezenet stem), 80, 50 per row, straddling tiles with K over slices */
         {1, 3, 24, 224, 224, 3, 2, 1, 0, 0}, {1, 4, 12, 40, 80, 3, 1, 1, 1, 1}, {2, 6, 20, 9, 100, 3, 2, 1, 1, 1}, {1, 40, 30, 17, 51, 3, 1, 1, 1, 1},
         /* 64 <= K <= 256 on wide rows: runs of full tiles in one kernel call (squeezenet's expand3x3) */

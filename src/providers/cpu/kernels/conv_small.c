@@ -10,6 +10,9 @@
 #include "isa_config.h"
 
 #define SMALL_MAX_POSITIONS 256
+/* The K-block sweep's partial sums (mtiles x tstore_rows x NR floats) live on the stack: room for
+ * the AVX2 tile's 43 tiles of 6 x 16 on SMALL_MAX_POSITIONS positions */
+#define TSTORE_ACC_FLOATS (44 * 6 * 16)
 
 /* Fraction of computed lanes that are useful when n items are tiled by `tile` with edge variants
  * of width `edge` (the narrowest tile the kernel can run). */
@@ -147,6 +150,7 @@ typedef struct tstore_job {
     float *y;
     size_t P, M, K, mtiles, npanels;
     int pos_major;
+    size_t kblock;            /* items are channel panels swept in K blocks (kernel's tstore_kblock), or 0 */
 } tstore_job;
 
 /* How many position tiles P takes: MR rows each, a remainder of 1 merged into a full tile where
@@ -180,7 +184,49 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
         t.act_lo = j->act ? j->act->alpha : 0.0f; t.act_hi = j->act ? j->act->beta : 0.0f;
         /* the first tile of a panel in this task pulls the next panel's weights from memory */
         t.prefetch_next = (it == begin || ip == 0) && jp + 1 < j->npanels;
+        t.k_begin = t.k_end = 0; t.acc = NULL; t.first = t.last = 1;
         k->tstore(&t);
+    }
+}
+
+/* Items are channel panels: each K block of the panel's weights (kblock x NR floats, in L1) is
+ * used by all position tiles before the next, the tiles' sums carried on this thread's stack (in
+ * per-thread slots of one scratch block, the 2-thread 7x7 convs ran 10 % slower). Tile by tile
+ * over all of K, every tile streamed its whole weight panel and K rows of A from L2. */
+static void tstore_panels_run(void *arg, size_t begin, size_t end) {
+    const tstore_job *j = arg;
+    const nn_gemm_kernel *k = j->wt->k;
+    const size_t stride = k->tstore_rows * k->nr;
+    float acc[TSTORE_ACC_FLOATS] __attribute__((aligned(64)));
+    const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
+    for (size_t jp = begin; jp < end; jp++) {
+        const size_t c0 = jp * k->nr;
+        nn_tstore_args t;
+        t.K = j->K; t.kc_max = NN_GEMM_KC;
+        t.lda = j->P;
+        t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
+        t.cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
+        t.ldy = j->P;
+        t.bias = j->bias ? j->bias + c0 : NULL;
+        t.act = j->act ? j->act->kind : 0;
+        t.act_lo = j->act ? j->act->alpha : 0.0f; t.act_hi = j->act ? j->act->beta : 0.0f;
+        for (size_t k0 = 0; k0 < j->K; k0 += j->kblock) {
+            t.k_begin = k0;
+            t.k_end = k0 + j->kblock < j->K ? k0 + j->kblock : j->K;
+            t.first = k0 == 0;
+            t.last = t.k_end == j->K;
+            for (size_t ip = 0; ip < j->mtiles; ip++) {
+                const size_t r0 = ip * base + (ip < extra ? ip : extra);
+                t.a = j->at + r0;
+                t.rows = base + (ip < extra);
+                t.y = j->y + c0 * j->P + r0;
+                t.sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
+                t.acc = acc + ip * stride;
+                /* the first tile of a block pulls the next panel's block from memory meanwhile */
+                t.prefetch_next = ip == 0 && jp + 1 < j->npanels;
+                k->tstore(&t);
+            }
+        }
     }
 }
 
@@ -205,6 +251,14 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
     const size_t ncol = pointwise ? 0 : K * P;
     const int tstore = tstore_usable(wt, act);
     const size_t work = tstore ? 0 : P * M;
+    /* whole channel panels per task where they balance the threads (each reads its weights once) */
+    const size_t threads = (size_t)cort_pool_threads(pool);
+    const size_t npanels = tstore ? (M + wt->k->nr - 1) / wt->k->nr : 0, mtiles = tstore ? tstore_tiles(wt->k, P) : 0;
+    const int whole_panels = npanels >= 4 * threads;
+    /* ... swept in K blocks where the kernel takes them and the tiles' sums fit the stack buffer */
+    const size_t kblock = tstore && whole_panels && wt->k->tstore_kblock && K > wt->k->tstore_kblock &&
+                                  mtiles * wt->k->tstore_rows * wt->k->nr <= TSTORE_ACC_FLOATS
+                              ? wt->k->tstore_kblock : 0;
     float *scratch = ncol + work ? cort_kernel_scratch(ctx, (ncol + work) * sizeof(float)) : NULL;
     if (ncol + work && !scratch) return cort_error_oom();
     float *col = scratch, *yt = scratch ? scratch + ncol : NULL;
@@ -216,19 +270,22 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
             cort_parallel_for(ncol < 32768 ? NULL : pool, s->C, 1, im2col_run, &ij);
         }
         if (tstore) {
-            const size_t npanels = (M + wt->k->nr - 1) / wt->k->nr, mtiles = tstore_tiles(wt->k, P);
             tstore_job tj = { pointwise ? xn : col, wt, bias, sum ? sum + n * M * P : NULL,
-                              act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mtiles, npanels, 0 };
-            /* whole channel panels per task where they balance the threads (each reads its weights once) */
-            const size_t threads = (size_t)cort_pool_threads(pool);
-            const size_t grain = npanels >= 4 * threads ? mtiles : 1;
+                              act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mtiles, npanels, 0,
+                              kblock };
+            const double flops = 2.0 * (double)P * (double)M * (double)K;
+            if (kblock) {
+                cort_parallel_for(flops < 262144.0 ? NULL : pool, npanels, 1, tstore_panels_run, &tj);
+                if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
+                continue;
+            }
+            const size_t grain = whole_panels ? mtiles : 1;
             /* too few channel panels to give each thread whole ones: split the positions instead
              * (items position-major), so a thread reads only its half of the input, most of which
              * its own share of the previous conv wrote (MobileNetV2 and EfficientNet-B0's 14x14
              * project convs at 2 threads) */
             tj.pos_major = grain == 1 && threads > 1;
-            cort_parallel_for(2.0 * (double)P * (double)M * (double)K < 262144.0 ? NULL : pool, npanels * mtiles,
-                              grain, tstore_run, &tj);
+            cort_parallel_for(flops < 262144.0 ? NULL : pool, npanels * mtiles, grain, tstore_run, &tj);
             if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
             continue;
         }

@@ -56,6 +56,12 @@ typedef struct nn_tstore_args {
     const float *sum;         /* laid out like y, or NULL */
     int act; float act_lo, act_hi;   /* CORT_ACT_* */
     int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
+    /* Kernels with tstore_kblock: steps [k_begin, k_end) only, the sums carried in acc (rows x NR
+     * floats: read unless first, written unless last; the transposed store only on the last
+     * range). k_end == 0: all of K in one call (acc unused). */
+    size_t k_begin, k_end;
+    float *acc;
+    int first, last;
 } nn_tstore_args;
 /* How many K steps ahead a tstore tile prefetches its rows of A (docs/performance.md) */
 #define NN_TSTORE_A_AHEAD 8
@@ -84,6 +90,10 @@ typedef struct nn_gemm_kernel {
      * conv runs as a K-sliced GEMM into a scratch Y^T: each tile re-reads its whole weight panel
      * and K rows of A, and with a 16-column panel that traffic outgrew the caches */
     size_t         tstore_k_max;
+    /* the tstore tile takes K ranges (nn_tstore_args.k_begin): a channel panel's position tiles
+     * then sweep K in blocks of this many steps, the panel's block of weights staying in L1 (0:
+     * each tile runs all of K) */
+    size_t         tstore_kblock;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);

@@ -298,29 +298,55 @@ void nn_gemv_panel_avx2_16(size_t kc, const float *a, size_t inca, const float *
         _mm_prefetch((const char *)((a) + NN_TSTORE_A_AHEAD * (lda)), _MM_HINT_T0);             \
         if ((R) > 1) _mm_prefetch((const char *)((a) + NN_TSTORE_A_AHEAD * (lda) + (R) - 1), _MM_HINT_T0); \
     } while (0)
+#define NN_TSTORE_LOAD(i)                                                                  \
+    do {                                                                                   \
+        if (R > i) {                                                                       \
+            c##i##0 = _mm256_loadu_ps(acc + i * 16);                                       \
+            if (W > 1) c##i##1 = _mm256_loadu_ps(acc + i * 16 + 8);                        \
+        }                                                                                  \
+    } while (0)
+#define NN_TSTORE_SAVE(i)                                                                  \
+    do {                                                                                   \
+        if (R > i) {                                                                       \
+            _mm256_storeu_ps(acc + i * 16, c##i##0);                                       \
+            if (W > 1) _mm256_storeu_ps(acc + i * 16 + 8, c##i##1);                        \
+        }                                                                                  \
+    } while (0)
 NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int W, const int X) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    const size_t lda = t->lda;
-    for (size_t k0 = 0; k0 < t->K; k0 += t->kc_max) {
-        const size_t kc = t->K - k0 < t->kc_max ? t->K - k0 : t->kc_max;
+    float *acc = t->acc;
+    if (acc && !t->first) {
+        NN_TSTORE_LOAD(0); NN_TSTORE_LOAD(1); NN_TSTORE_LOAD(2); NN_TSTORE_LOAD(3); NN_TSTORE_LOAD(4); NN_TSTORE_LOAD(5);
+    }
+    const size_t lda = t->lda, k_end = t->k_end ? t->k_end : t->K;
+    for (size_t k0 = t->k_end ? t->k_begin : 0; k0 < k_end;) {
+        /* the slice holding step k0, and the steps of it this call runs */
+        const size_t s0 = k0 / t->kc_max * t->kc_max;
+        const size_t kc = t->K - s0 < t->kc_max ? t->K - s0 : t->kc_max;
+        const size_t n = s0 + kc < k_end ? s0 + kc - k0 : k_end - k0;
         const float *a = t->a + k0 * lda;
-        const float *b = t->b + k0 * t->b_panels * 16 + t->jp * 16 * kc;
+        const float *b = t->b + s0 * t->b_panels * 16 + t->jp * 16 * kc + (k0 - s0) * 16;
+        k0 += n;
         if (t->prefetch_next) {   /* the first tile of a panel pulls the next panel's weights meanwhile */
             const float *pf = b + 16 * kc;
-            for (size_t p = 0; p < kc; p++, a += lda, b += 16, pf += 16) {
+            for (size_t p = 0; p < n; p++, a += lda, b += 16, pf += 16) {
                 _mm_prefetch((const char *)pf, _MM_HINT_T1);
                 NN_TSTORE_PREFETCH_A(a, lda, R);
                 const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
             }
         } else {
-            for (size_t p = 0; p < kc; p++, a += lda, b += 16) {
+            for (size_t p = 0; p < n; p++, a += lda, b += 16) {
                 NN_TSTORE_PREFETCH_A(a, lda, R);
                 const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
                 NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
             }
         }
+    }
+    if (acc && !t->last) {
+        NN_TSTORE_SAVE(0); NN_TSTORE_SAVE(1); NN_TSTORE_SAVE(2); NN_TSTORE_SAVE(3); NN_TSTORE_SAVE(4); NN_TSTORE_SAVE(5);
+        return;
     }
     const __m256i mrow = nn_lanes8(t->rows);
     const __m256 lo = _mm256_set1_ps(t->act_lo), hi = _mm256_set1_ps(t->act_hi), zero = _mm256_setzero_ps();
