@@ -150,7 +150,8 @@ typedef struct tstore_job {
     float *y;
     size_t P, M, K, mtiles, npanels;
     int pos_major;
-    size_t kblock;            /* items are channel panels swept in K blocks (kernel's tstore_kblock), or 0 */
+    size_t kblock;            /* items are (tile group, channel panel) pairs swept in K blocks (the */
+    size_t ngroups;           /* kernel's tstore_kblock), or 0; groups: of the position tiles */
 } tstore_job;
 
 /* How many position tiles P takes: MR rows each, a remainder of 1 merged into a full tile where
@@ -189,17 +190,21 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
     }
 }
 
-/* Items are channel panels: each K block of the panel's weights (kblock x NR floats, in L1) is
- * used by all position tiles before the next, the tiles' sums carried on this thread's stack (in
- * per-thread slots of one scratch block, the 2-thread 7x7 convs ran 10 % slower). Tile by tile
- * over all of K, every tile streamed its whole weight panel and K rows of A from L2. */
+/* Items are (group of position tiles, channel panel), group-major: each K block of the panel's
+ * weights (kblock x NR floats, in L1) is used by all of the group's tiles before the next, the
+ * tiles' sums carried on this thread's stack (in per-thread slots of one scratch block, the
+ * 2-thread 7x7 convs ran 10 % slower). Tile by tile over all of K, every tile streamed its whole
+ * weight panel and K rows of A from L2. One group when tasks hold whole panels; else one per
+ * thread, so that a thread reads the part of the input its share of the previous conv wrote. */
 static void tstore_panels_run(void *arg, size_t begin, size_t end) {
     const tstore_job *j = arg;
     const nn_gemm_kernel *k = j->wt->k;
     const size_t stride = k->tstore_rows * k->nr;
     float acc[TSTORE_ACC_FLOATS] __attribute__((aligned(64)));
     const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
-    for (size_t jp = begin; jp < end; jp++) {
+    for (size_t it = begin; it < end; it++) {
+        const size_t g = it / j->npanels, jp = it % j->npanels;
+        const size_t ip0 = g * j->mtiles / j->ngroups, ip1 = (g + 1) * j->mtiles / j->ngroups;
         const size_t c0 = jp * k->nr;
         nn_tstore_args t;
         t.K = j->K; t.kc_max = NN_GEMM_KC;
@@ -215,15 +220,15 @@ static void tstore_panels_run(void *arg, size_t begin, size_t end) {
             t.k_end = k0 + j->kblock < j->K ? k0 + j->kblock : j->K;
             t.first = k0 == 0;
             t.last = t.k_end == j->K;
-            for (size_t ip = 0; ip < j->mtiles; ip++) {
+            for (size_t ip = ip0; ip < ip1; ip++) {
                 const size_t r0 = ip * base + (ip < extra ? ip : extra);
                 t.a = j->at + r0;
                 t.rows = base + (ip < extra);
                 t.y = j->y + c0 * j->P + r0;
                 t.sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
-                t.acc = acc + ip * stride;
+                t.acc = acc + (ip - ip0) * stride;
                 /* the first tile of a block pulls the next panel's block from memory meanwhile */
-                t.prefetch_next = ip == 0 && jp + 1 < j->npanels;
+                t.prefetch_next = ip == ip0 && jp + 1 < j->npanels;
                 k->tstore(&t);
             }
         }
@@ -256,9 +261,10 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
     const size_t npanels = tstore ? (M + wt->k->nr - 1) / wt->k->nr : 0, mtiles = tstore ? tstore_tiles(wt->k, P) : 0;
     const int whole_panels = npanels >= 4 * threads;
     /* ... swept in K blocks where the kernel takes them and the tiles' sums fit the stack buffer */
-    const size_t kblock = tstore && whole_panels && wt->k->tstore_kblock && K > wt->k->tstore_kblock &&
+    const size_t kblock = tstore && wt->k->tstore_kblock && K > wt->k->tstore_kblock &&
                                   mtiles * wt->k->tstore_rows * wt->k->nr <= TSTORE_ACC_FLOATS
                               ? wt->k->tstore_kblock : 0;
+    const size_t ngroups = whole_panels ? 1 : threads < mtiles ? threads : mtiles;
     float *scratch = ncol + work ? cort_kernel_scratch(ctx, (ncol + work) * sizeof(float)) : NULL;
     if (ncol + work && !scratch) return cort_error_oom();
     float *col = scratch, *yt = scratch ? scratch + ncol : NULL;
@@ -272,10 +278,10 @@ cort_status *nn_conv_small_f32(cort_pool *pool, const nn_conv_shape *s, const fl
         if (tstore) {
             tstore_job tj = { pointwise ? xn : col, wt, bias, sum ? sum + n * M * P : NULL,
                               act && act->kind != CORT_ACT_NONE ? act : NULL, y + n * M * P, P, M, K, mtiles, npanels, 0,
-                              kblock };
+                              kblock, ngroups };
             const double flops = 2.0 * (double)P * (double)M * (double)K;
             if (kblock) {
-                cort_parallel_for(flops < 262144.0 ? NULL : pool, npanels, 1, tstore_panels_run, &tj);
+                cort_parallel_for(flops < 262144.0 ? NULL : pool, ngroups * npanels, 1, tstore_panels_run, &tj);
                 if (ctx && cort_kernel_cancelled(ctx)) st = cort_kernel_cancelled_status(ctx);
                 continue;
             }
