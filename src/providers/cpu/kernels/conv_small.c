@@ -161,32 +161,38 @@ static size_t tstore_tiles(const nn_gemm_kernel *k, size_t P) {
     return k->tstore_rows > mr && P % mr == 1 && P > mr ? t - 1 : t;
 }
 
+/* The arguments of tile (channel panel jp, position tile ip) over all of K. Rows are spread
+ * evenly over the tiles: a 1- or 2-row tile runs at the FMA latency, not its throughput (49 = 8 x
+ * 6 + 1 costs about 52 rows' time with 6x16; 4 x 6 + 5 x 5 costs 49). */
+static void tstore_tile(const tstore_job *j, size_t jp, size_t ip, nn_tstore_args *t) {
+    const nn_gemm_kernel *k = j->wt->k;
+    const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
+    const size_t r0 = ip * base + (ip < extra ? ip : extra), c0 = jp * k->nr;
+    t->K = j->K; t->kc_max = NN_GEMM_KC;
+    t->a = j->at + r0; t->lda = j->P;
+    t->b = j->wt->data; t->b_panels = j->npanels; t->jp = jp;
+    t->rows = base + (ip < extra);
+    t->cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
+    t->y = j->y + c0 * j->P + r0; t->ldy = j->P;
+    t->bias = j->bias ? j->bias + c0 : NULL;
+    t->sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
+    t->act = j->act ? j->act->kind : 0;
+    t->act_lo = j->act ? j->act->alpha : 0.0f; t->act_hi = j->act ? j->act->beta : 0.0f;
+    t->prefetch_next = 0;
+    t->k_begin = t->k_end = 0; t->acc = NULL; t->first = t->last = 1;
+}
+
 /* items: jp * mtiles + ip, so a task's consecutive tiles share the B panel; or position-major
  * (ip * npanels + jp) */
 static void tstore_run(void *arg, size_t begin, size_t end) {
     const tstore_job *j = arg;
     for (size_t it = begin; it < end; it++) {
         const size_t jp = j->pos_major ? it % j->npanels : it / j->mtiles, ip = j->pos_major ? it / j->npanels : it % j->mtiles;
-        const nn_gemm_kernel *k = j->wt->k;
-        /* rows spread evenly over the tiles: a 1- or 2-row tile runs at the FMA latency, not its
-         * throughput (49 = 8 x 6 + 1 costs about 52 rows' time with 6x16; 4 x 6 + 5 x 5 costs 49) */
-        const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
-        const size_t r0 = ip * base + (ip < extra ? ip : extra), c0 = jp * k->nr;
         nn_tstore_args t;
-        t.K = j->K; t.kc_max = NN_GEMM_KC;
-        t.a = j->at + r0; t.lda = j->P;
-        t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
-        t.rows = base + (ip < extra);
-        t.cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
-        t.y = j->y + c0 * j->P + r0; t.ldy = j->P;
-        t.bias = j->bias ? j->bias + c0 : NULL;
-        t.sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
-        t.act = j->act ? j->act->kind : 0;
-        t.act_lo = j->act ? j->act->alpha : 0.0f; t.act_hi = j->act ? j->act->beta : 0.0f;
+        tstore_tile(j, jp, ip, &t);
         /* the first tile of a panel in this task pulls the next panel's weights from memory */
         t.prefetch_next = (it == begin || ip == 0) && jp + 1 < j->npanels;
-        t.k_begin = t.k_end = 0; t.acc = NULL; t.first = t.last = 1;
-        k->tstore(&t);
+        j->wt->k->tstore(&t);
     }
 }
 
@@ -201,37 +207,22 @@ static void tstore_panels_run(void *arg, size_t begin, size_t end) {
     const nn_gemm_kernel *k = j->wt->k;
     const size_t stride = k->tstore_rows * k->nr;
     float acc[TSTORE_ACC_FLOATS] __attribute__((aligned(64)));
-    const size_t base = j->P / j->mtiles, extra = j->P % j->mtiles;
     for (size_t it = begin; it < end; it++) {
         const size_t g = it / j->npanels, jp = it % j->npanels;
         const size_t ip0 = g * j->mtiles / j->ngroups, ip1 = (g + 1) * j->mtiles / j->ngroups;
-        const size_t c0 = jp * k->nr;
-        nn_tstore_args t;
-        t.K = j->K; t.kc_max = NN_GEMM_KC;
-        t.lda = j->P;
-        t.b = j->wt->data; t.b_panels = j->npanels; t.jp = jp;
-        t.cols = j->M - c0 < k->nr ? j->M - c0 : k->nr;
-        t.ldy = j->P;
-        t.bias = j->bias ? j->bias + c0 : NULL;
-        t.act = j->act ? j->act->kind : 0;
-        t.act_lo = j->act ? j->act->alpha : 0.0f; t.act_hi = j->act ? j->act->beta : 0.0f;
-        for (size_t k0 = 0; k0 < j->K; k0 += j->kblock) {
-            t.k_begin = k0;
-            t.k_end = k0 + j->kblock < j->K ? k0 + j->kblock : j->K;
-            t.first = k0 == 0;
-            t.last = t.k_end == j->K;
+        for (size_t k0 = 0; k0 < j->K; k0 += j->kblock)
             for (size_t ip = ip0; ip < ip1; ip++) {
-                const size_t r0 = ip * base + (ip < extra ? ip : extra);
-                t.a = j->at + r0;
-                t.rows = base + (ip < extra);
-                t.y = j->y + c0 * j->P + r0;
-                t.sum = j->sum ? j->sum + c0 * j->P + r0 : NULL;
+                nn_tstore_args t;
+                tstore_tile(j, jp, ip, &t);
+                t.k_begin = k0;
+                t.k_end = k0 + j->kblock < j->K ? k0 + j->kblock : j->K;
+                t.first = k0 == 0;
+                t.last = t.k_end == j->K;
                 t.acc = acc + (ip - ip0) * stride;
                 /* the first tile of a block pulls the next panel's block from memory meanwhile */
                 t.prefetch_next = ip == ip0 && jp + 1 < j->npanels;
                 k->tstore(&t);
             }
-        }
     }
 }
 
