@@ -950,11 +950,54 @@ static void test_winograd_1d(cort_pool *pool) {
     }
 }
 
+/* A conv's GEMM: A prepacked (the weights), B a plain matrix read in place with a row stride wider
+ * than N (the input planes). These run in the rows-outer order: each A panel sweeps runs of B
+ * panels, and with K past a slice the sweep's slices run in turn (the edge panel of B packed per
+ * slice). Several sweeps, an edge panel, 1 to 3 K slices; 1 thread, column tasks and row tasks on
+ * the pool; bias, residual, beta = 1 and activations in the last slice only. */
+static void test_gemm_conv_order(cort_pool *pool) {
+    const nn_gemm_kernel *const *kernels;
+    size_t nk = nn_gemm_kernels(&kernels);
+    static const size_t sizes[][3] = { {40, 300, 600}, {20, 100, 520}, {64, 49, 300}, {13, 40, 257}, {97, 1030, 300},
+                                       {200, 20, 700}, {40, 33, 64}, {30, 530, 256} };
+    for (size_t ki = 0; ki <= nk; ki++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int variant = 0; variant < 4; variant++) {
+                const size_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2], ldb = N + 11 + si, ldc = N + 3;
+                const int with_sum = variant & 1, beta_one = variant == 2;
+                float *A = rand_buf(M * K), *B = rand_buf(K * ldb), *S = rand_buf(M * ldc), *C = rand_buf(M * ldc);
+                float *R = malloc(M * ldc * sizeof(float)), *bias = rand_buf(M);
+                memcpy(R, C, M * ldc * sizeof(float));
+                nn_gemm_b b = nn_gemm_b_matrix(B, ldb, 0);
+                nn_act act = { variant < 2 ? CORT_ACT_RELU : CORT_ACT_SILU, 0, 0 };
+                const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
+                nn_gemm_packed pa;
+                CHECK_OK(nn_gemm_pack_a(kern, M, K, 1.0f, A, K, 0, &pa));
+                nn_gemm_opts o = { &pa, NULL, bias, &act, NULL, with_sum ? S : NULL, NULL };
+                CHECK_OK(nn_sgemm_opt(variant >= 2 ? NULL : pool, kern, M, N, K, 1.0f, A, K, 0, &b, beta_one ? 1.0f : 0.0f,
+                                      C, ldc, &o));
+                nn_sgemm_ref(M, N, K, 1.0f, A, K, 0, &b, beta_one ? 1.0f : 0.0f, R, ldc);
+                for (size_t i = 0; i < M; i++)
+                    for (size_t q = 0; q < N; q++) {
+                        float v = R[i * ldc + q] + bias[i] + (with_sum ? S[i * ldc + q] : 0.0f);
+                        if (act.kind == CORT_ACT_RELU) v = v > 0 ? v : 0;
+                        if (act.kind == CORT_ACT_SILU) v = v / (1.0f + expf(-v));
+                        R[i * ldc + q] = v;
+                    }
+                double err = max_rel_err(C, R, M * ldc);
+                CHECK_MSG(err < 1e-4, "conv-order gemm %s M=%zu N=%zu K=%zu variant %d: err %g", kern ? kern->name : "auto",
+                          M, N, K, variant, err);
+                nn_gemm_packed_free(&pa);
+                free(A); free(B); free(S); free(C); free(R); free(bias);
+            }
+}
+
 int main(void) {
     cort_pool *pool = NULL;
     CHECK_OK(cort_pool_create(3, &pool));
     test_gemm(pool);
     test_gemm_sum(pool);
+    test_gemm_conv_order(pool);
     test_conv(pool);
     test_small_plane_picks();
     test_small_plane_picks_avx2();

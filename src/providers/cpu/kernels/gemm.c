@@ -134,7 +134,7 @@ typedef struct gemm_job {
     int b_direct;            /* B is a plain row-major matrix: full panels are read in place, unpacked */
     int pack_a_in_task;      /* each task packs its own A panels per slice (tasks own disjoint rows) */
     int pack_b_in_task;      /* each task packs its own B panels per slice (tasks own disjoint columns) */
-    int rows_outer;          /* single K slice: A panels outside, runs of sweep B panels inside */
+    int rows_outer;          /* A panels outside, runs of sweep B panels inside (K slices between them) */
     int multi;               /* rows_outer: a sweep's full tiles go to the kernel in one call */
     size_t sweep;
     const float *apre;       /* prepacked A (full layout) or NULL */
@@ -341,6 +341,37 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     }
 }
 
+/* rows_outer over several K slices (A prepacked): sweep by sweep, each sweep's K slices in turn, so
+ * the sweep's columns of C stay cached between slices; the edge panel of B is packed per slice when
+ * a sweep reaches it. */
+static void job_rows_outer_sliced(const gemm_job *j, size_t t, size_t ip0, size_t ip1, size_t jp0, size_t jp1,
+                                  float *tile, float *bias_pad) {
+    const size_t mr = j->k->mr, nr = j->k->nr;
+    for (size_t jb = jp0; jb < jp1; jb += j->sweep) {
+        const size_t je = jp1 < jb + j->sweep ? jp1 : jb + j->sweep;
+        const size_t full = j->multi ? (j->N / nr < je ? j->N / nr : je) : jb;
+        for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
+            if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
+            const size_t kc = slice_len(j->K, k0);
+            tile_ctx tc = { j, k0, kc, ip0, jp0, ip1, jp1, k0 > 0 || j->beta_one, k0 + kc == j->K, NULL, NULL,
+                            tile, bias_pad };
+            tc.ablock = j->apre + k0 * j->mpanels * mr + ip0 * mr * kc;
+            if (j->bpre) {
+                tc.bblock = j->bpre + k0 * j->npanels * nr + jp0 * nr * kc;
+            } else {
+                float *dst = j->bpack + t * j->task_bstride;
+                pack_b_panels(j, jb, je, k0, kc, dst + (jb - jp0) * nr * kc);
+                tc.bblock = dst;
+            }
+            for (size_t ip = ip0; ip < ip1; ip++) {
+                size_t jp = jb;
+                if (full > jb + 1) { gemm_tile(&tc, ip, jb, ip == ip0, full - jb); jp = full; }
+                for (; jp < je; jp++) gemm_tile(&tc, ip, jp, ip == ip0, 1);
+            }
+        }
+    }
+}
+
 static void job_compute(void *arg, size_t begin, size_t end) {
     const gemm_job *j = arg;
     const size_t mr = j->k->mr, nr = j->k->nr;
@@ -349,6 +380,7 @@ static void job_compute(void *arg, size_t begin, size_t end) {
         size_t mb = t / j->tasks_n, nb = t % j->tasks_n;
         size_t ip0 = mb * j->bm, ip1 = ip0 + j->bm < j->mpanels ? ip0 + j->bm : j->mpanels;
         size_t jp0 = nb * j->bn, jp1 = jp0 + j->bn < j->npanels ? jp0 + j->bn : j->npanels;
+        if (j->rows_outer && j->K > NN_KC) { job_rows_outer_sliced(j, t, ip0, ip1, jp0, jp1, tile, bias_pad); continue; }
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             /* a cancelled run leaves C unspecified; the caller reports the cancellation */
             if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
@@ -609,12 +641,17 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     j.a_direct = !transA && alpha == 1.0f && (lda % 256 != 0 || N <= 128) && !j.apre;
     /* small K, wide C (1x1 convs on big planes): write C in row streams */
     j.rows_outer = K <= 64 && j.npanels >= 4 * NN_SWEEP_PANELS && j.mpanels > 2;
+    /* ... and at any K for a conv's GEMM (weights prepacked, the activation read in place): each
+     * weight panel then stays in L1 for a sweep of column panels streamed from L2, instead of every
+     * tile streaming its weight panel from L2 and writing its C rows into M scattered lines
+     * (docs/performance.md, "conv GEMMs rows-outer") */
+    if (j.apre && j.b_direct && j.mpanels > 2 && j.npanels >= 2) j.rows_outer = 1;
     /* ... where an ext kernel takes a sweep's full tiles in one call (B read in place: its tiles
      * are NR columns apart), so the per-tile set-up is paid once per sweep (a 16 -> 64 channel 1x1
      * conv at 55x55) */
     j.multi = j.rows_outer && j.b_direct && j.k->ext;
     /* a cold C (a big activation) is written faster in long row runs than in many short ones */
-    j.sweep = NN_SWEEP_FLOATS / (nr * K);
+    j.sweep = NN_SWEEP_FLOATS / (nr * kc_max);
     if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;
     /* column tasks when there are enough columns to balance the threads; else row blocks */
     if (threads == 1 || j.npanels >= 6 * threads || j.mpanels < 2 * threads) {
