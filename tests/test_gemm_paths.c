@@ -281,6 +281,7 @@ static void test_tstore(void) {
                     for (size_t k0 = 0; k0 < K; k0 += kb) {
                         t.k_begin = k0; t.k_end = k0 + kb < K ? k0 + kb : K;
                         t.acc = acc; t.first = k0 == 0; t.last = t.k_end == K;
+                        t.prefetch_block = (k0 / kb) % 2 ? w : NULL;   /* only a hint: results unchanged */
                         k->tstore(&t);
                     }
                 } else {

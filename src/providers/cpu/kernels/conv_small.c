@@ -179,6 +179,7 @@ static void tstore_tile(const tstore_job *j, size_t jp, size_t ip, nn_tstore_arg
     t->act = j->act ? j->act->kind : 0;
     t->act_lo = j->act ? j->act->alpha : 0.0f; t->act_hi = j->act ? j->act->beta : 0.0f;
     t->prefetch_next = 0;
+    t->prefetch_block = NULL;
     t->k_begin = t->k_end = 0; t->acc = NULL; t->first = t->last = 1;
 }
 
@@ -194,6 +195,17 @@ static void tstore_run(void *arg, size_t begin, size_t end) {
         t.prefetch_next = (it == begin || ip == 0) && jp + 1 < j->npanels;
         j->wt->k->tstore(&t);
     }
+}
+
+/* Where the packed weights of the K block after [.., k_end) of panel jp start (its steps are
+ * contiguous where the block size divides the kc slices, as 128 does; else the run fetched
+ * strays past the slice, which costs a few useless prefetches), or NULL after the last panel. */
+static const float *tstore_next_block(const tstore_job *j, size_t jp, size_t k_end) {
+    const size_t nr = j->wt->k->nr;
+    if (k_end >= j->K) { k_end = 0; jp++; }
+    if (jp >= j->npanels) return NULL;
+    const size_t s0 = k_end / NN_GEMM_KC * NN_GEMM_KC, kc = j->K - s0 < NN_GEMM_KC ? j->K - s0 : NN_GEMM_KC;
+    return j->wt->data + s0 * j->npanels * nr + jp * nr * kc + (k_end - s0) * nr;
 }
 
 /* Items are (group of position tiles, channel panel), group-major: each K block of the panel's
@@ -219,8 +231,9 @@ static void tstore_panels_run(void *arg, size_t begin, size_t end) {
                 t.first = k0 == 0;
                 t.last = t.k_end == j->K;
                 t.acc = acc + (ip - ip0) * stride;
-                /* the first tile of a block pulls the next panel's block from memory meanwhile */
-                t.prefetch_next = ip == ip0 && jp + 1 < j->npanels;
+                /* the first tile of a block pulls the weights of the block after it into L2
+                 * meanwhile (this panel's next block, or the next panel's first) */
+                if (ip == ip0) t.prefetch_block = tstore_next_block(j, jp, t.k_end);
                 k->tstore(&t);
             }
     }

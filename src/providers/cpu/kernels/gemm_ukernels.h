@@ -56,6 +56,8 @@ typedef struct nn_tstore_args {
     const float *sum;         /* laid out like y, or NULL */
     int act; float act_lo, act_hi;   /* CORT_ACT_* */
     int prefetch_next;        /* prefetch B panel jp + 1 into L2 meanwhile (weights read from memory) */
+    const float *prefetch_block;   /* or pull this run into L2 meanwhile, NR floats per K step (K
+                                    * ranges: the next block's weights, needed a block from now) */
     /* Kernels with tstore_kblock: steps [k_begin, k_end) only, the sums carried in acc (rows x NR
      * floats: read unless first, written unless last; the transposed store only on the last
      * range). k_end == 0: all of K in one call (acc unused). */

@@ -320,6 +320,7 @@ NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int 
         NN_TSTORE_LOAD(0); NN_TSTORE_LOAD(1); NN_TSTORE_LOAD(2); NN_TSTORE_LOAD(3); NN_TSTORE_LOAD(4); NN_TSTORE_LOAD(5);
     }
     const size_t lda = t->lda, k_end = t->k_end ? t->k_end : t->K;
+    const float *pfb = t->prefetch_block;
     for (size_t k0 = t->k_end ? t->k_begin : 0; k0 < k_end;) {
         /* the slice holding step k0, and the steps of it this call runs */
         const size_t s0 = k0 / t->kc_max * t->kc_max;
@@ -328,8 +329,9 @@ NN_AVX2_INLINE void tstore_body(const nn_tstore_args *t, const int R, const int 
         const float *a = t->a + k0 * lda;
         const float *b = t->b + s0 * t->b_panels * 16 + t->jp * 16 * kc + (k0 - s0) * 16;
         k0 += n;
-        if (t->prefetch_next) {   /* the first tile of a panel pulls the next panel's weights meanwhile */
-            const float *pf = b + 16 * kc;
+        if (t->prefetch_next || pfb) {   /* the next panel's weights, or the next block's, meanwhile */
+            const float *pf = pfb ? pfb : b + 16 * kc;
+            if (pfb) pfb += n * 16;
             for (size_t p = 0; p < n; p++, a += lda, b += 16, pf += 16) {
                 _mm_prefetch((const char *)pf, _MM_HINT_T1);
                 NN_TSTORE_PREFETCH_A(a, lda, R);
