@@ -954,12 +954,13 @@ static void test_winograd_1d(cort_pool *pool) {
  * than N (the input planes). These run in the rows-outer order: each A panel sweeps runs of B
  * panels, and with K past a slice the sweep's slices run in turn (the edge panel of B packed per
  * slice). Several sweeps, an edge panel, 1 to 3 K slices; 1 thread, column tasks and row tasks on
- * the pool; bias, residual, beta = 1 and activations in the last slice only. */
+ * the pool (160 x 300: few column panels, many row panels, split by rows); bias, residual, beta = 1
+ * and activations in the last slice only. */
 static void test_gemm_conv_order(cort_pool *pool) {
     const nn_gemm_kernel *const *kernels;
     size_t nk = nn_gemm_kernels(&kernels);
     static const size_t sizes[][3] = { {40, 300, 600}, {20, 100, 520}, {64, 49, 300}, {13, 40, 257}, {97, 1030, 300},
-                                       {200, 20, 700}, {40, 33, 64}, {30, 530, 256} };
+                                       {200, 20, 700}, {40, 33, 64}, {30, 530, 256}, {160, 300, 520}, {160, 300, 200} };
     for (size_t ki = 0; ki <= nk; ki++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
             for (int variant = 0; variant < 4; variant++) {

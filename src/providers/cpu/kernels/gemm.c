@@ -653,8 +653,12 @@ cort_status *nn_sgemm_opt(cort_pool *pool, const nn_gemm_kernel *kernel, size_t 
     /* a cold C (a big activation) is written faster in long row runs than in many short ones */
     j.sweep = NN_SWEEP_FLOATS / (nr * kc_max);
     if (j.sweep < NN_SWEEP_PANELS) j.sweep = NN_SWEEP_PANELS;
-    /* column tasks when there are enough columns to balance the threads; else row blocks */
-    if (threads == 1 || j.npanels >= 6 * threads || j.mpanels < 2 * threads) {
+    /* column tasks when there are enough columns to balance the threads; else row blocks. A conv
+     * GEMM with few column panels and many row panels splits its rows: a 14x14 plane's 13 panels
+     * of 16 go to 2 threads as 7 + 6, its 96 or more row panels split evenly, and each task still
+     * sweeps every column panel with its weight panels in L1 */
+    const int few_cols = j.rows_outer && j.apre && j.npanels < 8 * threads && j.mpanels >= 8 * threads;
+    if (threads == 1 || (j.npanels >= 6 * threads && !few_cols) || j.mpanels < 2 * threads) {
         j.pack_b_in_task = 1;
         j.bm = j.mpanels;
         /* B read in place needs no L2-sized column blocks; packed B does */
