@@ -64,9 +64,10 @@ CORT_API const char *cort_code_name(cort_code code);
  * of this function or of cort_session_create*. CORT_ISA=generic|avx2|avx512|neon caps the widest
  * kernel family (ISA level) cort uses; unset or empty means the widest this CPU supports (docs/isa.md).
  * Writes one line, e.g.
- *   "isa: avx2 (detected: avx512; flags: avx2 fma f16c avx512f avx512bw avx512dq avx512vl; capped by CORT_ISA=avx2)"
+ *   "isa: avx2 (detected: avx512; flags: avx2 fma f16c avx512f avx512bw avx512dq avx512vl; l2: 1024 KB; capped by CORT_ISA=avx2)"
  * (level in use, highest level the CPU supports, its extensions, "; amx tiles in use" when the
- * int8 matrix kernels use AMX, and whether CORT_ISA is set; AMX needs a CPU with AMX, level avx512, the
+ * int8 matrix kernels use AMX, one core's L2 cache size when the CPU reports it (cache blocking
+ * sizes itself by it), and whether CORT_ISA is set; AMX needs a CPU with AMX, level avx512, the
  * environment variable CORT_AMX not "0"; on Linux the probe then asks the kernel for the tile state
  * with arch_prctl(ARCH_REQ_XCOMP_PERM), a process-wide grant that enlarges signal frames) into
  * buf like snprintf: at most `size` bytes including the terminating NUL, truncated if longer (buf

@@ -6,6 +6,7 @@
  * are in use exactly where the CPU has them at level avx512 and CORT_AMX is not 0. */
 #include <pthread.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -190,6 +191,27 @@ static void check_describe(void) {
     printf("%s\n", buf);
 }
 
+/* The L2 size: where the C library also reports one (glibc reads the same cpuid leaves on x86) the
+ * two agree; any size reported is a plausible per-core L2; the fallback is returned only when the
+ * CPU reports none; it appears in the describe line. */
+static void check_l2(void) {
+    const cort_cpu_info *info = NULL;
+    CHECK_OK(cort_cpu_info_get(&info));
+    if (!info) return;
+    const size_t l2 = info->l2_bytes;
+    CHECK_MSG(l2 == 0 || (l2 >= 64 * 1024 && l2 <= 64u * 1024 * 1024 && l2 % 1024 == 0), "l2_bytes %zu", l2);
+    CHECK(cort_cpu_l2_bytes(12345) == (l2 ? l2 : 12345));
+#if defined(_SC_LEVEL2_CACHE_SIZE) && (defined(__x86_64__) || defined(__i386__))
+    const long libc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (libc > 0) CHECK_MSG(l2 == (size_t)libc, "l2_bytes %zu, sysconf %ld", l2, libc);
+#endif
+    char buf[512], want[48];
+    CHECK_OK(cort_cpu_describe(buf, sizeof buf, NULL));
+    snprintf(want, sizeof want, "; l2: %zu KB", l2 / 1024);
+    CHECK_MSG(l2 == 0 ? strstr(buf, "; l2: ") == NULL : strstr(buf, want) != NULL, "describe '%s', l2 %zu", buf, l2);
+    printf("l2: %zu bytes\n", l2);
+}
+
 static void expect_level(const char *value, const char *level) {
     char *out = run_child(value);
     CHECK_MSG(out != NULL, "child with CORT_ISA=%s did not run", value ? value : "(unset)");
@@ -248,6 +270,7 @@ int main(int argc, char **argv) {
     check_once();
     check_levels();
     check_describe();
+    check_l2();
     cort_isa_level lv[CORT_ISA_LEVEL_COUNT];
     const int n = cort_cpu_levels(lv, CORT_ISA_LEVEL_COUNT);
     expect_level(NULL, cort_isa_name(lv[n - 1]));

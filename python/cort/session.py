@@ -131,7 +131,7 @@ def set_default_logger_verbosity(level):
 
 def get_cpu_info():
     """cort extension: the ISA level in use and what the CPU has, as cort_cpu_describe's line, e.g.
-    "isa: avx2 (detected: avx512; flags: avx2 fma ...; capped by CORT_ISA=avx2)". Raises (like session
+    "isa: avx2 (detected: avx512; flags: avx2 fma ...; l2: 1024 KB; capped by CORT_ISA=avx2)". Raises (like session
     creation) when CORT_ISA is invalid. docs/isa.md."""
     n = ctypes.c_size_t(0)
     check(lib.cort_cpu_describe(None, 0, ctypes.byref(n)))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "once.h"
 #include "status.h"
 
@@ -100,6 +101,31 @@ static uint32_t probe_flags(void) {
     if (tiles && (d7 & (1u << 22)) && (d7 & (1u << 24)) && (d7 & (1u << 25))) f |= CORT_CPU_AMX;
     return f;
 }
+
+/* The first level-2 data or unified cache in a deterministic-cache-parameters leaf (Intel's 4, AMD's
+ * 0x8000001D: same layout), else AMD's legacy 0x80000006 (ECX bits 31-16: KB). */
+static size_t probe_l2(void) {
+    unsigned a, b, c, d;
+    const unsigned max_leaf = __get_cpuid_max(0, NULL), max_ext = __get_cpuid_max(0x80000000, NULL);
+    const unsigned leaves[2] = { 4, 0x8000001D };
+    for (int li = 0; li < 2; li++) {
+        const unsigned leaf = leaves[li];
+        if (leaf < 0x80000000 ? max_leaf < leaf : max_ext < leaf) continue;
+        for (unsigned sub = 0; sub < 16; sub++) {
+            __cpuid_count(leaf, sub, a, b, c, d);
+            const unsigned type = a & 31, level = (a >> 5) & 7;
+            if (type == 0) break;
+            if (level != 2 || (type != 1 && type != 3)) continue;
+            const size_t ways = ((b >> 22) & 0x3ff) + 1, parts = ((b >> 12) & 0x3ff) + 1, line = (b & 0xfff) + 1;
+            return ways * parts * line * ((size_t)c + 1);
+        }
+    }
+    if (max_ext >= 0x80000006) {
+        __cpuid(0x80000006, a, b, c, d);
+        if (c >> 16) return (size_t)(c >> 16) * 1024;
+    }
+    return 0;
+}
 #elif CORT_CPU_ARM64
 /* Bits of AT_HWCAP (Linux arch/arm64/include/uapi/asm/hwcap.h); ABI-stable. */
 #define HWCAP_BIT_FPHP    (1ul << 9)
@@ -116,6 +142,16 @@ static uint32_t probe_flags(void) {
 }
 #else
 static uint32_t probe_flags(void) { return 0; }
+#endif
+#if !CORT_CPU_X86
+static size_t probe_l2(void) {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? (size_t)v : 0;
+#else
+    return 0;
+#endif
+}
 #endif
 
 static int levels_of(uint32_t f, cort_isa_level *out, int max) {
@@ -199,6 +235,7 @@ static cort_status *probe(void *arg) {
         }
     }
     g_info.amx_tiles = (f & CORT_CPU_AMX) && !g_failed && amx_usable(g_info.level);
+    g_info.l2_bytes = probe_l2();
     return NULL;   /* a bad CORT_ISA is a remembered result, not a retryable failure */
 }
 
@@ -231,6 +268,12 @@ uint32_t cort_cpu_flags(void) {
     return g_info.flags;
 }
 
+size_t cort_cpu_l2_bytes(size_t fallback) {
+    cort_status *st = ensure();
+    if (st) { cort_status_free(st); return fallback; }
+    return g_info.l2_bytes ? g_info.l2_bytes : fallback;
+}
+
 int cort_cpu_levels(cort_isa_level *out, int max) { return levels_of(cort_cpu_flags(), out, max); }
 
 /* ---- public: include/cort.h ---- */
@@ -242,8 +285,10 @@ cort_status *cort_cpu_describe(char *buf, size_t size, size_t *length) {
     cort_cpu_flag_names(info->flags, flags, sizeof flags);
     const char *cap = info->capped ? "; capped by CORT_ISA" : *g_env ? "; CORT_ISA" : "";
     const char *amx = info->amx_tiles ? "; amx tiles in use" : "";
-    int n = snprintf(buf, size, "isa: %s (detected: %s; flags: %s%s%s%s%s)", cort_isa_name(info->level),
-                     cort_isa_name(info->detected), *flags ? flags : "none", amx, cap, *g_env ? "=" : "", g_env);
+    char l2[40] = "";
+    if (info->l2_bytes) snprintf(l2, sizeof l2, "; l2: %zu KB", info->l2_bytes / 1024);
+    int n = snprintf(buf, size, "isa: %s (detected: %s; flags: %s%s%s%s%s%s)", cort_isa_name(info->level),
+                     cort_isa_name(info->detected), *flags ? flags : "none", amx, l2, cap, *g_env ? "=" : "", g_env);
     if (length) *length = (size_t)n;
     return NULL;
 }

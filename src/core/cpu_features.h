@@ -21,6 +21,7 @@
  * DOTPROD, ...) may be tested in `flags`. */
 #ifndef CORT_CORE_CPU_FEATURES_H
 #define CORT_CORE_CPU_FEATURES_H
+#include <stddef.h>
 #include <stdint.h>
 #include "cort.h"
 
@@ -49,6 +50,11 @@ typedef struct cort_cpu_info {
      * (Linux) the process was granted the tile state (arch_prctl ARCH_REQ_XCOMP_PERM, asked by the
      * probe only under those conditions: the grant is process-wide and enlarges signal frames) */
     int            amx_tiles;
+    /* Bytes of one core's level-2 data (or unified) cache, 0 if the CPU does not say: x86 from
+     * cpuid's deterministic cache parameters (leaf 4, or AMD's 0x8000001D, else 0x80000006),
+     * elsewhere from sysconf. Blocking that keeps a working set in L2 sizes itself by it (Zen 3:
+     * 512 KB, Zen 4/5: 1 MB, Intel client cores 256 KB to 2 MB). */
+    size_t         l2_bytes;
 } cort_cpu_info;
 
 /* Probes once (thread-safe). On success *out points to a static, immutable structure (the same
@@ -64,6 +70,9 @@ const char *cort_isa_name(cort_isa_level l);
 int cort_cpu_levels(cort_isa_level *out, int max);
 /* cort_cpu_info.amx_tiles; 0 when cort_cpu_info_get fails. */
 int cort_cpu_amx_tiles(void);
+/* cort_cpu_info.l2_bytes where the CPU reports it, else `fallback` (also when cort_cpu_info_get
+ * fails: the cache sizes do not depend on CORT_ISA, so they are probed regardless). */
+size_t cort_cpu_l2_bytes(size_t fallback);
 /* The CPU's flags (whatever CORT_ISA says; valid even when cort_cpu_info_get fails). */
 uint32_t cort_cpu_flags(void);
 /* Writes the space-separated names of `flags` ("avx2 fma f16c ...") like snprintf; returns the

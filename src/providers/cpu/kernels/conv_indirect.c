@@ -17,14 +17,17 @@
 #include "../ops/nn/conv.h"
 #include "isa_config.h"
 #include "../../../core/alloc.h"
+#include "../../../core/cpu_features.h"
 
 /* Column panels per task. Each row stream of Y is written in runs of bp * NR floats, and cold Y
  * lines are cheaper in long runs (squeezenet's and resnet50's stems gained with 32 panels), but a
  * task's B panels (K * NR floats each, re-read per A panel) must stay in L2:
- * bp * K * NR * 4 bytes <= 1 MB. */
+ * bp * K * NR * 4 bytes <= the core's L2 (tuned on 1 MB L2s; a Zen 3's is 512 KB, where 1 MB of
+ * panels sent every A panel's pass to L3: resnet50's 3x3 stride-2 conv at 56x56 missed L2 twice as
+ * often in a cache simulation). */
 #define IND_BLOCK_MIN 8
 #define IND_BLOCK_MAX 32
-#define IND_BLOCK_L2_FLOATS (256 * 1024)
+#define IND_L2_UNKNOWN (512 * 1024)   /* assumed where the CPU does not report its L2 */
 #define IND_MAX_SLOTS 64       /* threads of the image-parallel mode (one slot each) */
 
 typedef struct ind_geom {
@@ -346,7 +349,7 @@ static void ind_tiling(const ind_geom *q, size_t nr, size_t mr, size_t threads, 
                        size_t *bp, size_t *tasks) {
     const size_t mpanels = (q->M + mr - 1) / mr, want = 3 * threads;
     /* long runs where B fits, but not fewer column blocks than the threads can share */
-    size_t b = IND_BLOCK_L2_FLOATS / (q->K * nr);
+    size_t b = cort_cpu_l2_bytes(IND_L2_UNKNOWN) / sizeof(float) / (q->K * nr);
     if (b > IND_BLOCK_MAX) b = IND_BLOCK_MAX;
     if (b > q->npanels / want) b = q->npanels / want;
     if (b < IND_BLOCK_MIN) b = IND_BLOCK_MIN;
