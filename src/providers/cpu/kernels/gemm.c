@@ -341,6 +341,18 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
     }
 }
 
+/* rows_outer: every A panel of the task against B panels [jb, je) of the slice; the full tiles
+ * in one kernel call where it takes them. */
+static void sweep_tiles(const tile_ctx *tc, size_t jb, size_t je) {
+    const gemm_job *j = tc->j;
+    const size_t nr = j->k->nr, full = j->multi ? (j->N / nr < je ? j->N / nr : je) : jb;
+    for (size_t ip = tc->ip0; ip < tc->ip1; ip++) {
+        size_t jp = jb;
+        if (full > jb + 1) { gemm_tile(tc, ip, jb, ip == tc->ip0, full - jb); jp = full; }
+        for (; jp < je; jp++) gemm_tile(tc, ip, jp, ip == tc->ip0, 1);
+    }
+}
+
 /* rows_outer over several K slices (A prepacked): sweep by sweep, each sweep's K slices in turn, so
  * the sweep's columns of C stay cached between slices; the edge panel of B is packed per slice when
  * a sweep reaches it. */
@@ -349,7 +361,6 @@ static void job_rows_outer_sliced(const gemm_job *j, size_t t, size_t ip0, size_
     const size_t mr = j->k->mr, nr = j->k->nr;
     for (size_t jb = jp0; jb < jp1; jb += j->sweep) {
         const size_t je = jp1 < jb + j->sweep ? jp1 : jb + j->sweep;
-        const size_t full = j->multi ? (j->N / nr < je ? j->N / nr : je) : jb;
         for (size_t k0 = 0; k0 < j->K; k0 += NN_KC) {
             if (j->ctx && cort_kernel_cancelled(j->ctx)) return;
             const size_t kc = slice_len(j->K, k0);
@@ -363,11 +374,7 @@ static void job_rows_outer_sliced(const gemm_job *j, size_t t, size_t ip0, size_
                 pack_b_panels(j, jb, je, k0, kc, dst + (jb - jp0) * nr * kc);
                 tc.bblock = dst;
             }
-            for (size_t ip = ip0; ip < ip1; ip++) {
-                size_t jp = jb;
-                if (full > jb + 1) { gemm_tile(&tc, ip, jb, ip == ip0, full - jb); jp = full; }
-                for (; jp < je; jp++) gemm_tile(&tc, ip, jp, ip == ip0, 1);
-            }
+            sweep_tiles(&tc, jb, je);
         }
     }
 }
@@ -412,16 +419,8 @@ static void job_compute(void *arg, size_t begin, size_t end) {
             if (j->rows_outer) {
                 /* one K slice over many columns: each A panel sweeps a run of B panels (kept in L1),
                  * so C is written as MR sequential row streams instead of M at once */
-                for (size_t jb = jp0; jb < jp1; jb += j->sweep) {
-                    const size_t je = jp1 < jb + j->sweep ? jp1 : jb + j->sweep;
-                    /* the full tiles of the sweep in one kernel call where it takes them */
-                    const size_t full = j->multi ? (j->N / nr < je ? j->N / nr : je) : jb;
-                    for (size_t ip = ip0; ip < ip1; ip++) {
-                        size_t jp = jb;
-                        if (full > jb + 1) { gemm_tile(&tc, ip, jb, ip == ip0, full - jb); jp = full; }
-                        for (; jp < je; jp++) gemm_tile(&tc, ip, jp, ip == ip0, 1);
-                    }
-                }
+                for (size_t jb = jp0; jb < jp1; jb += j->sweep)
+                    sweep_tiles(&tc, jb, jp1 < jb + j->sweep ? jp1 : jb + j->sweep);
                 continue;
             }
             /* rows in L2-sized blocks: each block of A panels meets every B panel while cached */
