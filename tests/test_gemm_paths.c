@@ -35,6 +35,7 @@ static float act_ref(int kind, float v, float lo, float hi) {
     case CORT_ACT_HARD_SIGMOID: return fmaxf(0.0f, fminf(1.0f, lo * v + hi));
     case CORT_ACT_SILU: return v / (1.0f + expf(-v));
     case CORT_ACT_HARD_SWISH: return v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
+    case CORT_ACT_GELU: return (float)(v * 0.5 * erfc(-v / sqrt(2.0)));
     default: return v;
     }
 }
@@ -134,6 +135,25 @@ static void test_ukernels(void) {
                     if (k->ext) uc.col_bias = v == 5;
                     run_ukr_case(k, &uc);
                     n++;
+                }
+        /* GELU on the registers where the kernel says so: full tiles and runs of them, every edge
+         * shape, with accumulation, residual, bias, B packed, in place and indirect */
+        if (k->gelu_regs)
+            for (size_t rows = 1; rows <= k->mr; rows++)
+                for (size_t cols = 1; cols <= k->nr; cols++) {
+                    const unsigned v = (unsigned)(rows * 13 + cols * 5);
+                    ukr_case uc = { rows, cols, kcs[(rows + cols) % (sizeof kcs / sizeof kcs[0])], 0, 0, (int)(v % 3),
+                                    (int)(v >> 1 & 1), (int)(v >> 2 & 1), 0, (int)(v >> 3 & 1), CORT_ACT_GELU, 0 };
+                    if (uc.b_mode == 1 && (rows < k->mr || cols < k->nr)) uc.b_mode = 0;
+                    run_ukr_case(k, &uc);
+                    n++;
+                    if (rows == k->mr && cols == k->nr)
+                        for (int m = 0; m < 3; m++) {
+                            uc.np = 2 + (size_t)m;
+                            uc.b_mode = m;
+                            run_ukr_case(k, &uc);
+                            n++;
+                        }
                 }
         if (!k->edge) { tested += n; continue; }
         /* edge kernels: every tile shape, every activation, residual, indirect B */

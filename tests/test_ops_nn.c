@@ -62,8 +62,8 @@ static void test_gemm(cort_pool *pool) {
                 nn_gemm_b b = nn_gemm_b_matrix(B, ldb, tb);
                 const nn_gemm_kernel *kern = ki < nk ? kernels[ki] : NULL;
                 float *bias = (si + tr) % 4 == 3 ? rand_buf(M) : NULL;
-                /* fused activations: none, relu, clip, leaky relu, sigmoid, silu, hardswish, gelu (never on
-                 * the kernel's registers, also not with K <= 64) */
+                /* fused activations: none, relu, clip, leaky relu, sigmoid, silu, hardswish, gelu (on the
+                 * registers of kernels with gelu_regs, else a pass over each tile) */
                 nn_act act = { (int)((si + ki + tr) % 8), -0.25f, 0.5f };
                 if (act.kind == 7) act.kind = CORT_ACT_GELU;
                 if (act.kind == 6) act.kind = CORT_ACT_HARD_SWISH;

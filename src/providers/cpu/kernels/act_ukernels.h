@@ -233,6 +233,44 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu2
     return y;
 }
 
+/* exp(x) for x <= 0 (a softmax row minus its maximum): exp = 2^n * p(r) as in act_ukernels.h, with
+ * the scale built as 2^(n + 64) in the exponent field and the 2^-64 applied by a multiply, so
+ * results below FLT_MIN come out denormal (then 0) instead of wrapping the exponent. The clamp at
+ * -110 (exp rounds to 0 there) keeps n >= -159; its operand order keeps NaN. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_exp_nonpos256(__m256 x) {
+    const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-110.0f), x);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_LO), r);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(NN_EXP_C5), r, _mm256_set1_ps(NN_EXP_C4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* NaN lanes: cvtps gives INT_MIN, a garbage scale, but p is NaN */
+    const __m256 scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127 + 64)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f));
+}
+
+/* GELU in one pass (erf through Numerical Recipes' erfc as in f32_act_avx512.c): t = 1 / (1 + z/2) by
+ * rcpps and one Newton step (relative 2^-22), exp by nn_exp_nonpos256 (its argument is <= -1.2655). */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_gelu256(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
+    const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), one);
+    __m256 t = _mm256_rcp_ps(d);
+    t = _mm256_fmadd_ps(t, _mm256_fnmadd_ps(d, t, one), t);
+    __m256 p;
+    NN_ERFC_POLY(_mm256_fmadd_ps, _mm256_set1_ps, p, t);
+    p = _mm256_fnmadd_ps(z, z, p);
+    const __m256 h = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), t), nn_exp_nonpos256(p));
+    /* x < 0: x * h; else x * (1 - h) (h = erfc(|x| / sqrt(2)) / 2) */
+    const __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    return _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(one, h), h, neg));
+}
+
 /* Any CORT_ACT_* on a ymm register (0: none); lo/hi are alpha/beta broadcast. */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_act256(int kind, __m256 v, __m256 lo,
                                                                                  __m256 hi) {

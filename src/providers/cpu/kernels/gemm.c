@@ -19,7 +19,7 @@
 static const nn_gemm_kernel k_scalar = { "scalar_4x16", CORT_ISA_GENERIC, 4, 16, nn_ukr_scalar_4x16, 0, 0, NULL, NULL, 0 };
 #ifdef NN_HAVE_X86_UKERNELS
 static const nn_gemm_kernel k_avx2 = { "avx2_6x16", CORT_ISA_AVX2, 6, 16, nn_ukr_avx2_6x16, 1, 1,
-                                         nn_gemv_panel_avx2_16, nn_ukr_avx2_6x16_tstore, 6, 1, SIZE_MAX, 3072, 128 };
+                                         nn_gemv_panel_avx2_16, nn_ukr_avx2_6x16_tstore, 6, 1, SIZE_MAX, 3072, 128, 1 };
 static const nn_gemm_kernel k_avx512 = { "avx512_12x32", CORT_ISA_AVX512, 12, 32, nn_ukr_avx512_12x32, 1, 1,
                                             nn_gemv_panel_avx512_32, nn_ukr_avx512_12x32_tstore, 13 };
 #endif
@@ -314,7 +314,8 @@ static inline __attribute__((always_inline)) void gemm_tile(const tile_ctx *t, s
         int in_kernel = t->last && j->act && !sum_after &&
                         (j->act->kind <= CORT_ACT_LEAKY_RELU ||
                          (j->k->edge && (j->act->kind == CORT_ACT_HARD_SWISH ||
-                                         (j->K <= xact_k_max && j->act->kind < CORT_ACT_GELU))));
+                                         (j->K <= xact_k_max && j->act->kind < CORT_ACT_GELU))) ||
+                         (j->act->kind == CORT_ACT_GELU && j->k->gelu_regs));
         if (in_kernel) { u.act = j->act->kind; u.act_lo = j->act->alpha; u.act_hi = j->act->beta; }
         j->k->ukr(&u);
         const size_t width = np > 1 ? np * nr : cols;

@@ -96,6 +96,9 @@ typedef struct nn_gemm_kernel {
      * then sweep K in blocks of this many steps, the panel's block of weights staying in L1 (0:
      * each tile runs all of K) */
     size_t         tstore_kblock;
+    /* ukr applies GELU (CORT_ACT_GELU) on its accumulators at any K, as the vector pass over C
+     * would (bit for bit) */
+    int            gelu_regs;
 } nn_gemm_kernel;
 
 void nn_ukr_scalar_4x16(const nn_ukr_args *args);

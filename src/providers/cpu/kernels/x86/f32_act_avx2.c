@@ -48,35 +48,14 @@ void nn_act_all_avx2(int kind, float lo, float hi, float *y, size_t n) {
     NN_ACT_KIND_DISPATCH(act_loop, kind, lo, hi, y, n);
 }
 
-/* exp(x) for x <= 0 (a softmax row minus its maximum): exp = 2^n * p(r) as in act_ukernels.h, with
- * the scale built as 2^(n + 64) in the exponent field and the 2^-64 applied by a multiply, so
- * results below FLT_MIN come out denormal (then 0) instead of wrapping the exponent. The clamp at
- * -110 (exp rounds to 0 there) keeps n >= -159; its operand order keeps NaN. */
-static inline __attribute__((always_inline, target("avx2,fma"))) __m256 exp_nonpos256(__m256 x) {
-    const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-110.0f), x);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_LO), r);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(NN_EXP_C5), r, _mm256_set1_ps(NN_EXP_C4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    /* NaN lanes: cvtps gives INT_MIN, a garbage scale, but p is NaN */
-    const __m256 scale = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127 + 64)), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f));
-}
-
 __attribute__((target("avx2,fma")))
 float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m) {
     const __m256 vm = _mm256_set1_ps(m);
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m256 a = exp_nonpos256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-        const __m256 b = exp_nonpos256(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
+        const __m256 a = nn_exp_nonpos256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        const __m256 b = nn_exp_nonpos256(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
         _mm256_storeu_ps(y + i, a);
         _mm256_storeu_ps(y + i + 8, b);
         s0 = _mm256_add_ps(s0, a);
@@ -85,7 +64,7 @@ float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m) {
     if (i < n) {   /* the tail through a buffer, with the same math; its padding lanes add 0 */
         float tmp[16];
         for (size_t k = 0; k < 16; k++) tmp[k] = i + k < n ? x[i + k] - m : -__builtin_inff();
-        const __m256 a = exp_nonpos256(_mm256_loadu_ps(tmp)), b = exp_nonpos256(_mm256_loadu_ps(tmp + 8));
+        const __m256 a = nn_exp_nonpos256(_mm256_loadu_ps(tmp)), b = nn_exp_nonpos256(_mm256_loadu_ps(tmp + 8));
         s0 = _mm256_add_ps(s0, a);
         s1 = _mm256_add_ps(s1, b);
         _mm256_storeu_ps(tmp, a);
@@ -99,36 +78,19 @@ float nn_exp_shift_sum_avx2(const float *x, float *y, size_t n, float m) {
     return _mm_cvtss_f32(h);
 }
 
-/* GELU in one pass (erf through Numerical Recipes' erfc as in f32_act_avx512.c): t = 1 / (1 + z/2) by
- * rcpps and one Newton step (relative 2^-22), exp by exp_nonpos256 (its argument is <= -1.2655). */
-static inline __attribute__((always_inline, target("avx2,fma"))) __m256 gelu256(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(0.70710678118654752f));
-    const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), one);
-    __m256 t = _mm256_rcp_ps(d);
-    t = _mm256_fmadd_ps(t, _mm256_fnmadd_ps(d, t, one), t);
-    __m256 p;
-    NN_ERFC_POLY(_mm256_fmadd_ps, _mm256_set1_ps, p, t);
-    p = _mm256_fnmadd_ps(z, z, p);
-    const __m256 h = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), t), exp_nonpos256(p));
-    /* x < 0: x * h; else x * (1 - h) (h = erfc(|x| / sqrt(2)) / 2) */
-    const __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    return _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_sub_ps(one, h), h, neg));
-}
-
 __attribute__((target("avx2,fma")))
 void nn_gelu_avx2(const float *x, float *y, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        const __m256 a = gelu256(_mm256_loadu_ps(x + i)), b = gelu256(_mm256_loadu_ps(x + i + 8));
+        const __m256 a = nn_gelu256(_mm256_loadu_ps(x + i)), b = nn_gelu256(_mm256_loadu_ps(x + i + 8));
         _mm256_storeu_ps(y + i, a);
         _mm256_storeu_ps(y + i + 8, b);
     }
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu256(_mm256_loadu_ps(x + i)));
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, nn_gelu256(_mm256_loadu_ps(x + i)));
     if (i < n) {   /* the tail through a buffer, so it gets the same math as the body */
         float tmp[8] = { 0 };
         for (size_t k = 0; k < n - i; k++) tmp[k] = x[i + k];
-        _mm256_storeu_ps(tmp, gelu256(_mm256_loadu_ps(tmp)));
+        _mm256_storeu_ps(tmp, nn_gelu256(_mm256_loadu_ps(tmp)));
         for (size_t k = 0; k < n - i; k++) y[i + k] = tmp[k];
     }
 }

@@ -21,7 +21,7 @@ NN_AVX2_INLINE __m256i nn_lanes8(size_t n) {
     return _mm256_loadu_si256((const __m256i *)(const void *)(nn_lane_mask_tbl + 8 - (n > 8 ? 8 : n)));
 }
 
-/* Any CORT_ACT_* on a register; Sigmoid and SiLU only when X (their code stays out of the
+/* Any CORT_ACT_* on a register; Sigmoid, SiLU and GELU only when X (their code stays out of the
  * common kernels). */
 NN_AVX2_INLINE __m256 nn_act8(int kind, __m256 v, __m256 lo, __m256 hi, const int X) {
     const __m256 zero = _mm256_setzero_ps();
@@ -33,12 +33,18 @@ NN_AVX2_INLINE __m256 nn_act8(int kind, __m256 v, __m256 lo, __m256 hi, const in
     case CORT_ACT_HARD_SIGMOID:
         return _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(lo, v, hi), zero), _mm256_set1_ps(1.0f));
     case CORT_ACT_SILU: return X ? nn_silu256(v) : v;
+    case CORT_ACT_GELU: return X ? nn_gelu256(v) : v;
     case CORT_ACT_HARD_SWISH: {
         const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
         return _mm256_mul_ps(v, _mm256_min_ps(_mm256_max_ps(h, zero), _mm256_set1_ps(1.0f)));
     }
     default: return v;
     }
+}
+
+/* the activations whose code only the X variants carry */
+static inline int nn_xact(int kind) {
+    return (kind >= CORT_ACT_SIGMOID && kind <= CORT_ACT_SILU) || kind == CORT_ACT_GELU;
 }
 
 /* loads/stores of 8 floats: plain for a full tile, masked for an edge one */
@@ -214,7 +220,7 @@ static __attribute__((noinline, target("avx2,fma"))) void ukr_x_full_run(const n
 NN_AVX2
 void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
     if (args->panels > 1 && (args->rows == 0 || args->rows == 6)) {
-        (args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU ? ukr_x_full_run : ukr_full_run)(args);
+        (nn_xact(args->act) ? ukr_x_full_run : ukr_full_run)(args);
         return;
     }
     if (args->panels > 1) {   /* a run of full tiles (short K: the per-tile call costs count) */
@@ -235,7 +241,7 @@ void nn_ukr_avx2_6x16(const nn_ukr_args *args) {
         return;
     }
     const size_t rows = args->rows ? args->rows : 6, cols = args->cols ? args->cols : 16;
-    const int xact = args->act >= CORT_ACT_SIGMOID && args->act <= CORT_ACT_SILU;
+    const int xact = nn_xact(args->act);
     if (rows == 6 && cols == 16) {
         (xact ? ukr_x_full : ukr_full)(args);
         return;
