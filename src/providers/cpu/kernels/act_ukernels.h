@@ -197,9 +197,10 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_1pexp
     return _mm256_fmadd_ps(p, _mm256_castsi256_ps(e), one);
 }
 
-/* AVX2 form of nn_exp_tiny512: returns p with *scale = 2^(n + 64); exp(x) = p * scale * 2^-64. */
+/* AVX2 form of nn_exp_tiny512: returns p with *scale = 2^(n + 64); exp(x) = p * scale * 2^-64. The
+ * clamp's operand order keeps NaN. */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_exp_tiny256(__m256 x, __m256 *scale) {
-    const __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(-110.0f));
+    const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-110.0f), x);
     const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
@@ -233,24 +234,13 @@ static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_silu2
     return y;
 }
 
-/* exp(x) for x <= 0 (a softmax row minus its maximum): exp = 2^n * p(r) as in act_ukernels.h, with
- * the scale built as 2^(n + 64) in the exponent field and the 2^-64 applied by a multiply, so
- * results below FLT_MIN come out denormal (then 0) instead of wrapping the exponent. The clamp at
- * -110 (exp rounds to 0 there) keeps n >= -159; its operand order keeps NaN. */
+/* exp(x) for x <= 0 (a softmax row minus its maximum, GELU's erfc): the scale is built as 2^(n + 64)
+ * and the 2^-64 applied by a multiply, so results below FLT_MIN come out denormal (then 0) instead
+ * of wrapping the exponent; the clamp at -110 (exp rounds to 0 there) keeps n >= -159. NaN lanes:
+ * cvtps gives INT_MIN, a garbage scale, but p is NaN. */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256 nn_exp_nonpos256(__m256 x) {
-    const __m256 xc = _mm256_max_ps(_mm256_set1_ps(-110.0f), x);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_HI), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(NN_EXP_LN2_LO), r);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(NN_EXP_C5), r, _mm256_set1_ps(NN_EXP_C4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NN_EXP_C2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    /* NaN lanes: cvtps gives INT_MIN, a garbage scale, but p is NaN */
-    const __m256 scale = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127 + 64)), 23));
+    __m256 scale;
+    const __m256 p = nn_exp_tiny256(x, &scale);
     return _mm256_mul_ps(_mm256_mul_ps(p, scale), _mm256_set1_ps(0x1p-64f));
 }
 
