@@ -85,6 +85,9 @@ static void run_ukr_case(const nn_gemm_kernel *k, const ukr_case *uc) {
     else { u.a = ap; u.a_rs = 1; u.a_cs = mr; }
     u.b = B; u.ldb = ldb;
     if (uc->b_mode == 2) { u.b_ind = bind; u.b_off = boff; }
+    /* B in place without the L2 prefetch: its rows fetched ahead into L1 as gemm.c does (a kernel
+     * may ignore it; the result must not change) */
+    if (uc->b_mode == 1 && !uc->prefetch) u.b_rows_ahead = 8;
     u.c = C; u.ldc = ldc;
     u.bias = uc->bias ? bias : NULL;
     u.col_bias = uc->col_bias ? cb : NULL;

@@ -25,6 +25,8 @@ typedef struct nn_ukr_args {
     size_t       b_off;
     int          b_ind_ahead; /* b_ind: also prefetch row p + 8 while row p is used (taps of other
                                * channels and phases, a panel too big to stay in L1) */
+    size_t       b_rows_ahead;   /* B read in place (b set, ldb != NR): also prefetch row p + this
+                                  * while row p is used, 0: not (rows a plane apart; the AVX2 kernel) */
     const float *b_prefetch;  /* optional: NR floats per k to prefetch into L2 (a packed panel, or the */
     size_t       b_prefetch_ld;   /* columns of B further right); rows b_prefetch_ld floats apart (0: NR) */
     const float *c_add;       /* edge kernels: if set, a tile (same ldc as c) added before act */

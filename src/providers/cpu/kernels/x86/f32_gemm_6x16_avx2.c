@@ -135,6 +135,16 @@ NN_AVX2_INLINE void ukr_body(const nn_ukr_args *args, const int R, const int W, 
             const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
             NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
         }
+    } else if (args->a_rs == 1 && args->b_rows_ahead) {
+        /* B rows a plane apart (a 1x1 conv's input read in place): each row's 16 floats are a line
+         * the L1 prefetchers do not foresee */
+        const float *a = args->a;
+        const size_t step = args->a_cs, ahead = args->b_rows_ahead * ldb;
+        for (size_t p = 0; p < kc; p++, a += step, b += ldb) {
+            _mm_prefetch((const char *)(b + ahead), _MM_HINT_T0);
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = W > 1 ? _mm256_loadu_ps(b + 8) : b0;
+            NN_ROWS(a[0], a[1], a[2], a[3], a[4], a[5]);
+        }
     } else if (args->a_rs == 1) {   /* a packed panel, or A^T read in place (a_cs = its row stride) */
         const float *a = args->a;
         const size_t step = args->a_cs;
